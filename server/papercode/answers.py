@@ -1,0 +1,177 @@
+"""What each tool answers: lean pydantic models, dumped without nulls.
+
+These are the output schemas the model sees, so every field earns its place. Optional fields
+are omitted from answers when empty (never sent as null).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+ATTRIBUTION = "CC BY-SA 4.0, Code-with-Papers (codewithpapers.app/attribution); not affiliated with Papers with Code"
+
+
+class Answer(BaseModel):
+    pass
+
+
+class Query(Answer):
+    asked: str
+    resolved: str
+
+
+class PaperRef(Answer):
+    arxiv_id: str | None = None
+    slug: str | None = Field(None, description="When there is no arXiv id")
+    title: str
+
+
+class PaperHead(PaperRef):
+    date: str | None = None
+    url_abs: str | None = None
+
+
+class Sample(Answer):
+    code_sha256: str = Field(description="Pass to get_code")
+    entry: str = Field(description="Function name")
+    repo: str
+    repo_kind: str
+    path: str
+    language: str | None = None
+    status: str
+    contract_check: str | None = None
+    verification_level: int | None = None
+    licence: str | None = None
+    inline_ok: bool = Field(description="false: pointer only, never show the code")
+
+
+class ListedSample(Sample):
+    paper: str = Field(description="Paper id")
+    title: str
+
+
+class SampleCounts(Answer):
+    total: int
+    by_status: dict[str, int]
+    by_repo_kind: dict[str, int]
+    pointer_only: int
+
+
+class HarvestedCode(Answer):
+    query: Query
+    paper: PaperHead
+    counts: SampleCounts
+    matched: int
+    samples: list[Sample]
+    next_cursor: str | None = None
+    note: str | None = None
+    claim: str | None = None
+    read_at: str | None = None
+    attribution: str = ATTRIBUTION
+
+
+class SampleList(Answer):
+    statuses: list[str]
+    total: int
+    samples: list[ListedSample]
+    next_cursor: str | None = None
+    attribution: str = ATTRIBUTION
+
+
+class SearchHit(PaperRef):
+    year: int | None = None
+    authors: list[str]
+    n_authors: int
+    tasks: list[str]
+    samples: int
+    best_status: str | None = None
+    snippet: str | None = None
+
+
+class SearchResult(Answer):
+    query: str
+    total: int
+    hits: list[SearchHit]
+    next_cursor: str | None = None
+
+
+class CodeLink(Answer):
+    repo: str
+    official: bool
+    framework: str | None = None
+    mentioned_in_paper: bool | None = None
+    reach: str | None = None
+    licence: str | None = None
+
+
+class PaperDetail(PaperRef):
+    query: Query
+    authors: list[str]
+    n_authors: int
+    date: str | None = None
+    proceeding: str | None = None
+    abstract: str | None = None
+    abstract_truncated: bool | None = None
+    url_abs: str | None = None
+    url_pdf: str | None = None
+    tasks: list[str]
+    methods: list[str]
+    more_methods: int | None = None
+    code_links: list[CodeLink]
+    more_code_links: int | None = None
+    samples: SampleCounts
+    snapshot: str | None = None
+    read_at: str | None = None
+    attribution: str = ATTRIBUTION
+
+
+class RepoPaper(PaperRef):
+    is_official: bool
+    framework: str | None = None
+    samples: int
+    statuses: dict[str, int]
+
+
+class RepoPapers(Answer):
+    query: Query
+    total: int
+    papers: list[RepoPaper]
+    next_cursor: str | None = None
+
+
+class CodeMatch(Sample):
+    file_url: str
+    papers: list[PaperRef]
+    code: str | None = None
+    withheld: str | None = None
+
+
+class CodeAnswer(Answer):
+    query: Query
+    matches: list[CodeMatch]
+    note: str | None = None
+
+
+class LoadSummary(Answer):
+    files_seen: int
+    files_read: int
+    records_read: int
+    records_indexed: int
+    rejected: int
+    warnings: int
+    by_reason: dict[str, int]
+    first_problems: list[str]
+
+
+class CorpusStats(Answer):
+    papers: int
+    papers_with_samples: int
+    samples: int
+    by_status: dict[str, int]
+    by_repo_kind: dict[str, int]
+    by_licence: dict[str, int]
+    by_language: dict[str, int]
+    snapshots: list[str]
+    read_at_range: list[str]
+    load: LoadSummary
+    attribution: str = ATTRIBUTION

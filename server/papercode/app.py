@@ -1,0 +1,304 @@
+"""The MCP edge: tools, resources, prompts and completions over `queries`.
+
+Each handler validates nothing itself: it calls one function in `queries.py` and turns the
+answer into compact JSON (text) plus structured content. Errors are shaped here, once:
+every tool error the model reads starts with a machine code and ends with the next step.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Annotated, Any
+
+import orjson
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
+from mcp.shared.exceptions import MCPError
+from mcp.types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    Completion,
+    CompletionArgument,
+    CompletionContext,
+    PromptReference,
+    ResourceTemplateReference,
+    TextContent,
+    ToolAnnotations,
+)
+from pydantic import BaseModel, Field, ValidationError
+
+from . import __version__, answers, queries
+from .corpus import Corpus
+from .errors import QueryError
+from .search import SearchFilters
+
+log = logging.getLogger(__name__)
+
+CorpusSource = Callable[[], Corpus]
+"""Returns the corpus to answer from; a reload swaps what it returns."""
+
+INSTRUCTIONS = (
+    "papercode answers from an offline corpus of Code-with-Papers records: papers (Papers-with-Code archive) "
+    "with their repositories and function-level code samples, each with an execution status "
+    "(ran_honours > ran > ran_draft_wrong > ran_violates > unverified) and a licence. Usual path: "
+    "search_papers -> get_harvested_code_for_paper (official repos and working code first) -> get_code. "
+    "Samples with inline_ok false are pointer-only: link to them, never reproduce their code. "
+    "Data is CC BY-SA 4.0: attribute it."
+)
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+
+PaperId = Annotated[
+    str, Field(description="arXiv id in any form (1902.04094, arXiv:1902.04094v2, arxiv URL, hep-th/9901001) or paper slug")
+]
+Limit = Annotated[int, Field(ge=1, le=queries.MAX_LIMIT, description="Page size (1-100)")]
+Cursor = Annotated[str | None, Field(description="next_cursor from the previous page")]
+Statuses = Annotated[
+    str | list[str],
+    Field(description="ran_honours, ran, ran_draft_wrong, ran_violates or unverified; several as a list or comma-separated"),
+]
+RepoKind = Annotated[str | None, Field(description="official, named_in_paper, found_in_text, listed or community")]
+
+
+def _reply(answer: BaseModel) -> CallToolResult:
+    structured = answer.model_dump(mode="json", exclude_none=True)
+    text = orjson.dumps(structured).decode()
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+def tool_error_text(tool: str, error: Exception) -> str:
+    """What the model reads for a failed call: machine code first, next step last."""
+    cause = error.__cause__
+    if isinstance(cause, QueryError):
+        return str(cause)
+    if isinstance(cause, ValidationError):
+        problems = "; ".join(f"{'.'.join(str(part) for part in item['loc']) or 'arguments'}: {item['msg']}" for item in cause.errors()[:3])
+        return f"invalid_argument: {problems}. Next: fix the argument (see the input schema of {tool}) and call again."
+    if isinstance(error, UnexpectedToolError):
+        return f"internal_error: {tool} failed unexpectedly. Next: retry once; if it fails again, report it to the server's operator."
+    message = str(error)
+    if message.startswith("Unknown tool"):
+        return f"not_found: {message}. Next: call tools/list for the available tools."
+    return f"invalid_argument: {message}. Next: check the arguments against the input schema and call again."
+
+
+def _compact_schema(schema: Any) -> Any:
+    """What the model sees for a schema: no titles, no `null` branches for optional values.
+
+    Answers never contain nulls (they are omitted), and optional arguments are simply left out,
+    so `anyOf [T, null]` says nothing the model needs; dropping it keeps tools/list small.
+    """
+    if isinstance(schema, list):
+        return [_compact_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    compact = {key: _compact_schema(value) for key, value in schema.items() if key != "title" or not isinstance(value, str)}
+    if "properties" in schema:  # property names are data, not keywords: keep a property called "title"
+        compact["properties"] = {name: _compact_schema(value) for name, value in schema["properties"].items()}
+    branches = compact.get("anyOf")
+    if isinstance(branches, list) and {"type": "null"} in branches:
+        rest = [branch for branch in branches if branch != {"type": "null"}]
+        compact.pop("anyOf")
+        if compact.get("default", "") is None:
+            compact.pop("default")
+        compact = {**rest[0], **compact} if len(rest) == 1 else {"anyOf": rest, **compact}
+    return compact
+
+
+def _without_defaults(schema: Any) -> Any:
+    """Defaults describe arguments, not answers: an output schema does not need them."""
+    if isinstance(schema, list):
+        return [_without_defaults(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    kept = {key: _without_defaults(value) for key, value in schema.items() if key != "default"}
+    if "properties" in schema:
+        kept["properties"] = {name: _without_defaults(value) for name, value in schema["properties"].items()}
+    return kept
+
+
+class PapercodeServer(MCPServer):
+    """MCPServer whose tool errors read `<code>: … Next: …` instead of `Error executing tool …`."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:  # type: ignore[override]
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as error:
+            if isinstance(error, UnexpectedToolError) and not isinstance(error.__cause__, QueryError):
+                log.error("tool %s crashed", name, exc_info=error.__cause__ or error)
+            return CallToolResult(content=[TextContent(type="text", text=tool_error_text(name, error))], is_error=True)
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None) -> Any:  # type: ignore[override]
+        # Bad prompt arguments are the client's mistake: invalid params, never an internal error.
+        prompt = self._prompt_manager.get_prompt(name)
+        if prompt is None:
+            raise MCPError(INVALID_PARAMS, f"not_found: unknown prompt {name!r}; see prompts/list")
+        missing = [arg.name for arg in prompt.arguments or [] if arg.required and not (arguments or {}).get(arg.name)]
+        if missing:
+            raise MCPError(INVALID_PARAMS, f"invalid_argument: missing required argument(s): {', '.join(missing)}")
+        return await super().get_prompt(name, arguments, context)
+
+
+def build_server(source: CorpusSource) -> PapercodeServer:
+    """The papercode MCP server answering from whatever corpus `source` returns."""
+    server = PapercodeServer("papercode", title="papercode", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+
+    @server.tool(annotations=READ_ONLY)
+    async def get_harvested_code_for_paper(
+        arxiv_id: PaperId,
+        status: Annotated[Statuses | None, Field(description="Only these statuses (list or comma-separated)")] = None,
+        repo_kind: RepoKind = None,
+        limit: Limit = 25,
+        cursor: Cursor = None,
+    ) -> Annotated[CallToolResult, answers.HarvestedCode]:
+        """Code samples (functions) harvested for one paper, best first: official repos, then status
+        ran_honours > ran > ran_draft_wrong > ran_violates > unverified. Returns the paper, counts
+        by status and repo_kind, a page of samples and what the statuses claim.
+        Next: get_code(code_sha256); inline_ok false means link only."""
+        return _reply(queries.harvested_code(source(), arxiv_id, status, repo_kind, limit, cursor))
+
+    @server.tool(annotations=READ_ONLY)
+    async def list_samples_by_status(
+        status: Statuses,
+        repo_kind: RepoKind = None,
+        language: Annotated[str | None, Field(description="e.g. python")] = None,
+        licence: Annotated[str | None, Field(description="SPDX id, e.g. MIT; NONE = no licence found")] = None,
+        inline_only: Annotated[bool, Field(description="Only samples whose code may be shown")] = False,
+        limit: Limit = 25,
+        cursor: Cursor = None,
+    ) -> Annotated[CallToolResult, answers.SampleList]:
+        """Samples across the corpus with the given status(es), each with its paper, and the total.
+        Finds working code by quality rather than by paper. Next: get_code(code_sha256)."""
+        return _reply(queries.samples_by_status(source(), status, repo_kind, language, licence, inline_only, limit, cursor))
+
+    @server.tool(annotations=READ_ONLY)
+    async def search_papers(
+        query: Annotated[str, Field(description="Plain words, e.g. 'bert generative in-context'; empty to browse newest first")] = "",
+        task: Annotated[str | None, Field(description="Task name or slug, e.g. language-modeling")] = None,
+        method: Annotated[str | None, Field(description="Method name, e.g. BERT")] = None,
+        framework: Annotated[str | None, Field(description="pytorch, tf, jax, ...")] = None,
+        has_samples: Annotated[bool | None, Field(description="Only papers with (true) or without (false) code samples")] = None,
+        status: Annotated[str | None, Field(description="Only papers with a sample of this status")] = None,
+        official_code: Annotated[bool | None, Field(description="Only papers with (true) or without (false) an official repo")] = None,
+        year_from: int | None = None,
+        year_to: int | None = None,
+        limit: Annotated[int, Field(ge=1, le=queries.MAX_LIMIT, description="Page size (1-100)")] = 10,
+        cursor: Cursor = None,
+    ) -> Annotated[CallToolResult, answers.SearchResult]:
+        """Ranked full-text search of titles, abstracts, authors, tasks and methods; filters combine.
+        Hits carry id, title, year, authors, tasks, sample count, best status and a snippet.
+        Next: get_harvested_code_for_paper or get_paper."""
+        filters = SearchFilters(task, method, framework, has_samples, status, official_code, year_from, year_to)
+        return _reply(queries.search_papers(source(), query, filters, limit, cursor))
+
+    @server.tool(annotations=READ_ONLY)
+    async def get_paper(paper: PaperId) -> Annotated[CallToolResult, answers.PaperDetail]:
+        """One paper: metadata, abstract, tasks, methods, code links (official first, framework,
+        licence) and a summary of its samples. Also takes /paper/<slug> and paperswithcode.com or
+        codewithpapers.app URLs. Next: get_harvested_code_for_paper."""
+        return _reply(queries.paper_detail(source(), paper))
+
+    @server.tool(annotations=READ_ONLY)
+    async def find_papers_for_repo(
+        repo: Annotated[str, Field(description="owner/name or a GitHub URL (any case, .git, /tree/... allowed)")],
+        limit: Limit = 25,
+        cursor: Cursor = None,
+    ) -> Annotated[CallToolResult, answers.RepoPapers]:
+        """Papers whose code links or samples name a repository, official first, with framework
+        and the statuses of that repo's samples. Next: get_harvested_code_for_paper."""
+        return _reply(queries.papers_for_repo(source(), repo, limit, cursor))
+
+    @server.tool(annotations=READ_ONLY)
+    async def get_code(
+        code_sha256: Annotated[str, Field(description="A sample's code_sha256 (16 hex), or a unique prefix of 8+")],
+    ) -> Annotated[CallToolResult, answers.CodeAnswer]:
+        """The sample(s) with this code hash, their papers and file_url. Code text only from a
+        verified copy and only when inline_ok; else `withheld` says why (licence_restricted: link
+        only, never reproduce; not_materialized)."""
+        return _reply(queries.code(source(), code_sha256))
+
+    @server.tool(annotations=READ_ONLY)
+    async def corpus_stats() -> Annotated[CallToolResult, answers.CorpusStats]:
+        """What the corpus holds: papers, samples, counts by status, repo kind, licence and
+        language, snapshots, harvest dates and load problems."""
+        return _reply(queries.corpus_stats(source()))
+
+    _register_resources(server, source)
+    _register_prompts(server, source)
+    _register_completions(server, source)
+    for tool in server._tool_manager.list_tools():
+        tool.description = " ".join((tool.description or "").split())
+        tool.parameters = _compact_schema(tool.parameters)
+        tool.fn_metadata.output_schema = _without_defaults(_compact_schema(tool.fn_metadata.output_schema))
+    return server
+
+
+def _json(answer: BaseModel) -> str:
+    return orjson.dumps(answer.model_dump(mode="json", exclude_none=True)).decode()
+
+
+def _not_found(error: QueryError) -> ResourceNotFoundError:
+    return ResourceNotFoundError(str(error))
+
+
+def _register_resources(server: MCPServer, source: CorpusSource) -> None:
+    @server.resource("paper://{+arxiv_id}", mime_type="application/json", title="Paper", description="get_paper's view of one paper")
+    def paper_resource(arxiv_id: str) -> str:
+        try:
+            return _json(queries.paper_detail(source(), arxiv_id))
+        except QueryError as error:
+            raise _not_found(error) from error
+
+    @server.resource(
+        "code://{code_sha256}", mime_type="application/json", title="Code sample", description="get_code's answer for one code hash"
+    )
+    def code_resource(code_sha256: str) -> str:
+        try:
+            return _json(queries.code(source(), code_sha256))
+        except QueryError as error:
+            raise _not_found(error) from error
+
+    @server.resource("corpus://stats", mime_type="application/json", title="Corpus statistics")
+    def stats_resource() -> str:
+        return _json(queries.corpus_stats(source()))
+
+    @server.resource(
+        "corpus://load-report",
+        mime_type="application/json",
+        title="Load report",
+        description="Every rejected or suspect record, with path, line and reason",
+    )
+    def load_report_resource() -> str:
+        return orjson.dumps(queries.load_report(source())).decode()
+
+
+def _register_prompts(server: MCPServer, source: CorpusSource) -> None:
+    @server.prompt(title="Implement a paper")
+    def implement_paper(arxiv_id: str) -> str:
+        """Start implementing a paper from its best harvested code samples."""
+        return _prompt_text(lambda corpus: queries.implement_prompt(corpus, arxiv_id), source)
+
+    @server.prompt(title="Compare implementations")
+    def compare_implementations(arxiv_id: str) -> str:
+        """Choose among a paper's repositories using their samples' statuses and licences."""
+        return _prompt_text(lambda corpus: queries.compare_prompt(corpus, arxiv_id), source)
+
+
+def _prompt_text(render: Callable[[Corpus], str], source: CorpusSource) -> str:
+    try:
+        return render(source())
+    except QueryError as error:
+        raise MCPError(INVALID_PARAMS, str(error)) from error
+
+
+def _register_completions(server: MCPServer, source: CorpusSource) -> None:
+    @server.completion()
+    async def complete(
+        ref: PromptReference | ResourceTemplateReference, argument: CompletionArgument, context: CompletionContext | None
+    ) -> Completion | None:
+        values = queries.complete(source(), argument.name, argument.value)
+        return Completion(values=values, total=len(values), has_more=False) if values is not None else None
+
+
+__all__ = ["INSTRUCTIONS", "PapercodeServer", "build_server"]

@@ -1,0 +1,121 @@
+"""Turn identifiers as people paste them into the index's canonical keys.
+
+One resolver for every tool, resource and prompt: arXiv ids (new and old style, with or
+without version, `arXiv:` prefix, abs/pdf URLs), Papers-with-Code slugs, repository names
+and code hashes. Nothing here touches the index or MCP.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# New style: YYMM.NNNN(N); old style: archive(.SUBJ)/YYMMNNN. Both may carry vN.
+_NEW_STYLE = r"\d{4}\.\d{4,5}"
+_OLD_STYLE = r"[a-z][a-z\-]*(?:\.[a-z]{2})?/\d{7}"
+_ARXIV_BODY = re.compile(rf"(?P<id>{_NEW_STYLE}|{_OLD_STYLE})(?:v(?P<version>\d+))?", re.IGNORECASE)
+_ARXIV_URL = re.compile(r"https?://(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/(?P<rest>.+?)(?:\.pdf)?/?$", re.IGNORECASE)
+_ARXIV_PREFIX = re.compile(r"^arxiv:\s*", re.IGNORECASE)
+
+_SLUG = re.compile(r"[a-z0-9][a-z0-9\-_.]*", re.IGNORECASE)
+_PAPER_URL = re.compile(
+    r"^(?:https?://(?:www\.)?(?:paperswithcode\.com|codewithpapers\.app))?/paper/(?P<slug>[^/?#]+)/?$",
+    re.IGNORECASE,
+)
+
+_REPO_URL = re.compile(r"^(?:https?://)?(?:www\.)?github\.com/", re.IGNORECASE)
+_REPO_NAME = re.compile(r"^[A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+$")
+
+HEX_DIGITS = frozenset("0123456789abcdef")
+SHA_PREFIX_LENGTH = 16
+
+
+@dataclass(frozen=True, slots=True)
+class ArxivId:
+    """A parsed arXiv id: `canonical` has no version (the index key)."""
+
+    canonical: str
+    version: int | None
+
+
+def parse_arxiv_id(text: str) -> ArxivId | None:
+    """Parse any accepted arXiv id form; None when `text` is not an arXiv id."""
+    value = text.strip()
+    url = _ARXIV_URL.match(value)
+    if url:
+        value = url.group("rest")
+    else:
+        value = _ARXIV_PREFIX.sub("", value)
+    match = _ARXIV_BODY.fullmatch(value)
+    if not match:
+        return None
+    version = match.group("version")
+    # Old-style archive names are lower case (hep-th, math.AG keeps its subject upper).
+    canonical = match.group("id")
+    if "/" in canonical:
+        archive, number = canonical.split("/", 1)
+        if "." in archive:
+            name, subject = archive.split(".", 1)
+            archive = f"{name.lower()}.{subject.upper()}"
+        else:
+            archive = archive.lower()
+        canonical = f"{archive}/{number}"
+    return ArxivId(canonical=canonical, version=int(version) if version else None)
+
+
+def canonical_arxiv_id(raw: object) -> str | None:
+    """The index key for a record's `arxiv_id` field (which should be bare already)."""
+    if not isinstance(raw, str):
+        return None
+    parsed = parse_arxiv_id(raw)
+    return parsed.canonical if parsed else None
+
+
+def parse_slug(text: str) -> str | None:
+    """A Papers-with-Code slug from a bare slug, `/paper/<slug>` or a paper URL."""
+    value = text.strip()
+    url = _PAPER_URL.match(value)
+    if url:
+        value = url.group("slug")
+    if _SLUG.fullmatch(value):
+        return value.lower()
+    return None
+
+
+def slug_from_record_url(url: object) -> str | None:
+    """The slug in a record's `url` field (`/paper/<slug>`)."""
+    if not isinstance(url, str):
+        return None
+    match = _PAPER_URL.match(url.strip())
+    return match.group("slug").lower() if match else None
+
+
+def normalize_repo(text: str) -> str | None:
+    """`owner/name` (lower case) from a repo name or a GitHub URL.
+
+    Accepts `.git`, a trailing slash, `/tree/<branch>/<dir>` and any letter case.
+    """
+    value = _REPO_URL.sub("", text.strip())
+    parts = [part for part in value.split("/") if part]
+    if len(parts) < 2:
+        return None
+    owner, name = parts[0], parts[1]
+    if name.lower().endswith(".git"):
+        name = name[:-4]
+    candidate = f"{owner}/{name}"
+    if not _REPO_NAME.fullmatch(candidate):
+        return None
+    return candidate.lower()
+
+
+def normalize_hex(text: str) -> str | None:
+    """Lower-case hex string, or None when `text` has a non-hex character."""
+    value = text.strip().lower()
+    if value and set(value) <= HEX_DIGITS:
+        return value
+    return None
+
+
+def is_sha_prefix(value: object) -> bool:
+    """True for a record's `code_sha256_prefix`: exactly 16 lower-case hex characters."""
+    return isinstance(value, str) and len(value) == SHA_PREFIX_LENGTH and set(value) <= HEX_DIGITS

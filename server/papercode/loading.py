@@ -1,0 +1,354 @@
+"""Find record files, parse them with orjson, validate them, and report every problem.
+
+The loader never raises for bad data: each rejected file, line, record or sample becomes a
+`Problem` in the `LoadReport`, and every good record is kept. Memory is bounded by the
+`Limits`: whole-file reads are capped, `.jsonl` is streamed a line at a time with a line cap,
+and over-long strings are cut.
+"""
+
+from __future__ import annotations
+
+import gzip
+import logging
+import os
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Literal
+
+import orjson
+from pydantic import ValidationError
+
+from .ids import canonical_arxiv_id, slug_from_record_url
+from .records import KNOWN_STATUSES, Record
+
+log = logging.getLogger(__name__)
+
+RECORD_SUFFIXES = (".json", ".txt", ".jsonl")
+_BOM = b"\xef\xbb\xbf"
+_READ_CHUNK = 1 << 20
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Caps that bound memory while loading; each is a setting (see `settings.py`)."""
+
+    max_file_bytes: int = 32 * 1024 * 1024
+    max_line_bytes: int = 8 * 1024 * 1024
+    max_string_chars: int = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One rejection (`error`) or oddity (`warning`) found while loading."""
+
+    severity: Severity
+    code: str
+    path: str
+    reason: str
+    line: int | None = None
+
+    def where(self) -> str:
+        return f"{self.path}:{self.line}" if self.line is not None else self.path
+
+
+@dataclass(slots=True)
+class LoadReport:
+    roots: list[str] = field(default_factory=list)
+    files_seen: int = 0
+    files_read: int = 0
+    records_read: int = 0
+    records_indexed: int = 0
+    problems: list[Problem] = field(default_factory=list)
+
+    def add(self, severity: Severity, code: str, path: str, reason: str, line: int | None = None) -> None:
+        self.problems.append(Problem(severity, code, path, reason, line))
+
+    @property
+    def rejected(self) -> int:
+        return sum(1 for problem in self.problems if problem.severity == "error")
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for problem in self.problems if problem.severity == "warning")
+
+    def counts_by_code(self) -> dict[str, int]:
+        return dict(Counter(problem.code for problem in self.problems))
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedRecord:
+    """A validated record and where it came from (`line` for `.jsonl`)."""
+
+    record: Record
+    path: str
+    line: int | None = None
+
+    @property
+    def read_at(self) -> str:
+        harvest = self.record.syntology
+        return (harvest.read_at or "") if harvest else ""
+
+
+ProgressCallback = Callable[[int, int, int], None]
+"""Called as (files done, files total, records read)."""
+
+
+def is_record_file(name: str) -> bool:
+    base = name[:-3] if name.endswith(".gz") else name
+    return base.endswith(RECORD_SUFFIXES) and not name.startswith(".")
+
+
+def find_record_files(root: Path, report: LoadReport) -> list[Path]:
+    """Every record file under `root`, sorted; symlinks are followed only inside `root`."""
+    found: list[Path] = []
+    real_root = root.resolve()
+    seen_dirs: set[str] = set()
+
+    def walk(directory: Path) -> None:
+        try:
+            real = str(directory.resolve())
+            if real in seen_dirs:
+                return
+            seen_dirs.add(real)
+            entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+        except OSError as exc:
+            report.add("error", "unreadable", str(directory), f"cannot list directory: {exc.strerror or exc}")
+            return
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.is_symlink():
+                target = path.resolve()
+                if not target.is_relative_to(real_root):
+                    if is_record_file(entry.name) or target.is_dir():
+                        report.add("error", "symlink_outside", str(path), "symlink points outside the records directory; not followed")
+                    continue
+            if entry.is_dir():
+                walk(path)
+            elif is_record_file(entry.name):
+                found.append(path)
+
+    if not root.exists():
+        report.add("error", "missing_directory", str(root), "records directory does not exist")
+    elif root.is_file():
+        found.append(root)
+    else:
+        walk(root)
+    return found
+
+
+def load_records(
+    roots: list[Path], limits: Limits | None = None, progress: ProgressCallback | None = None
+) -> tuple[list[LoadedRecord], LoadReport]:
+    """Read every record under `roots`; the report lists what was rejected and why."""
+    limits = limits or Limits()
+    report = LoadReport(roots=[str(root) for root in roots])
+    files: list[Path] = []
+    for root in roots:
+        files.extend(find_record_files(root, report))
+    report.files_seen = len(files)
+    loaded: list[LoadedRecord] = []
+    for done, path in enumerate(files, 1):
+        for value, line in _read_file(path, limits, report):
+            report.records_read += 1
+            record = _validate(value, str(path), line, limits, report)
+            if record is not None:
+                loaded.append(LoadedRecord(record, str(path), line))
+        if progress is not None:
+            progress(done, len(files), report.records_read)
+    return _drop_duplicates(loaded, report), report
+
+
+# -- reading -------------------------------------------------------------------------------
+
+
+def _read_file(path: Path, limits: Limits, report: LoadReport) -> Iterator[tuple[Any, int | None]]:
+    """Parsed JSON values from one file, with their line numbers for `.jsonl`."""
+    name = str(path)
+    try:
+        with _open(path) as stream:
+            if name.removesuffix(".gz").endswith(".jsonl"):
+                report.files_read += 1
+                yield from _read_jsonl(stream, name, limits, report)
+                return
+            data = stream.read(limits.max_file_bytes + 1)
+    except IsADirectoryError:
+        report.add("error", "not_a_file", name, "is a directory, not a record file")
+        return
+    except (OSError, EOFError, zlib.error) as exc:
+        code = "bad_gzip" if isinstance(exc, (gzip.BadGzipFile, EOFError, zlib.error)) else "unreadable"
+        report.add("error", code, name, f"cannot read: {getattr(exc, 'strerror', None) or exc}")
+        return
+    report.files_read += 1
+    if len(data) > limits.max_file_bytes:
+        report.add("error", "too_large", name, f"file is over the {limits.max_file_bytes:,}-byte cap")
+        return
+    value = _parse(data, name, None, report)
+    if value is not None:
+        yield value, None
+
+
+def _open(path: Path) -> IO[bytes]:
+    if path.name.endswith(".gz"):
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def _read_jsonl(stream: IO[bytes], name: str, limits: Limits, report: LoadReport) -> Iterator[tuple[Any, int]]:
+    line_number = 0
+    while True:
+        line = stream.readline(limits.max_line_bytes + 1)
+        if not line:
+            return
+        line_number += 1
+        if len(line) > limits.max_line_bytes and not line.endswith(b"\n"):
+            _skip_rest_of_line(stream)
+            report.add("error", "too_large", name, f"line is over the {limits.max_line_bytes:,}-byte cap", line_number)
+            continue
+        if not line.strip():
+            continue
+        value = _parse(line, name, line_number, report)
+        if value is not None:
+            yield value, line_number
+
+
+def _skip_rest_of_line(stream: IO[bytes]) -> None:
+    while True:
+        chunk = stream.readline(_READ_CHUNK)
+        if not chunk or chunk.endswith(b"\n"):
+            return
+
+
+def _parse(data: bytes, name: str, line: int | None, report: LoadReport) -> Any:
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    if not data.strip():
+        report.add("error", "empty", name, "empty file", line)
+        return None
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        report.add("error", "bad_json", name, f"not valid JSON: {exc}", line)
+        return None
+    if not isinstance(value, dict):
+        report.add("error", "not_an_object", name, f"a record must be a JSON object, found {_json_kind(value)}", line)
+        return None
+    return value
+
+
+def _json_kind(value: Any) -> str:
+    return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(type(value), "a number")
+
+
+# -- validation ----------------------------------------------------------------------------
+
+
+def _validate(value: dict[str, Any], name: str, line: int | None, limits: Limits, report: LoadReport) -> Record | None:
+    try:
+        record = Record.model_validate(value)
+    except ValidationError as exc:
+        bad_samples = _bad_sample_positions(exc)
+        if bad_samples is None:
+            report.add("error", "invalid_record", name, _describe(exc), line)
+            return None
+        record = _without_bad_samples(value, bad_samples, exc, name, line, report)
+        if record is None:
+            return None
+    if canonical_arxiv_id(record.arxiv_id) is None and slug_from_record_url(record.url) is None:
+        report.add("error", "no_key", name, "record has neither a valid arxiv_id nor a /paper/<slug> url", line)
+        return None
+    if record.arxiv_id is not None and canonical_arxiv_id(record.arxiv_id) is None:
+        report.add("warning", "bad_arxiv_id", name, f"arxiv_id {record.arxiv_id[:40]!r} is not an arXiv id; indexed by slug only", line)
+    _cap_strings(record, limits, name, line, report)
+    _check_harvest(record, name, line, report)
+    return record
+
+
+def _bad_sample_positions(exc: ValidationError) -> set[int] | None:
+    """Sample positions when every error is inside one sample; else None (reject the record)."""
+    positions: set[int] = set()
+    for error in exc.errors():
+        loc = error["loc"]
+        if len(loc) >= 3 and loc[0] == "syntology" and loc[1] == "samples" and isinstance(loc[2], int):
+            positions.add(loc[2])
+        else:
+            return None
+    return positions
+
+
+def _without_bad_samples(
+    value: dict[str, Any], bad: set[int], exc: ValidationError, name: str, line: int | None, report: LoadReport
+) -> Record | None:
+    for error in exc.errors():
+        position = error["loc"][2]
+        field_path = ".".join(str(part) for part in error["loc"][3:]) or "sample"
+        report.add("error", "invalid_sample", name, f"sample {position} dropped: {field_path}: {error['msg']}", line)
+    harvest = dict(value["syntology"])
+    harvest["samples"] = [sample for i, sample in enumerate(harvest["samples"]) if i not in bad]
+    try:
+        return Record.model_validate({**value, "syntology": harvest})
+    except ValidationError as again:
+        report.add("error", "invalid_record", name, _describe(again), line)
+        return None
+
+
+def _describe(exc: ValidationError, most: int = 3) -> str:
+    errors = exc.errors()
+    parts = [f"{'.'.join(str(p) for p in e['loc']) or 'record'}: {e['msg']}" for e in errors[:most]]
+    more = f" (+{len(errors) - most} more)" if len(errors) > most else ""
+    return "; ".join(parts) + more
+
+
+def _cap_strings(record: Record, limits: Limits, name: str, line: int | None, report: LoadReport) -> None:
+    cap = limits.max_string_chars
+    for field_name in ("title", "abstract", "proceeding"):
+        text = getattr(record, field_name)
+        if isinstance(text, str) and len(text) > cap:
+            setattr(record, field_name, text[:cap])
+            report.add("warning", "string_truncated", name, f"{field_name} cut from {len(text):,} to {cap:,} characters", line)
+
+
+def _check_harvest(record: Record, name: str, line: int | None, report: LoadReport) -> None:
+    harvest = record.syntology
+    if harvest is None:
+        return
+    statuses = Counter(sample.status for sample in harvest.samples)
+    unknown = sorted(set(statuses) - set(KNOWN_STATUSES))
+    if unknown:
+        report.add("warning", "unknown_status", name, f"unknown status value(s) kept: {', '.join(unknown)}", line)
+    if harvest.summary is not None and dict(harvest.summary) != {k: v for k, v in statuses.items()}:
+        report.add("warning", "summary_mismatch", name, "syntology.summary disagrees with the samples; the samples win", line)
+    if harvest.by_repo_kind is not None:
+        by_kind = Counter(sample.repo_kind for sample in harvest.samples)
+        declared = {kind: counts.samples for kind, counts in harvest.by_repo_kind.items()}
+        if declared != dict(by_kind):
+            report.add("warning", "by_repo_kind_mismatch", name, "syntology.by_repo_kind disagrees with the samples; the samples win", line)
+    pointer_only = sum(1 for sample in harvest.samples if not sample.inline_ok)
+    if harvest.n_pointer_only_for_licence is not None and harvest.n_pointer_only_for_licence != pointer_only:
+        report.add("warning", "pointer_only_mismatch", name, "n_pointer_only_for_licence disagrees with the samples; the samples win", line)
+
+
+def _drop_duplicates(loaded: list[LoadedRecord], report: LoadReport) -> list[LoadedRecord]:
+    """Keep one record per key: the later `read_at`, then the first by path."""
+    winners: dict[str, LoadedRecord] = {}
+    for item in loaded:
+        key = _record_key(item.record)
+        current = winners.get(key)
+        if current is None:
+            winners[key] = item
+            continue
+        keep, drop = (item, current) if item.read_at > current.read_at else (current, item)
+        winners[key] = keep
+        where = f"{keep.path}:{keep.line}" if keep.line is not None else keep.path
+        report.add("error", "duplicate", drop.path, f"duplicate of {key}; kept the one in {where}", drop.line)
+    kept = set(map(id, winners.values()))
+    return [item for item in loaded if id(item) in kept]
+
+
+def _record_key(record: Record) -> str:
+    arxiv_id = canonical_arxiv_id(record.arxiv_id)
+    return f"arxiv:{arxiv_id}" if arxiv_id else f"slug:{slug_from_record_url(record.url)}"

@@ -1,0 +1,542 @@
+"""Every question papercode answers, as plain functions of a `Corpus`.
+
+This is the whole behaviour of the tools, resources and prompts, free of MCP: each function
+validates its arguments, asks the index, and shapes an answer from `answers.py`. Bad input
+raises `QueryError` with a machine code and the next step.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+
+from . import answers
+from .corpus import Corpus
+from .errors import QueryError
+from .ids import SHA_PREFIX_LENGTH, normalize_hex, normalize_repo, parse_arxiv_id, parse_slug
+from .index import PaperRow, SampleRow, task_key
+from .records import REPO_KINDS
+from .search import SearchFilters, best_status
+
+MAX_LIMIT = 100
+MAX_ID_CHARS = 300
+MAX_QUERY_CHARS = 1_000
+MIN_SHA_PREFIX = 8
+AUTHORS_SHOWN = 10
+METHODS_SHOWN = 10
+CODE_LINKS_SHOWN = 10
+ABSTRACT_CHARS = 2_000
+SEARCH_AUTHORS = 3
+SEARCH_TASKS = 5
+FIRST_PROBLEMS = 5
+LICENCES_SHOWN = 20
+
+_SEARCH_NEXT = "use search_papers with words from the title"
+
+
+# -- argument checks -----------------------------------------------------------------------
+
+
+def check_limit(limit: int) -> int:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise QueryError(
+            "invalid_argument", f"limit must be 1..{MAX_LIMIT}, got {limit}", f"call again with a limit between 1 and {MAX_LIMIT}"
+        )
+    return limit
+
+
+def resolve_paper(corpus: Corpus, asked: str) -> tuple[PaperRow, answers.Query]:
+    """The one id resolver: arXiv ids in every pasted form, and Papers-with-Code slugs."""
+    text = asked.strip()
+    if not text or len(text) > MAX_ID_CHARS:
+        raise QueryError(
+            "invalid_argument",
+            "paper id is empty" if not text else f"paper id is over {MAX_ID_CHARS} characters",
+            "pass an arXiv id like 1902.04094 or a Papers-with-Code slug",
+        )
+    index = corpus.index
+    arxiv = parse_arxiv_id(text)
+    if arxiv is not None:
+        paper = index.paper_by_arxiv(arxiv.canonical)
+        if paper is None:
+            raise QueryError(
+                "not_found", f"no paper with arXiv id {arxiv.canonical} in this corpus of {len(index.papers):,} papers", _SEARCH_NEXT
+            )
+        return paper, answers.Query(asked=asked, resolved=arxiv.canonical)
+    slug = parse_slug(text)
+    if slug is None:
+        raise QueryError(
+            "invalid_argument",
+            f"{_quote(text)} is not an arXiv id or a paper slug",
+            "pass an id like 1902.04094, arXiv:1902.04094v2, an arxiv.org URL or /paper/<slug>; or " + _SEARCH_NEXT,
+        )
+    paper = index.paper_by_slug(slug)
+    if paper is None:
+        raise QueryError("not_found", f"no paper with slug {slug} in this corpus of {len(index.papers):,} papers", _SEARCH_NEXT)
+    return paper, answers.Query(asked=asked, resolved=paper.key)
+
+
+def resolve_statuses(corpus: Corpus, status: str | Sequence[str]) -> list[str]:
+    """One status or several (a list, or comma-separated); statuses seen in the corpus count."""
+    raw = status.split(",") if isinstance(status, str) else list(status)
+    wanted = [value.strip().lower() for value in raw if isinstance(value, str) and value.strip()]
+    valid = corpus.index.statuses()
+    unknown = [value for value in wanted if value not in valid]
+    if not wanted or unknown:
+        what = f"unknown status {_quote(', '.join(unknown))}" if unknown else "no status given"
+        raise QueryError("invalid_argument", f"{what}; valid: {', '.join(valid)}", "call again with one or more of the valid statuses")
+    return list(dict.fromkeys(wanted))
+
+
+def check_repo_kind(corpus: Corpus, repo_kind: str | None) -> str | None:
+    if repo_kind is None:
+        return None
+    valid = sorted(set(REPO_KINDS) | corpus.index.repo_kind_counts.keys())
+    value = repo_kind.strip().lower()
+    if value not in valid:
+        raise QueryError(
+            "invalid_argument",
+            f"unknown repo_kind {_quote(repo_kind)}; valid: {', '.join(valid)}",
+            "call again with a valid repo_kind, or without it",
+        )
+    return value
+
+
+def _quote(text: str, most: int = 60) -> str:
+    return repr(text if len(text) <= most else text[:most] + "…")
+
+
+# -- shaping -------------------------------------------------------------------------------
+
+
+def _paper_ref(paper: PaperRow) -> dict[str, str | None]:
+    return {"arxiv_id": paper.arxiv_id, "slug": None if paper.arxiv_id else paper.slug, "title": paper.title}
+
+
+def _sample_fields(row: SampleRow) -> dict[str, object]:
+    return {
+        "code_sha256": row.code_sha256,
+        "entry": row.entry,
+        "repo": row.repo,
+        "repo_kind": row.repo_kind,
+        "path": row.path,
+        "language": row.language,
+        "status": row.status,
+        "contract_check": row.contract_check,
+        "verification_level": row.verification_level,
+        "licence": row.licence,
+        "inline_ok": row.inline_ok,
+    }
+
+
+def sample_counts(samples: Sequence[SampleRow]) -> answers.SampleCounts:
+    return answers.SampleCounts(
+        total=len(samples),
+        by_status=dict(Counter(row.status for row in samples)),
+        by_repo_kind=dict(Counter(row.repo_kind for row in samples)),
+        pointer_only=sum(1 for row in samples if not row.inline_ok),
+    )
+
+
+def _page_cursor(corpus: Corpus, query: dict[str, object], offset: int, shown: int, total: int) -> str | None:
+    end = offset + shown
+    return corpus.pager.encode(query, end) if end < total else None
+
+
+# -- tools ---------------------------------------------------------------------------------
+
+
+def harvested_code(
+    corpus: Corpus,
+    arxiv_id: str,
+    status: str | Sequence[str] | None = None,
+    repo_kind: str | None = None,
+    limit: int = 25,
+    cursor: str | None = None,
+) -> answers.HarvestedCode:
+    paper, query = resolve_paper(corpus, arxiv_id)
+    statuses = resolve_statuses(corpus, status) if status else None
+    kind = check_repo_kind(corpus, repo_kind)
+    check_limit(limit)
+    page_query = {"tool": "harvested", "paper": paper.key, "status": statuses, "repo_kind": kind, "limit": limit}
+    offset = corpus.pager.decode(page_query, cursor)
+    everything = corpus.index.samples_of(paper)
+    matching = [row for row in everything if (statuses is None or row.status in statuses) and (kind is None or row.repo_kind == kind)]
+    page = matching[offset : offset + limit]
+    note = None
+    if not everything:
+        note = "this paper has no harvested code samples; its code links are in get_paper"
+    elif not matching:
+        note = "no samples match these filters; counts shows what the paper has"
+    return answers.HarvestedCode(
+        query=query,
+        paper=answers.PaperHead(**_paper_ref(paper), date=paper.date, url_abs=paper.url_abs),
+        counts=sample_counts(everything),
+        matched=len(matching),
+        samples=[answers.Sample(**_sample_fields(row)) for row in page],
+        next_cursor=_page_cursor(corpus, page_query, offset, len(page), len(matching)),
+        note=note,
+        claim=paper.claim,
+        read_at=paper.read_at,
+    )
+
+
+def samples_by_status(
+    corpus: Corpus,
+    status: str | Sequence[str],
+    repo_kind: str | None = None,
+    language: str | None = None,
+    licence: str | None = None,
+    inline_only: bool = False,
+    limit: int = 25,
+    cursor: str | None = None,
+) -> answers.SampleList:
+    statuses = resolve_statuses(corpus, status)
+    kind = check_repo_kind(corpus, repo_kind)
+    check_limit(limit)
+    language = language.strip() if language else None
+    licence = licence.strip() if licence else None
+    page_query = {
+        "tool": "by_status",
+        "status": statuses,
+        "repo_kind": kind,
+        "language": language,
+        "licence": licence,
+        "inline_only": inline_only,
+        "limit": limit,
+    }
+    offset = corpus.pager.decode(page_query, cursor)
+    total, rows = corpus.index.list_samples(statuses, kind, language, licence, inline_only)
+    page = list(itertools.islice(rows, offset, offset + limit))
+    papers = corpus.index.papers
+    return answers.SampleList(
+        statuses=statuses,
+        total=total,
+        samples=[answers.ListedSample(**_sample_fields(row), paper=papers[row.paper].key, title=papers[row.paper].title) for row in page],
+        next_cursor=_page_cursor(corpus, page_query, offset, len(page), total),
+    )
+
+
+def search_papers(
+    corpus: Corpus,
+    query: str = "",
+    filters: SearchFilters | None = None,
+    limit: int = 10,
+    cursor: str | None = None,
+) -> answers.SearchResult:
+    filters = filters or SearchFilters()
+    check_limit(limit)
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryError("invalid_argument", f"query is over {MAX_QUERY_CHARS} characters", "search with a few distinctive words")
+    if filters.status:
+        filters = replace(filters, status=resolve_statuses(corpus, filters.status)[0])
+    if filters.year_from is not None and filters.year_to is not None and filters.year_from > filters.year_to:
+        raise QueryError("invalid_argument", f"year_from {filters.year_from} is after year_to {filters.year_to}", "swap them or drop one")
+    page_query = {"tool": "search", "query": " ".join(query.split()), "filters": filters, "limit": limit}
+    offset = corpus.pager.decode(page_query, cursor)
+    total, hits = corpus.search.search(query, filters, offset, limit)
+    index = corpus.index
+    results = []
+    for hit in hits:
+        paper = index.papers[hit.paper]
+        results.append(
+            answers.SearchHit(
+                **_paper_ref(paper),
+                year=paper.year,
+                authors=list(paper.authors[:SEARCH_AUTHORS]),
+                n_authors=len(paper.authors),
+                tasks=merged_tasks(paper)[:SEARCH_TASKS],
+                samples=len(paper.samples),
+                best_status=best_status(index, paper),
+                snippet=hit.snippet,
+            )
+        )
+    return answers.SearchResult(
+        query=query, total=total, hits=results, next_cursor=_page_cursor(corpus, page_query, offset, len(results), total)
+    )
+
+
+def paper_detail(corpus: Corpus, paper_id: str) -> answers.PaperDetail:
+    paper, query = resolve_paper(corpus, paper_id)
+    abstract = paper.abstract
+    truncated = abstract is not None and len(abstract) > ABSTRACT_CHARS
+    links = [
+        answers.CodeLink(
+            repo=link.repo_url,
+            official=link.is_official,
+            framework=link.framework,
+            mentioned_in_paper=link.mentioned_in_paper,
+            reach=link.reach_status,
+            licence=link.licence,
+        )
+        for link in paper.code_links[:CODE_LINKS_SHOWN]
+    ]
+    return answers.PaperDetail(
+        **_paper_ref(paper),
+        query=query,
+        authors=list(paper.authors[:AUTHORS_SHOWN]),
+        n_authors=len(paper.authors),
+        date=paper.date,
+        proceeding=paper.proceeding,
+        abstract=abstract[:ABSTRACT_CHARS] if abstract and truncated else abstract,
+        abstract_truncated=True if truncated else None,
+        url_abs=paper.url_abs,
+        url_pdf=paper.url_pdf,
+        tasks=merged_tasks(paper),
+        methods=list(paper.methods[:METHODS_SHOWN]),
+        more_methods=_rest(len(paper.methods), METHODS_SHOWN),
+        code_links=links,
+        more_code_links=_rest(len(paper.code_links), CODE_LINKS_SHOWN),
+        samples=sample_counts(corpus.index.samples_of(paper)),
+        snapshot=paper.snapshot,
+        read_at=paper.read_at,
+    )
+
+
+def _rest(count: int, shown: int) -> int | None:
+    return count - shown if count > shown else None
+
+
+def merged_tasks(paper: PaperRow) -> list[str]:
+    names: dict[str, str] = {}
+    for slug, name in paper.tasks:
+        names.setdefault(task_key(slug), name)
+    return list(names.values())
+
+
+def papers_for_repo(corpus: Corpus, repo: str, limit: int = 25, cursor: str | None = None) -> answers.RepoPapers:
+    check_limit(limit)
+    name = normalize_repo(repo) if len(repo) <= MAX_ID_CHARS else None
+    if name is None:
+        raise QueryError("invalid_argument", f"{_quote(repo)} is not a repository", "pass owner/name or https://github.com/owner/name")
+    entry = corpus.index.by_repo.get(name)
+    query = answers.Query(asked=repo, resolved=name)
+    if entry is None:
+        raise QueryError(
+            "not_found", f"no paper in this corpus links to or has samples from {name}", "check the spelling, or " + _SEARCH_NEXT
+        )
+    page_query = {"tool": "repo", "repo": name, "limit": limit}
+    offset = corpus.pager.decode(page_query, cursor)
+    ordered = sorted(entry.papers.items(), key=lambda item: _repo_paper_order(corpus, name, *item))
+    page = ordered[offset : offset + limit]
+    papers = []
+    for ordinal, sample_ids in page:
+        paper = corpus.index.papers[ordinal]
+        link = next((link for link in paper.code_links if link.repo == name), None)
+        samples = [corpus.index.samples[i] for i in sample_ids]
+        papers.append(
+            answers.RepoPaper(
+                **_paper_ref(paper),
+                is_official=(link.is_official if link else False) or any(row.is_official for row in samples),
+                framework=link.framework if link else None,
+                samples=len(samples),
+                statuses=dict(Counter(row.status for row in samples)),
+            )
+        )
+    return answers.RepoPapers(
+        query=query, total=len(ordered), papers=papers, next_cursor=_page_cursor(corpus, page_query, offset, len(page), len(ordered))
+    )
+
+
+def _repo_paper_order(corpus: Corpus, repo: str, ordinal: int, sample_ids: list[int]) -> tuple[bool, int, str]:
+    paper = corpus.index.papers[ordinal]
+    official = any(link.repo == repo and link.is_official for link in paper.code_links)
+    return (not official, -len(sample_ids), paper.key)
+
+
+def code(corpus: Corpus, code_sha256: str) -> answers.CodeAnswer:
+    text = code_sha256.strip()
+    prefix = normalize_hex(text) if len(text) <= 64 else None
+    if prefix is None:
+        raise QueryError(
+            "invalid_argument", f"{_quote(text)} is not a hex code hash", "pass the code_sha256 of a sample (16 hex characters)"
+        )
+    prefix = prefix[:SHA_PREFIX_LENGTH]
+    if len(prefix) < MIN_SHA_PREFIX:
+        raise QueryError(
+            "invalid_argument",
+            f"hash prefix {prefix} is shorter than {MIN_SHA_PREFIX} characters",
+            "pass the full 16-character code_sha256",
+        )
+    candidates = corpus.index.shas_with_prefix(prefix, most=11)
+    if not candidates:
+        raise QueryError(
+            "not_found",
+            f"no sample with code hash {prefix}",
+            "take a code_sha256 from get_harvested_code_for_paper or list_samples_by_status",
+        )
+    if len(candidates) > 1:
+        listed = ", ".join(candidates[:10]) + (" …" if len(candidates) > 10 else "")
+        raise QueryError("ambiguous", f"{prefix} matches several samples: {listed}", "call again with one full 16-character code_sha256")
+    sha = candidates[0]
+    index = corpus.index
+    rows = [index.samples[i] for i in index.by_sha[sha]]
+    matches = []
+    for row in _distinct_samples(rows):
+        carriers = [
+            answers.PaperRef(**_paper_ref(index.papers[r.paper]))
+            for r in rows
+            if (r.repo, r.path, r.entry) == (row.repo, row.path, row.entry)
+        ]
+        matches.append(
+            answers.CodeMatch(
+                **_sample_fields(row),
+                file_url=row.file_url or f"https://github.com/{row.repo}/blob/HEAD/{row.path}",
+                papers=carriers,
+                # No verified code store exists yet, so code is never inlined; licence comes first.
+                withheld="licence_restricted" if not row.inline_ok else "not_materialized",
+            )
+        )
+    restricted = any(not row.inline_ok for row in rows)
+    note = (
+        "licence_restricted: the licence allows only a pointer; do not copy this code, link to file_url"
+        if restricted
+        else "not_materialized: no verified copy of this code is stored; read it at file_url (it may have changed since the harvest)"
+    )
+    return answers.CodeAnswer(query=answers.Query(asked=code_sha256, resolved=sha), matches=matches, note=note)
+
+
+def _distinct_samples(rows: list[SampleRow]) -> list[SampleRow]:
+    seen: dict[tuple[str, str, str], SampleRow] = {}
+    for row in rows:
+        seen.setdefault((row.repo, row.path, row.entry), row)
+    return list(seen.values())
+
+
+def corpus_stats(corpus: Corpus) -> answers.CorpusStats:
+    index = corpus.index
+    licences = index.licence_counts
+    top = dict(licences.most_common(LICENCES_SHOWN))
+    if len(licences) > LICENCES_SHOWN:
+        top["(other)"] = sum(licences.values()) - sum(top.values())
+    read_ats = sorted(paper.read_at for paper in index.papers if paper.read_at)
+    return answers.CorpusStats(
+        papers=len(index.papers),
+        papers_with_samples=sum(1 for paper in index.papers if paper.samples),
+        samples=len(index.samples),
+        by_status=dict(index.status_counts.most_common()),
+        by_repo_kind=dict(index.repo_kind_counts.most_common()),
+        by_licence=top,
+        by_language=dict(index.language_counts.most_common()),
+        snapshots=sorted({paper.snapshot for paper in index.papers if paper.snapshot}),
+        read_at_range=[read_ats[0], read_ats[-1]] if read_ats else [],
+        load=load_summary(corpus),
+    )
+
+
+def load_summary(corpus: Corpus) -> answers.LoadSummary:
+    report = corpus.index.report
+    return answers.LoadSummary(
+        files_seen=report.files_seen,
+        files_read=report.files_read,
+        records_read=report.records_read,
+        records_indexed=report.records_indexed,
+        rejected=report.rejected,
+        warnings=report.warnings,
+        by_reason=report.counts_by_code(),
+        first_problems=[f"{p.severity} {p.code} {p.where()}: {p.reason}" for p in report.problems[:FIRST_PROBLEMS]],
+    )
+
+
+LOAD_REPORT_PROBLEMS = 500
+
+
+def load_report(corpus: Corpus) -> dict[str, object]:
+    """The full load report (problems capped, with the count of the rest)."""
+    problems = corpus.index.report.problems
+    shown = [
+        {"severity": p.severity, "code": p.code, "path": p.path, "line": p.line, "reason": p.reason}
+        for p in problems[:LOAD_REPORT_PROBLEMS]
+    ]
+    return {
+        "summary": load_summary(corpus).model_dump(exclude={"first_problems"}),
+        "problems": [{key: value for key, value in item.items() if value is not None} for item in shown],
+        "more_problems": max(0, len(problems) - LOAD_REPORT_PROBLEMS),
+    }
+
+
+# -- prompts and completions ---------------------------------------------------------------
+
+PROMPT_SAMPLES = 8
+
+
+def _sample_line(row: SampleRow) -> str:
+    showable = "may be shown" if row.inline_ok else "POINTER ONLY: never reproduce"
+    return f"- {row.entry} in {row.repo}/{row.path} [{row.status}, {row.repo_kind}, licence {row.licence or 'unknown'}, {showable}] code_sha256={row.code_sha256}"
+
+
+def implement_prompt(corpus: Corpus, arxiv_id: str) -> str:
+    paper, _ = resolve_paper(corpus, arxiv_id)
+    samples = corpus.index.samples_of(paper)[:PROMPT_SAMPLES]
+    lines = [
+        f'Implement the method of the paper "{paper.title}" ({paper.key}).',
+        "",
+        "Abstract:",
+        (paper.abstract or "(no abstract in the record)")[:ABSTRACT_CHARS],
+        "",
+    ]
+    if samples:
+        lines += ["Best harvested code samples (official repositories and working code first):", *map(_sample_line, samples), ""]
+        lines += [
+            "Fetch a sample's code with get_code(code_sha256). Respect licences: a sample marked POINTER ONLY",
+            "(inline_ok false) must only be linked by its file_url, never copied or reproduced.",
+        ]
+    else:
+        lines.append("No code samples were harvested for this paper; use get_paper for its code links.")
+    if paper.claim:
+        lines += ["", f"What the statuses mean: {paper.claim}"]
+    lines += ["", f"Attribution: {answers.ATTRIBUTION}"]
+    return "\n".join(lines)
+
+
+def compare_prompt(corpus: Corpus, arxiv_id: str) -> str:
+    paper, _ = resolve_paper(corpus, arxiv_id)
+    by_repo: dict[str, list[SampleRow]] = {}
+    for row in corpus.index.samples_of(paper):
+        by_repo.setdefault(row.repo.lower(), []).append(row)
+    lines = [f'Compare the implementations of "{paper.title}" ({paper.key}) and recommend one to build on.', "", "Repositories:"]
+    for link in paper.code_links[:CODE_LINKS_SHOWN]:
+        rows = by_repo.pop(link.repo, []) if link.repo else []
+        statuses = ", ".join(f"{n} {s}" for s, n in Counter(r.status for r in rows).most_common()) or "no samples"
+        lines.append(
+            f"- {link.repo_url}: {'official' if link.is_official else 'not official'}, framework {link.framework or 'unknown'}, "
+            f"licence {link.licence or 'unknown'}, samples: {statuses}"
+        )
+    for rows in by_repo.values():
+        statuses = ", ".join(f"{n} {s}" for s, n in Counter(r.status for r in rows).most_common())
+        lines.append(f"- {rows[0].repo} ({rows[0].repo_kind}): licence {rows[0].licence or 'unknown'}, samples: {statuses}")
+    if len(paper.code_links) > CODE_LINKS_SHOWN:
+        lines.append(f"- … and {len(paper.code_links) - CODE_LINKS_SHOWN} more code links (get_paper lists them)")
+    lines += [
+        "",
+        "Weigh: official status, execution status (ran_honours > ran > ran_draft_wrong > ran_violates > unverified),",
+        "framework, and licence (inline_ok false / licence NONE means link only, never copy).",
+        "Use get_harvested_code_for_paper with repo_kind to see each repository's samples.",
+        "",
+        f"Attribution: {answers.ATTRIBUTION}",
+    ]
+    return "\n".join(lines)
+
+
+COMPLETIONS = 20
+
+
+def complete(corpus: Corpus, argument: str, value: str) -> list[str] | None:
+    """Completion values for an argument by prefix; None for arguments we do not complete."""
+    text = value.strip()
+    if argument in ("arxiv_id", "paper"):
+        parsed = parse_arxiv_id(text)
+        prefix = parsed.canonical if parsed else _strip_arxiv_prefix(text)
+        return corpus.index.arxiv_ids_with_prefix(prefix, COMPLETIONS)
+    if argument == "status":
+        return [status for status in corpus.index.statuses() if status.startswith(text.lower())]
+    if argument == "code_sha256":
+        prefix = normalize_hex(text) or ("" if not text else None)
+        return [] if prefix is None else corpus.index.shas_with_prefix(prefix, COMPLETIONS)
+    return None
+
+
+def _strip_arxiv_prefix(text: str) -> str:
+    return text[6:].strip() if text.lower().startswith("arxiv:") else text

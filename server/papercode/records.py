@@ -1,0 +1,125 @@
+"""The Code-with-Papers record schema: typed models for the fields papercode uses.
+
+Every model keeps unknown fields (`extra="allow"`): the format grows, and a new field must
+never cost a record its place. Types are strict where a wrong type would mislead an agent
+(`inline_ok` must be a real boolean: "yes" is not permission to show code).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
+
+from .ids import SHA_PREFIX_LENGTH
+
+# Statuses in order, best first for an agent looking for working code. Unknown values are
+# kept and rank after these.
+KNOWN_STATUSES: tuple[str, ...] = ("ran_honours", "ran", "ran_draft_wrong", "ran_violates", "unverified")
+REPO_KINDS: tuple[str, ...] = ("official", "named_in_paper", "found_in_text", "listed", "community")
+
+
+def _zero_one_flag(value: Any) -> Any:
+    # The archive writes flags as 0/1; accept real booleans too, nothing else.
+    if value in (0, 1) and not isinstance(value, float):
+        return bool(value)
+    return value
+
+
+Flag = Annotated[StrictBool, BeforeValidator(_zero_one_flag)]
+ShaPrefix = Annotated[StrictStr, Field(pattern=rf"^[0-9a-f]{{{SHA_PREFIX_LENGTH}}}$")]
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class Reach(_Open):
+    status: StrictStr | None = None
+    spdx: StrictStr | None = None
+
+
+class CodeLink(_Open):
+    repo_url: StrictStr
+    is_official: Flag = False
+    mentioned_in_paper: Flag | None = None
+    mentioned_in_github: Flag | None = None
+    framework: StrictStr | None = None
+    reach: Reach | None = None
+
+
+class Task(_Open):
+    task_slug: StrictStr
+    task_name: StrictStr | None = None
+
+
+class Method(_Open):
+    method_slug: StrictStr | None = None
+    method_name: StrictStr
+
+
+class Source(_Open):
+    archive: StrictStr | None = None
+    snapshot: StrictStr | None = None
+    licence_url: StrictStr | None = None
+    row_kind: StrictStr | None = None
+
+
+class Sample(_Open):
+    code_sha256_prefix: ShaPrefix
+    entry: StrictStr
+    repo: StrictStr
+    repo_kind: StrictStr
+    path: StrictStr
+    file_url: StrictStr | None = None
+    link_basis: StrictStr | None = None
+    language: StrictStr | None = None
+    status: StrictStr
+    verification_level: StrictInt | None = None
+    contract_check: StrictStr | None = None
+    metamorphic_tier: StrictStr | None = None
+    behaviour_fingerprint: StrictBool | None = None
+    licence: StrictStr | None = None
+    inline_ok: StrictBool
+
+
+class RepoKindCounts(_Open):
+    samples: StrictInt = 0
+    ran: StrictInt = 0
+    repositories: StrictInt = 0
+
+
+class Syntology(_Open):
+    read_at: StrictStr | None = None
+    claim: StrictStr | None = None
+    summary: dict[str, StrictInt] | None = None
+    by_repo_kind: dict[str, RepoKindCounts] | None = None
+    n_pointer_only_for_licence: StrictInt | None = None
+    samples: list[Sample] = Field(default_factory=list)
+
+    @field_validator("samples", mode="before")
+    @classmethod
+    def _null_is_empty(cls, value: Any) -> Any:
+        return [] if value is None else value
+
+
+class Record(_Open):
+    url: StrictStr | None = None
+    title: Annotated[StrictStr, Field(min_length=1)]
+    arxiv_id: StrictStr | None = None
+    date: StrictStr | None = None
+    proceeding: StrictStr | None = None
+    authors: list[StrictStr] = Field(default_factory=list)
+    abstract: StrictStr | None = None
+    url_abs: StrictStr | None = None
+    url_pdf: StrictStr | None = None
+    source: Source | None = None
+    code_links: list[CodeLink] = Field(default_factory=list)
+    tasks: list[Task] = Field(default_factory=list)
+    methods: list[Method] = Field(default_factory=list)
+    syntology: Syntology | None = None
+
+    @field_validator("authors", "code_links", "tasks", "methods", mode="before")
+    @classmethod
+    def _null_is_empty(cls, value: Any) -> Any:
+        return [] if value is None else value
