@@ -8,13 +8,16 @@ every tool error the model reads starts with a machine code and ends with the ne
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Callable
 from typing import Annotated, Any
 
 import orjson
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
+from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import ResourcesListChanged
 from mcp.types import (
     INVALID_PARAMS,
     CallToolResult,
@@ -26,6 +29,7 @@ from mcp.types import (
     TextContent,
     ToolAnnotations,
 )
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field, ValidationError
 
 from . import __version__, answers, queries
@@ -119,15 +123,42 @@ def _without_defaults(schema: Any) -> Any:
 
 
 class PapercodeServer(MCPServer):
-    """MCPServer whose tool errors read `<code>: … Next: …` instead of `Error executing tool …`."""
+    """MCPServer whose tool errors read `<code>: … Next: …` instead of `Error executing tool …`,
+    and which tells connected clients when a reload changed the corpus."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.events = InMemorySubscriptionBus()
+        super().__init__(*args, subscriptions=self.events, **kwargs)
+        # Handshake-era connections get change notifications pushed on their standalone channel;
+        # 2026-07-28 clients receive them through `subscriptions/listen` on the bus.
+        self._legacy_connections: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    def _remember_connection(self, context: Context | None) -> None:
+        if context is None or context.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            return
+        # A ServerSession is per request; the connection behind it is what outlives the call.
+        # SDK 2.3 exposes it only as `_connection` (pinned by mcp<2.4; tests cover it).
+        connection = getattr(context.request_context.session, "_connection", None)
+        if connection is not None:
+            self._legacy_connections.add(connection)
+
+    async def notify_corpus_changed(self) -> None:
+        """After a reload: resources (papers, codes, stats) changed."""
+        await self.events.publish(ResourcesListChanged())
+        for connection in list(self._legacy_connections):
+            await connection.notify("notifications/resources/list_changed", None)  # best effort, never raises
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:  # type: ignore[override]
         try:
+            self._remember_connection(context)
             return await super().call_tool(name, arguments, context)
         except ToolError as error:
             if isinstance(error, UnexpectedToolError) and not isinstance(error.__cause__, QueryError):
                 log.error("tool %s crashed", name, exc_info=error.__cause__ or error)
             return CallToolResult(content=[TextContent(type="text", text=tool_error_text(name, error))], is_error=True)
+        except Exception:  # a bug of ours outside the tool body: never leak its text
+            log.exception("tool %s failed outside its body", name)
+            return CallToolResult(content=[TextContent(type="text", text=tool_error_text(name, UnexpectedToolError(name)))], is_error=True)
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None) -> Any:  # type: ignore[override]
         # Bad prompt arguments are the client's mistake: invalid params, never an internal error.

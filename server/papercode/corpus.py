@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import snapshot
 from .index import PaperIndex
 from .loading import Limits, ProgressCallback, load_records
 from .paging import Pager
@@ -22,15 +23,38 @@ class Corpus:
 
     @classmethod
     def load(cls, roots: list[Path], limits: Limits | None = None, progress: ProgressCallback | None = None) -> Corpus:
+        """Build from the records (cold start)."""
         loaded, report = load_records(roots, limits, progress)
         index = PaperIndex(loaded, report)
         corpus = cls(index=index, search=SearchEngine(index), pager=Pager(index.fingerprint))
         log.info(
             "indexed %d papers, %d samples from %d files (%d rejected, %d warnings)",
-            len(index.papers),
-            len(index.samples),
-            report.files_read,
-            report.rejected,
-            report.warnings,
+            len(index.papers), len(index.samples), report.files_read, report.rejected, report.warnings,
         )
+        return corpus
+
+    @classmethod
+    def open(
+        cls,
+        roots: list[Path],
+        limits: Limits | None = None,
+        cache_dir: Path | None = None,
+        progress: ProgressCallback | None = None,
+        key: bytes | None = None,
+    ) -> Corpus:
+        """Warm start from a current snapshot in `cache_dir` when there is one; else build and save one.
+
+        `key` is `snapshot.records_key(roots, limits)` when the caller has it already.
+        """
+        limits = limits or Limits()
+        if cache_dir is None:
+            return cls.load(roots, limits, progress)
+        key = key or snapshot.records_key(roots, limits)
+        path = snapshot.snapshot_path(cache_dir, roots)
+        corpus = snapshot.load(path, key)
+        if corpus is not None:
+            log.info("warm start from %s (%d papers)", path, len(corpus.index.papers))
+            return corpus
+        corpus = cls.load(roots, limits, progress)
+        snapshot.save(path, key, corpus)
         return corpus

@@ -63,6 +63,16 @@ class SearchEngine:
         db.execute("CREATE INDEX meta_date ON meta(date DESC, paper)")
         db.commit()
 
+    def __getstate__(self) -> bytes:
+        # Snapshots carry the database image; a connection and a lock cannot be pickled.
+        with self._lock:
+            return self._db.serialize()
+
+    def __setstate__(self, image: bytes) -> None:
+        self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        self._db.deserialize(image)
+        self._lock = threading.Lock()
+
     def search(self, query: str, filters: SearchFilters, offset: int, limit: int) -> tuple[int, list[SearchHit]]:
         """(total matches, one page of hits): ranked for a query, newest first for a browse."""
         terms = query_terms(query)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from .loading import Limits
+from .snapshot import default_cache_dir
 
 Transport = Literal["stdio", "sse", "streamable-http"]
 
@@ -18,6 +19,8 @@ ENVIRONMENT = {
     "max_line_bytes": "PAPERCODE_MAX_LINE_BYTES",
     "max_string_chars": "PAPERCODE_MAX_STRING_CHARS",
     "log_level": "PAPERCODE_LOG_LEVEL",
+    "cache_dir": "PAPERCODE_CACHE_DIR",
+    "watch_interval": "PAPERCODE_WATCH_INTERVAL",
 }
 
 
@@ -32,6 +35,9 @@ class Settings:
     records: tuple[Path, ...] = field(default_factory=lambda: (bundled_records_dir(),))
     limits: Limits = field(default_factory=Limits)
     log_level: str = "WARNING"
+    cache_dir: Path | None = field(default_factory=default_cache_dir)
+    watch: bool = False
+    watch_interval: float = 5.0
     transport: Transport = "stdio"
     host: str = "127.0.0.1"
     port: int = 8000
@@ -42,6 +48,27 @@ def env_records() -> tuple[Path, ...] | None:
     if not value:
         return None
     return tuple(Path(part).expanduser() for part in value.split(os.pathsep) if part.strip())
+
+
+def env_cache_dir() -> Path | None:
+    """PAPERCODE_CACHE_DIR: a directory, or `off` for no snapshot; None when unset."""
+    value = os.environ.get(ENVIRONMENT["cache_dir"], "").strip()
+    if not value:
+        return None
+    return Path("off") if value.lower() == "off" else Path(value).expanduser()
+
+
+def env_float(name: str) -> float | None:
+    value = os.environ.get(ENVIRONMENT[name], "").strip()
+    if not value:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        raise SystemExit(f"papercode: {ENVIRONMENT[name]} must be a number, got {value!r}") from None
+    if number <= 0:
+        raise SystemExit(f"papercode: {ENVIRONMENT[name]} must be positive, got {number}")
+    return number
 
 
 def env_int(name: str) -> int | None:

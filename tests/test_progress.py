@@ -1,0 +1,44 @@
+"""Load progress: a live line on a terminal, silence when stderr is not one."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+from papercode.loading import load_records
+from papercode.progress import LoadProgress
+from papercode.settings import bundled_records_dir
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_terminal_gets_counts_rate_and_eta() -> None:
+    screen = Terminal()
+    progress = LoadProgress(stream=screen, interval=0)
+    progress(1, 4, 100)
+    progress(4, 4, 400)
+    text = screen.getvalue()
+    assert re.search(r"1/4 files, 100 records, [\d,]+ records/s, ETA \d+", text)
+    assert "4/4 files, 400 records" in text and "done" in text
+    assert text.endswith("\n")
+
+
+def test_eta_is_the_remaining_share_of_elapsed_time() -> None:
+    line = LoadProgress(stream=Terminal()).line(done=25, total=100, records=2_500, elapsed=10.0)
+    assert "250 records/s" in line and "ETA 30s" in line
+
+
+def test_not_a_terminal_stays_quiet() -> None:
+    pipe = io.StringIO()
+    load_records([Path(bundled_records_dir())], progress=LoadProgress(stream=pipe, interval=0))
+    assert pipe.getvalue() == ""
+
+
+def test_loader_reports_every_file() -> None:
+    screen = Terminal()
+    load_records([Path(bundled_records_dir())], progress=LoadProgress(stream=screen, interval=0))
+    assert "2/2 files, 2 records" in screen.getvalue()

@@ -1,0 +1,135 @@
+"""Warm start: a snapshot is served only when it is intact and built from exactly these records."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from papercode import queries, snapshot
+from papercode.corpus import Corpus
+from papercode.loading import Limits
+from papercode.settings import bundled_records_dir
+
+
+@pytest.fixture
+def records(tmp_path: Path) -> Path:
+    directory = tmp_path / "records"
+    shutil.copytree(bundled_records_dir(), directory, ignore=shutil.ignore_patterns("README.md"))
+    return directory
+
+
+@pytest.fixture
+def builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts cold builds, so a test can tell a warm start from a rebuild."""
+    calls: list[int] = []
+    original = Corpus.load.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[Corpus], *args: object, **kwargs: object) -> Corpus:
+        calls.append(1)
+        return original(cls, *args, **kwargs)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(Corpus, "load", classmethod(counting))
+    return calls
+
+
+def _answers(corpus: Corpus) -> tuple[object, ...]:
+    return (
+        queries.harvested_code(corpus, "1902.04094").model_dump(),
+        queries.search_papers(corpus, "generative").model_dump(),
+        queries.corpus_stats(corpus).model_dump(),
+    )
+
+
+def test_second_open_is_a_warm_start_with_identical_answers(records: Path, tmp_path: Path, builds: list[int]) -> None:
+    cold = Corpus.open([records], cache_dir=tmp_path / "cache")
+    warm = Corpus.open([records], cache_dir=tmp_path / "cache")
+    assert builds == [1]
+    assert _answers(warm) == _answers(cold)
+
+
+def test_cursors_from_before_a_warm_start_still_work(records: Path, tmp_path: Path) -> None:
+    cold = Corpus.open([records], cache_dir=tmp_path / "cache")
+    cursor = queries.harvested_code(cold, "2406.04823", limit=5).next_cursor
+    warm = Corpus.open([records], cache_dir=tmp_path / "cache")
+    assert queries.harvested_code(warm, "2406.04823", limit=5, cursor=cursor) == queries.harvested_code(
+        cold, "2406.04823", limit=5, cursor=cursor
+    )
+
+
+def test_changed_record_forces_a_rebuild(records: Path, tmp_path: Path, builds: list[int]) -> None:
+    Corpus.open([records], cache_dir=tmp_path / "cache")
+    (records / "000_14282948c0d959ec.txt").unlink()
+    rebuilt = Corpus.open([records], cache_dir=tmp_path / "cache")
+    assert builds == [1, 1]
+    assert len(rebuilt.index.papers) == 1
+
+
+def test_touched_record_forces_a_rebuild(records: Path, tmp_path: Path, builds: list[int]) -> None:
+    Corpus.open([records], cache_dir=tmp_path / "cache")
+    target = records / "001_68f0e4c467ea2cc0.txt"
+    stat = target.stat()
+    os.utime(target, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    Corpus.open([records], cache_dir=tmp_path / "cache")
+    assert builds == [1, 1]
+
+
+def test_other_limits_are_another_key(records: Path) -> None:
+    assert snapshot.records_key([records], Limits()) != snapshot.records_key([records], Limits(max_string_chars=10))
+
+
+def _snapshot_file(cache: Path) -> Path:
+    (path,) = cache.glob("index-*.snapshot")
+    return path
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda data: data[:-100], id="truncated"),
+        pytest.param(lambda data: data[:-50] + bytes([data[-50] ^ 0xFF]) + data[-49:], id="flipped-byte"),
+        pytest.param(lambda data: b"not a snapshot at all", id="foreign-file"),
+        pytest.param(lambda data: b"PAPERCODE-SNAPSHOT\n" + b"\x00" * 200, id="zero-header"),
+        pytest.param(lambda data: b"", id="empty"),
+    ],
+)
+def test_damaged_snapshot_is_rebuilt_never_served(records: Path, tmp_path: Path, builds: list[int], damage) -> None:  # type: ignore[no-untyped-def]
+    cache = tmp_path / "cache"
+    expected = _answers(Corpus.open([records], cache_dir=cache))
+    path = _snapshot_file(cache)
+    path.write_bytes(damage(path.read_bytes()))
+    again = Corpus.open([records], cache_dir=cache)
+    assert builds == [1, 1]
+    assert _answers(again) == expected
+    # The rebuild wrote a good snapshot back.
+    Corpus.open([records], cache_dir=cache)
+    assert builds == [1, 1]
+
+
+def test_snapshot_of_other_records_is_not_served(records: Path, tmp_path: Path, builds: list[int]) -> None:
+    cache = tmp_path / "cache"
+    Corpus.open([records], cache_dir=cache)
+    other = tmp_path / "other"
+    other.mkdir()
+    shutil.copy(records / "001_68f0e4c467ea2cc0.txt", other)
+    # A snapshot of the other records, planted under this corpus's name.
+    other_corpus = Corpus.load([other])
+    snapshot.save(_snapshot_file(cache), snapshot.records_key([other], Limits()), other_corpus)
+    served = Corpus.open([records], cache_dir=cache)
+    assert len(served.index.papers) == 2
+
+
+def test_unwritable_cache_still_serves(records: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the cache directory should be")
+    corpus = Corpus.open([records], cache_dir=blocker)
+    assert len(corpus.index.papers) == 2
+
+
+def test_no_cache_dir_never_writes(records: Path, tmp_path: Path, builds: list[int]) -> None:
+    Corpus.open([records], cache_dir=None)
+    Corpus.open([records], cache_dir=None)
+    assert builds == [1, 1]
+    assert not list(tmp_path.rglob("*.snapshot"))
