@@ -15,6 +15,7 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -104,32 +105,48 @@ def is_record_file(name: str) -> bool:
 
 
 def find_record_files(root: Path, report: LoadReport) -> list[Path]:
-    """Every record file under `root`, sorted; symlinks are followed only inside `root`."""
+    """Every regular record file under `root`, sorted, each real file once.
+
+    Symlinks are followed only when they stay inside `root`; anything that is not a regular
+    file (a FIFO would block the read forever, a device never ends) is reported, not opened.
+    """
     found: list[Path] = []
     real_root = root.resolve()
-    seen_dirs: set[str] = set()
+    seen: set[Path] = set()
 
     def walk(directory: Path) -> None:
         try:
-            real = str(directory.resolve())
-            if real in seen_dirs:
+            real = directory.resolve()
+            if real in seen:
                 return
-            seen_dirs.add(real)
+            seen.add(real)
             entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
-        except OSError as exc:
-            report.add("error", "unreadable", str(directory), f"cannot list directory: {exc.strerror or exc}")
+        except (OSError, RuntimeError) as exc:
+            report.add("error", "unreadable", str(directory), f"cannot list directory: {_os_reason(exc)}")
             return
         for entry in entries:
             path = Path(entry.path)
-            if entry.is_symlink():
-                target = path.resolve()
-                if not target.is_relative_to(real_root):
-                    if is_record_file(entry.name) or target.is_dir():
-                        report.add("error", "symlink_outside", str(path), "symlink points outside the records directory; not followed")
-                    continue
-            if entry.is_dir():
+            if not (entry.is_symlink() or entry.is_dir(follow_symlinks=False) or is_record_file(entry.name)):
+                continue
+            try:
+                target = path.resolve(strict=True)
+                is_dir, is_file = target.is_dir(), target.is_file()
+            except (OSError, RuntimeError) as exc:
+                if is_record_file(entry.name):
+                    report.add("error", "unreadable", str(path), f"broken symlink: {_os_reason(exc)}")
+                continue
+            if entry.is_symlink() and not target.is_relative_to(real_root):
+                if is_record_file(entry.name) or is_dir:
+                    report.add("error", "symlink_outside", str(path), "symlink points outside the records directory; not followed")
+                continue
+            if is_dir:
                 walk(path)
-            elif is_record_file(entry.name):
+            elif not is_record_file(entry.name):
+                continue
+            elif not is_file:
+                report.add("error", "not_a_file", str(path), "not a regular file (FIFO, socket or device); not opened")
+            elif target not in seen:
+                seen.add(target)
                 found.append(path)
 
     if not root.exists():
@@ -139,6 +156,12 @@ def find_record_files(root: Path, report: LoadReport) -> list[Path]:
     else:
         walk(root)
     return found
+
+
+def _os_reason(exc: BaseException) -> str:
+    if isinstance(exc, RuntimeError):  # Path.resolve() on a symlink loop (Python < 3.13)
+        return "symlink loop"
+    return getattr(exc, "strerror", None) or str(exc)
 
 
 def load_records(
@@ -227,12 +250,15 @@ def _parse(data: bytes, name: str, line: int | None, report: LoadReport) -> Any:
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
     if not data.strip():
-        report.add("error", "empty", name, "empty file", line)
+        report.add("error", "empty", name, "file is empty or only whitespace", line)
         return None
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        report.add("error", "bad_json", name, f"not valid JSON: {exc}", line)
+        if exc.msg.startswith("str is not valid UTF-8"):
+            report.add("error", "bad_encoding", name, f"not valid UTF-8 (at byte {exc.pos})", line)
+        else:
+            report.add("error", "bad_json", name, f"not valid JSON: {exc}", line)
         return None
     if not isinstance(value, dict):
         report.add("error", "not_an_object", name, f"a record must be a JSON object, found {_json_kind(value)}", line)
@@ -248,6 +274,7 @@ def _json_kind(value: Any) -> str:
 
 
 def _validate(value: dict[str, Any], name: str, line: int | None, limits: Limits, report: LoadReport) -> Record | None:
+    dropped = 0
     try:
         record = Record.model_validate(value)
     except ValidationError as exc:
@@ -258,13 +285,14 @@ def _validate(value: dict[str, Any], name: str, line: int | None, limits: Limits
         record = _without_bad_samples(value, bad_samples, exc, name, line, report)
         if record is None:
             return None
+        dropped = len(bad_samples)
     if canonical_arxiv_id(record.arxiv_id) is None and slug_from_record_url(record.url) is None:
         report.add("error", "no_key", name, "record has neither a valid arxiv_id nor a /paper/<slug> url", line)
         return None
     if record.arxiv_id is not None and canonical_arxiv_id(record.arxiv_id) is None:
         report.add("warning", "bad_arxiv_id", name, f"arxiv_id {record.arxiv_id[:40]!r} is not an arXiv id; indexed by slug only", line)
     _cap_strings(record, limits, name, line, report)
-    _check_harvest(record, name, line, report)
+    _check_harvest(record, dropped, name, line, report)
     return record
 
 
@@ -304,32 +332,43 @@ def _describe(exc: ValidationError, most: int = 3) -> str:
 
 
 def _cap_strings(record: Record, limits: Limits, name: str, line: int | None, report: LoadReport) -> None:
+    """Cut the free-text fields answers show; identifiers are left alone (the file cap bounds them)."""
     cap = limits.max_string_chars
     for field_name in ("title", "abstract", "proceeding"):
         text = getattr(record, field_name)
         if isinstance(text, str) and len(text) > cap:
             setattr(record, field_name, text[:cap])
             report.add("warning", "string_truncated", name, f"{field_name} cut from {len(text):,} to {cap:,} characters", line)
+    long_names = [i for i, author in enumerate(record.authors) if len(author) > cap]
+    if long_names:
+        record.authors = [author[:cap] for author in record.authors]
+        report.add("warning", "string_truncated", name, f"{len(long_names)} author name(s) cut to {cap:,} characters", line)
 
 
-def _check_harvest(record: Record, name: str, line: int | None, report: LoadReport) -> None:
+def _check_harvest(record: Record, dropped: int, name: str, line: int | None, report: LoadReport) -> None:
     harvest = record.syntology
     if harvest is None:
         return
     statuses = Counter(sample.status for sample in harvest.samples)
     unknown = sorted(set(statuses) - set(KNOWN_STATUSES))
     if unknown:
-        report.add("warning", "unknown_status", name, f"unknown status value(s) kept: {', '.join(unknown)}", line)
-    if harvest.summary is not None and dict(harvest.summary) != {k: v for k, v in statuses.items()}:
+        shown = ", ".join(repr(status[:40]) for status in unknown[:5]) + (" …" if len(unknown) > 5 else "")
+        report.add("warning", "unknown_status", name, f"unknown status value(s) kept and indexed: {shown}", line)
+    if dropped:
+        return  # the aggregates counted the dropped samples too; that is already reported
+    if harvest.summary is not None and _nonzero(harvest.summary) != dict(statuses):
         report.add("warning", "summary_mismatch", name, "syntology.summary disagrees with the samples; the samples win", line)
     if harvest.by_repo_kind is not None:
-        by_kind = Counter(sample.repo_kind for sample in harvest.samples)
-        declared = {kind: counts.samples for kind, counts in harvest.by_repo_kind.items()}
-        if declared != dict(by_kind):
+        declared = _nonzero({kind: counts.samples for kind, counts in harvest.by_repo_kind.items()})
+        if declared != dict(Counter(sample.repo_kind for sample in harvest.samples)):
             report.add("warning", "by_repo_kind_mismatch", name, "syntology.by_repo_kind disagrees with the samples; the samples win", line)
     pointer_only = sum(1 for sample in harvest.samples if not sample.inline_ok)
     if harvest.n_pointer_only_for_licence is not None and harvest.n_pointer_only_for_licence != pointer_only:
         report.add("warning", "pointer_only_mismatch", name, "n_pointer_only_for_licence disagrees with the samples; the samples win", line)
+
+
+def _nonzero(counts: dict[str, int]) -> dict[str, int]:
+    return {key: count for key, count in counts.items() if count}
 
 
 def _drop_duplicates(loaded: list[LoadedRecord], report: LoadReport) -> list[LoadedRecord]:
@@ -341,12 +380,26 @@ def _drop_duplicates(loaded: list[LoadedRecord], report: LoadReport) -> list[Loa
         if current is None:
             winners[key] = item
             continue
-        keep, drop = (item, current) if item.read_at > current.read_at else (current, item)
+        keep, drop = (item, current) if _instant(item.read_at) > _instant(current.read_at) else (current, item)
         winners[key] = keep
         where = f"{keep.path}:{keep.line}" if keep.line is not None else keep.path
-        report.add("error", "duplicate", drop.path, f"duplicate of {key}; kept the one in {where}", drop.line)
+        report.add(
+            "error", "duplicate", drop.path, f"duplicate of {key}; kept the one in {where} (later read_at, else first by path)", drop.line
+        )
     kept = set(map(id, winners.values()))
     return [item for item in loaded if id(item) in kept]
+
+
+_NEVER = datetime.min.replace(tzinfo=UTC)
+
+
+def _instant(read_at: str) -> datetime:
+    """`read_at` as an instant, so +02:00 and Z compare right; missing or unparseable is oldest."""
+    try:
+        moment = datetime.fromisoformat(read_at)
+    except ValueError:
+        return _NEVER
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _record_key(record: Record) -> str:
