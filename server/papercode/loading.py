@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, cast
 
 import orjson
 from pydantic import ValidationError
@@ -217,7 +217,7 @@ def _read_file(path: Path, limits: Limits, report: LoadReport) -> Iterator[tuple
 
 def _open(path: Path) -> IO[bytes]:
     if path.name.endswith(".gz"):
-        return gzip.open(path, "rb")
+        return cast(IO[bytes], gzip.open(path, "rb"))
     return open(path, "rb")
 
 
@@ -282,10 +282,10 @@ def _validate(value: dict[str, Any], name: str, line: int | None, limits: Limits
         if bad_samples is None:
             report.add("error", "invalid_record", name, _describe(exc), line)
             return None
-        record = _without_bad_samples(value, bad_samples, exc, name, line, report)
-        if record is None:
+        kept = _without_bad_samples(value, bad_samples, exc, name, line, report)
+        if kept is None:
             return None
-        dropped = len(bad_samples)
+        record, dropped = kept, len(bad_samples)
     if canonical_arxiv_id(record.arxiv_id) is None and slug_from_record_url(record.url) is None:
         report.add("error", "no_key", name, "record has neither a valid arxiv_id nor a /paper/<slug> url", line)
         return None
