@@ -1,0 +1,547 @@
+"""`python -m benchmarks run`: cold load vs the parse floor, peak RSS vs raw bytes, tool latency in-process and over stdio.
+
+For each size, everything is measured in one run over the same bytes:
+
+1. **parse floor** (subprocess): read every record file into memory, then time only `orjson.loads` over them (best of 3);
+2. **cold load** (a fresh subprocess, so RSS is clean): `Corpus.load(roots)`, wall time, split into phases (reading and
+   parsing, pydantic validation, index build, FTS5 build) by timing wrappers around the functions `Corpus.load` calls,
+   and `ru_maxrss` right after the load; then, in the same process, p50/p99 of every tool called as `queries.*`
+   directly and through the in-memory `mcp.Client(server)`;
+3. **stdio** (a server subprocess from `benchmarks.echo_server`): on one connection, interleaved, MCP ping, each tool,
+   and its `echo_<tool>` twin that returns the same pre-built answer.
+
+The corpus for size n is the first n records of one generated corpus (`files`: the first n/1000 shards; `jsonl`: the
+first n/10000 bundles), so the sizes share bytes and only the largest is generated. Other sizes get their own directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import os
+import platform
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .generate import BUNDLE_LINES, FILES_PER_SHARD, LAYOUTS, write_corpus
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DATA = REPO_ROOT.parent / "bench-data"
+TOOLS = (
+    "get_harvested_code_for_paper",
+    "list_samples_by_status",
+    "search_papers",
+    "get_paper",
+    "find_papers_for_repo",
+    "get_code",
+    "corpus_stats",
+)
+FAST_TOOLS = ("get_harvested_code_for_paper", "list_samples_by_status", "get_paper", "get_code")
+TARGET_LOAD_RATIO = 1.5
+TARGET_RSS_RATIO = 1.5
+TARGET_FAST_P50_MS = 1.0
+TARGET_SEARCH_P50_MS = 20.0
+TARGET_ECHO_RATIO = 1.2
+TARGET_SIZE = 100_000
+STATUSES = ("ran_honours", "ran", "ran_draft_wrong", "ran_violates", "unverified")
+
+
+# -- the machine ---------------------------------------------------------------------------
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") if hasattr(os, "sysconf") else 0
+    from importlib.metadata import version
+
+    return {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "ram_gib": round(ram / 2**30, 1),
+        "python": platform.python_version(),
+        "mcp": version("mcp"),
+        "pydantic": version("pydantic"),
+        "orjson": version("orjson"),
+        "sqlite": __import__("sqlite3").sqlite_version,
+        "platform": platform.platform(),
+    }
+
+
+# -- corpora -------------------------------------------------------------------------------
+
+
+def corpus_roots(data: Path, n: int, largest: int, seed: int, layout: str) -> list[Path]:
+    """Directories or files holding exactly the first `n` records; generated when missing."""
+    unit = FILES_PER_SHARD if layout == "files" else BUNDLE_LINES
+    if n % unit == 0 and largest % unit == 0:
+        base = _ensure(data / f"{layout}-{largest}-s{seed}", largest, seed, layout)
+        units = sorted(p for p in base.iterdir() if p.name != ".complete")
+        return units[: n // unit]
+    return [_ensure(data / f"{layout}-{n}-s{seed}", n, seed, layout)]
+
+
+def _ensure(directory: Path, n: int, seed: int, layout: str) -> Path:
+    marker = directory / ".complete"
+    if marker.exists():
+        return directory
+    print(f"# generating {n} records ({layout}) in {directory}", file=sys.stderr, flush=True)
+    write_corpus(directory, n, seed, layout)
+    marker.write_text(f"{n} {seed} {layout}\n")
+    return directory
+
+
+def record_files(roots: Sequence[Path]) -> list[Path]:
+    files: list[Path] = []
+    for root in roots:
+        if root.is_file():
+            files.append(root)
+        else:
+            files.extend(sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith(".")))
+    return files
+
+
+# -- subprocess workers --------------------------------------------------------------------
+
+
+def _worker(mode: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """Run `python -m benchmarks.run --worker MODE` with a JSON payload on stdin; return its JSON answer."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.run", "--worker", mode],
+        input=json.dumps(payload).encode(),
+        capture_output=True,
+        cwd=REPO_ROOT,
+        env=env,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"worker {mode} failed ({proc.returncode}):\n{proc.stderr.decode()[-4000:]}")
+    return json.loads(proc.stdout)
+
+
+def worker_floor(payload: dict[str, Any]) -> dict[str, Any]:
+    import orjson
+
+    files = record_files([Path(p) for p in payload["roots"]])
+    blobs = [f.read_bytes() for f in files]
+    lines = 0
+    chunks: list[bytes] = []
+    for name, blob in zip(files, blobs, strict=True):
+        if name.name.endswith(".gz"):
+            import gzip
+
+            blob = gzip.decompress(blob)
+        if ".jsonl" in name.name:
+            parts = [line for line in blob.split(b"\n") if line.strip()]
+            chunks.extend(parts)
+            lines += len(parts)
+        else:
+            chunks.append(blob)
+    best = float("inf")
+    for _ in range(payload.get("repeat", 3)):
+        loads = orjson.loads
+        start = time.perf_counter()
+        for chunk in chunks:
+            loads(chunk)
+        best = min(best, time.perf_counter() - start)
+    return {
+        "files": len(files),
+        "raw_bytes": sum(len(b) for b in blobs),
+        "parsed_bytes": sum(len(c) for c in chunks),
+        "floor_s": best,
+    }
+
+
+class _Timer:
+    def __init__(self) -> None:
+        self.totals: dict[str, float] = {}
+
+    def wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        totals = self.totals
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                totals[name] = totals.get(name, 0.0) + time.perf_counter() - start
+
+        return timed
+
+
+def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
+    """Cold load in this fresh process, then in-process tool latency over the loaded corpus."""
+    roots = [Path(p) for p in payload["roots"]]
+    import papercode.app  # noqa: F401 - imported before the load so that the baseline RSS includes the SDK
+    from papercode import corpus as corpus_module
+    from papercode import loading
+
+    baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    timer = _Timer()
+    if payload.get("phases", True):
+        # Phase split: wrap what Corpus.load calls (loading.load_records, PaperIndex, SearchEngine) and, inside
+        # load_records, the parse and validate steps. The wrappers cost ~1 us a call.
+        loading._parse = timer.wrap("parse (orjson.loads)", loading._parse)
+        loading._validate = timer.wrap("validate (pydantic)", loading._validate)
+        corpus_module.load_records = timer.wrap("load_records", corpus_module.load_records)
+        corpus_module.PaperIndex = timer.wrap("index build (PaperIndex)", corpus_module.PaperIndex)
+        corpus_module.SearchEngine = timer.wrap("FTS5 build (SearchEngine)", corpus_module.SearchEngine)
+    start = time.perf_counter()
+    corpus = corpus_module.Corpus.load(roots)
+    load_s = time.perf_counter() - start
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    phases = dict(timer.totals)
+    if "load_records" in phases:
+        inner = phases.get("parse (orjson.loads)", 0.0) + phases.get("validate (pydantic)", 0.0)
+        phases["read files + rest of load_records"] = phases.pop("load_records") - inner
+    accounted = sum(phases.values())
+    if phases:
+        phases["rest of Corpus.load"] = load_s - accounted
+    report = corpus.index.report
+    result: dict[str, Any] = {
+        "load_s": load_s,
+        "baseline_rss_bytes": baseline_kb * 1024,
+        "peak_rss_bytes": peak_kb * 1024,
+        "phases": phases,
+        "papers": len(corpus.index.papers),
+        "samples": len(corpus.index.samples),
+        "problems": report.counts_by_code(),
+    }
+    calls = make_calls(corpus, payload["calls"], payload.get("seed", 0))
+    result["calls"] = calls
+    if payload["calls"]:
+        result["direct"] = time_direct(corpus, calls)
+        result["client"] = asyncio.run(time_client(corpus, calls))
+    return result
+
+
+# -- the calls -----------------------------------------------------------------------------
+
+
+def make_calls(corpus: Any, per_tool: int, seed: int) -> dict[str, list[dict[str, Any]]]:
+    """Realistic arguments: ids that exist (arXiv ids, old-style ids, slugs), 1-3 title words, real hashes and repos."""
+    rng = random.Random(seed)
+    index = corpus.index
+    papers = index.papers
+    samples = index.samples
+    repos = sorted(index.by_repo) if index.by_repo else ["nobody/nothing"]
+    calls: dict[str, list[dict[str, Any]]] = {tool: [] for tool in TOOLS}
+    for _ in range(per_tool):
+        paper = papers[rng.randrange(len(papers))]
+        key = paper.arxiv_id or (f"/paper/{paper.slug}" if paper.slug else paper.title)
+        calls["get_harvested_code_for_paper"].append({"arxiv_id": key})
+        other = papers[rng.randrange(len(papers))]
+        calls["get_paper"].append({"paper": other.arxiv_id or f"/paper/{other.slug}"})
+        roll = rng.random()
+        status: str | list[str] = rng.choice(STATUSES) if roll < 0.7 else rng.sample(STATUSES, 2)
+        listing: dict[str, Any] = {"status": status}
+        if rng.random() < 0.3:
+            listing["inline_only"] = True
+        if rng.random() < 0.2:
+            listing["repo_kind"] = "official"
+        calls["list_samples_by_status"].append(listing)
+        words = [w for w in "".join(c if c.isalnum() else " " for c in papers[rng.randrange(len(papers))].title).split() if len(w) > 2]
+        query = " ".join(rng.sample(words, min(len(words), rng.randint(1, 3)))) if words else "learning"
+        search: dict[str, Any] = {"query": query}
+        if rng.random() < 0.2:
+            search["has_samples"] = True
+        calls["search_papers"].append(search)
+        calls["find_papers_for_repo"].append({"repo": repos[rng.randrange(len(repos))]})
+        if samples:
+            calls["get_code"].append({"code_sha256": samples[rng.randrange(len(samples))].code_sha256})
+        calls["corpus_stats"].append({})
+    return {tool: args for tool, args in calls.items() if args}
+
+
+def direct_call(corpus: Any, tool: str, args: dict[str, Any]) -> Any:
+    from papercode import queries
+    from papercode.search import SearchFilters
+
+    if tool == "get_harvested_code_for_paper":
+        return queries.harvested_code(corpus, args["arxiv_id"], args.get("status"), args.get("repo_kind"), args.get("limit", 25), None)
+    if tool == "list_samples_by_status":
+        return queries.samples_by_status(
+            corpus, args["status"], args.get("repo_kind"), None, None, args.get("inline_only", False), args.get("limit", 25), None
+        )
+    if tool == "search_papers":
+        filters = SearchFilters(None, None, None, args.get("has_samples"), None, None, None, None)
+        return queries.search_papers(corpus, args["query"], filters, args.get("limit", 10), None)
+    if tool == "get_paper":
+        return queries.paper_detail(corpus, args["paper"])
+    if tool == "find_papers_for_repo":
+        return queries.papers_for_repo(corpus, args["repo"], args.get("limit", 25), None)
+    if tool == "get_code":
+        return queries.code(corpus, args["code_sha256"])
+    if tool == "corpus_stats":
+        return queries.corpus_stats(corpus)
+    raise ValueError(tool)
+
+
+def _stats(samples_s: list[float]) -> dict[str, float]:
+    ordered = sorted(samples_s)
+    p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
+    return {"p50_ms": statistics.median(ordered) * 1e3, "p99_ms": p99 * 1e3, "n": len(ordered)}
+
+
+def time_direct(corpus: Any, calls: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, float]]:
+    """queries.* called directly; also with the JSON shaping the tool adds (`model_dump` + `orjson.dumps`)."""
+    import orjson
+
+    out: dict[str, dict[str, float]] = {}
+    for tool, arglist in calls.items():
+        for args in arglist[: min(20, len(arglist))]:  # warm-up
+            direct_call(corpus, tool, args)
+        bare, shaped = [], []
+        for args in arglist:
+            start = time.perf_counter()
+            answer = direct_call(corpus, tool, args)
+            mid = time.perf_counter()
+            orjson.dumps(answer.model_dump(mode="json", exclude_none=True))
+            end = time.perf_counter()
+            bare.append(mid - start)
+            shaped.append(end - start)
+        out[tool] = _stats(bare) | {f"shaped_{k}": v for k, v in _stats(shaped).items() if k != "n"}
+    return out
+
+
+async def time_client(corpus: Any, calls: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, float]]:
+    """Through the in-memory `mcp.Client(server)` (the SDK's default DirectDispatcher: no JSON-RPC bytes)."""
+    from mcp import Client
+
+    from papercode.app import build_server
+
+    server = build_server(lambda: corpus)
+    out: dict[str, dict[str, float]] = {}
+    async with Client(server) as client:
+        for tool, arglist in calls.items():
+            for args in arglist[: min(20, len(arglist))]:
+                await client.call_tool(tool, args)
+            times, errors = [], 0
+            for args in arglist:
+                start = time.perf_counter()
+                result = await client.call_tool(tool, args)
+                times.append(time.perf_counter() - start)
+                errors += bool(result.is_error)
+            out[tool] = _stats(times) | {"errors": errors}
+    return out
+
+
+async def time_stdio(roots: Sequence[Path], calls: dict[str, list[dict[str, Any]]], per_tool: int) -> dict[str, Any]:
+    """Each tool, its echo twin and MCP ping, interleaved on one stdio connection to `benchmarks.echo_server`."""
+    import warnings
+
+    from mcp import Client, StdioServerParameters
+
+    warnings.filterwarnings("ignore", message="ping is removed as of 2026-07-28")
+    args = ["-m", "benchmarks.echo_server"]
+    for root in roots:
+        args += ["--records", str(root)]
+    env = {"PYTHONPATH": str(REPO_ROOT), "PATH": os.environ.get("PATH", "")}
+    params = StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(REPO_ROOT))
+    started = time.perf_counter()
+    out: dict[str, Any] = {"tools": {}}
+    if True:  # keeps the block shape
+        # MCP ping is not a method of protocol 2026-07-28 (the server answers "Method not found"), so the stdio
+        # connection uses the 2025-11-25 handshake, which is also what today's desktop hosts speak.
+        async with Client(params, mode="legacy") as client:
+            out["connect_s"] = time.perf_counter() - started
+            await client.send_ping()
+            # warm-up: every argument set once on the tool and its echo (this builds the echo's answers)
+            for tool, arglist in calls.items():
+                for call_args in arglist[:per_tool]:
+                    await client.call_tool(tool, call_args)
+                    await client.call_tool(f"echo_{tool}", call_args)
+            pings: list[float] = []
+            for tool, arglist in calls.items():
+                real, echo, errors, sizes = [], [], 0, []
+                for call_args in arglist[:per_tool]:
+                    start = time.perf_counter()
+                    await client.send_ping()
+                    pings.append(time.perf_counter() - start)
+                    start = time.perf_counter()
+                    result = await client.call_tool(tool, call_args)
+                    real.append(time.perf_counter() - start)
+                    errors += bool(result.is_error)
+                    sizes.append(len(result.content[0].text) if result.content else 0)
+                    start = time.perf_counter()
+                    echoed = await client.call_tool(f"echo_{tool}", call_args)
+                    echo.append(time.perf_counter() - start)
+                    if echoed.structured_content != result.structured_content:
+                        errors += 1
+                out["tools"][tool] = {
+                    "p50_ms": statistics.median(real) * 1e3,
+                    "echo_p50_ms": statistics.median(echo) * 1e3,
+                    "n": len(real),
+                    "errors": errors,
+                    "answer_bytes_median": statistics.median(sizes),
+                }
+            out["ping_p50_ms"] = statistics.median(pings) * 1e3
+    for row in out["tools"].values():
+        row["vs_echo"] = row["p50_ms"] / row["echo_p50_ms"]
+        row["vs_ping"] = row["p50_ms"] / out["ping_p50_ms"]
+        row["echo_vs_ping"] = row["echo_p50_ms"] / out["ping_p50_ms"]
+    return out
+
+
+# -- one size ------------------------------------------------------------------------------
+
+
+def measure(roots: Sequence[Path], calls: int, stdio_calls: int, seed: int = 0, phases: bool = True) -> dict[str, Any]:
+    """Every number for one corpus: floor, cold load, RSS, in-process and stdio latency."""
+    payload = {"roots": [str(r) for r in roots], "calls": calls, "seed": seed, "phases": phases}
+    floor = _worker("floor", payload)
+    load = _worker("load", payload)
+    result: dict[str, Any] = {**floor, **load}
+    result["load_vs_floor"] = load["load_s"] / floor["floor_s"]
+    result["rss_vs_raw"] = load["peak_rss_bytes"] / floor["raw_bytes"]
+    result["rss_above_baseline_vs_raw"] = (load["peak_rss_bytes"] - load["baseline_rss_bytes"]) / floor["raw_bytes"]
+    if stdio_calls:
+        result["stdio"] = asyncio.run(time_stdio(roots, load["calls"], stdio_calls))
+    result.pop("calls", None)
+    return result
+
+
+def targets(result: dict[str, Any]) -> list[tuple[str, bool, str]]:
+    """(target, passed, measured) for the issue's targets (defined at 100k records)."""
+    rows = [
+        (f"cold load <= {TARGET_LOAD_RATIO}x parse floor", result["load_vs_floor"] <= TARGET_LOAD_RATIO, f"{result['load_vs_floor']:.2f}x"),
+        (f"peak RSS <= {TARGET_RSS_RATIO}x raw bytes", result["rss_vs_raw"] <= TARGET_RSS_RATIO, f"{result['rss_vs_raw']:.2f}x"),
+    ]
+    direct = result.get("direct", {})
+    for tool in FAST_TOOLS:
+        if tool in direct:
+            p50 = direct[tool]["p50_ms"]
+            rows.append((f"in-process p50 {tool} <= {TARGET_FAST_P50_MS:g} ms", p50 <= TARGET_FAST_P50_MS, f"{p50:.3f} ms"))
+    if "search_papers" in direct:
+        p50 = direct["search_papers"]["p50_ms"]
+        rows.append((f"in-process p50 search_papers <= {TARGET_SEARCH_P50_MS:g} ms", p50 <= TARGET_SEARCH_P50_MS, f"{p50:.3f} ms"))
+    stdio = result.get("stdio")
+    if stdio:
+        for tool, row in stdio["tools"].items():
+            if tool == "search_papers":
+                limit = row["echo_p50_ms"] + direct.get(tool, {}).get("p50_ms", 0.0) + 1.0
+                rows.append(
+                    (
+                        "stdio p50 search_papers <= echo + in-process p50 + 1 ms",
+                        row["p50_ms"] <= limit,
+                        f"{row['p50_ms']:.2f} ms vs {limit:.2f} ms",
+                    )
+                )
+            else:
+                rows.append(
+                    (f"stdio p50 {tool} <= {TARGET_ECHO_RATIO}x echo", row["vs_echo"] <= TARGET_ECHO_RATIO, f"{row['vs_echo']:.2f}x")
+                )
+    return rows
+
+
+# -- printing ------------------------------------------------------------------------------
+
+
+def _mb(n: float) -> str:
+    return f"{n / 2**20:,.0f} MiB"
+
+
+def format_size(n: int, r: dict[str, Any]) -> str:
+    lines = [
+        f"## {n:,} records ({r['files']:,} files, {r['papers']:,} papers, {r['samples']:,} samples, problems {r['problems'] or 'none'})"
+    ]
+    lines.append(f"cold load         {r['load_s']:8.2f} s   parse floor {r['floor_s']:.2f} s   ratio {r['load_vs_floor']:.2f}x")
+    for phase, seconds in r.get("phases", {}).items():
+        lines.append(f"  {phase:34s} {seconds:8.2f} s  ({seconds / r['load_s']:5.1%})")
+    lines.append(
+        f"peak RSS          {_mb(r['peak_rss_bytes']):>10}   raw bytes {_mb(r['raw_bytes'])}   ratio {r['rss_vs_raw']:.2f}x"
+        f"   (baseline before load {_mb(r['baseline_rss_bytes'])}; above baseline {r['rss_above_baseline_vs_raw']:.2f}x)"
+    )
+    if "direct" in r:
+        lines.append("in-process (ms)                 queries.* p50    p99 | +JSON p50 | mcp.Client p50    p99")
+        for tool, d in r["direct"].items():
+            c = r["client"][tool]
+            lines.append(
+                f"  {tool:30s} {d['p50_ms']:9.3f} {d['p99_ms']:7.3f} | {d['shaped_p50_ms']:9.3f} | {c['p50_ms']:14.3f} {c['p99_ms']:7.3f}"
+                + (f"  ({c['errors']} errors)" if c["errors"] else "")
+            )
+    stdio = r.get("stdio")
+    if stdio:
+        lines.append(f"stdio (ms)  ping p50 {stdio['ping_p50_ms']:.3f}   (server start + load + connect {stdio['connect_s']:.1f} s)")
+        lines.append("  tool                             p50   echo p50  tool/echo  tool/ping  echo/ping  answer bytes")
+        for tool, s in stdio["tools"].items():
+            lines.append(
+                f"  {tool:30s} {s['p50_ms']:6.3f} {s['echo_p50_ms']:9.3f} {s['vs_echo']:9.2f}x {s['vs_ping']:9.2f}x {s['echo_vs_ping']:9.2f}x"
+                f" {s['answer_bytes_median']:10,.0f}" + (f"  ({s['errors']} errors)" if s["errors"] else "")
+            )
+    label = "targets" if n >= TARGET_SIZE else f"targets (defined at {TARGET_SIZE:,}; shown for reference)"
+    lines.append(label)
+    for name, passed, measured in targets(r):
+        lines.append(f"  {'PASS' if passed else 'MISS'}  {name:60s} {measured}")
+    return "\n".join(lines)
+
+
+def format_machine(m: dict[str, Any]) -> str:
+    return (
+        f"# papercode benchmark, {m['date']}\n"
+        f"# {m['cpu']}, {m['cores']} cores, {m['ram_gib']} GiB RAM; {m['platform']}\n"
+        f"# Python {m['python']}, mcp {m['mcp']}, pydantic {m['pydantic']}, orjson {m['orjson']}, SQLite {m['sqlite']}"
+    )
+
+
+# -- entry points --------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sizes", default="10000,100000", help="comma-separated record counts (default 10000,100000)")
+    parser.add_argument("--layout", choices=LAYOUTS, default="files")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"where corpora are generated and kept (default {DEFAULT_DATA})")
+    parser.add_argument("--calls", type=int, default=300, help="in-process calls per tool (default 300)")
+    parser.add_argument("--stdio-calls", type=int, default=200, help="stdio calls per tool, 0 to skip (default 200)")
+    parser.add_argument("--no-phases", action="store_true", help="time Corpus.load without the phase wrappers")
+    parser.add_argument("--json", type=Path, help="also write every number to this JSON file")
+    parser.add_argument("--smoke", action="store_true", help="500 records, few calls: a CI smoke check (< 60 s)")
+
+
+def main(args: argparse.Namespace) -> int:
+    if args.smoke:
+        args.sizes, args.calls, args.stdio_calls = "500", 20, 10
+    sizes = [int(s.replace("_", "").replace("k", "000")) for s in args.sizes.split(",") if s.strip()]
+    m = machine()
+    print(format_machine(m), flush=True)
+    results: dict[str, Any] = {"machine": m, "layout": args.layout, "sizes": {}}
+    largest = max(sizes)
+    for n in sizes:
+        roots = corpus_roots(args.data, n, largest, args.seed, args.layout)
+        r = measure(roots, args.calls, args.stdio_calls, args.seed, phases=not args.no_phases)
+        results["sizes"][n] = r
+        print(format_size(n, r), flush=True)
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=1))
+    return 0
+
+
+def _worker_main(mode: str) -> int:
+    payload = json.loads(sys.stdin.buffer.read())
+    answer = worker_floor(payload) if mode == "floor" else worker_load(payload)
+    sys.stdout.write(json.dumps(answer))
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--worker":
+        sys.exit(_worker_main(sys.argv[2]))
+    sys.exit(main(argparse.ArgumentParser().parse_args()))
