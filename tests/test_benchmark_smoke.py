@@ -1,0 +1,49 @@
+"""The benchmark's smoke mode on ~200 records: it runs and produces a number for every tool. No timing thresholds."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.generate import generate_records, write_corpus  # noqa: E402
+from benchmarks.run import TOOLS, format_size, measure, targets  # noqa: E402
+
+
+def test_generator_is_deterministic_and_consistent() -> None:
+    first = list(generate_records(60, seed=3))
+    assert first == list(generate_records(60, seed=3))
+    assert first != list(generate_records(60, seed=4))
+    assert list(generate_records(30, seed=3)) == first[:30]
+    hashes = [s["code_sha256_prefix"] for r in first for s in (r["syntology"] or {}).get("samples", [])]
+    assert len(hashes) == len(set(hashes)) and all(len(h) == 16 for h in hashes)
+    for record in first:
+        harvest = record["syntology"]
+        if harvest is None:
+            continue
+        samples = harvest["samples"]
+        assert sum(harvest["summary"].values()) == len(samples)
+        assert harvest["n_pointer_only_for_licence"] == sum(1 for s in samples if not s["inline_ok"])
+        assert all(s["mcp_get_code"]["code_sha256"] == s["code_sha256_prefix"] for s in samples)
+
+
+@pytest.mark.transport
+def test_smoke_measures_every_tool(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path / "corpus", 200, seed=1)
+    result = measure([corpus], calls=8, stdio_calls=3)
+    assert result["papers"] == 200 and not result["problems"]
+    assert result["raw_bytes"] > 0 and result["floor_s"] > 0 and result["load_s"] > 0
+    assert result["load_vs_floor"] > 0 and result["rss_vs_raw"] > 0
+    for tool in TOOLS:
+        assert result["direct"][tool]["p50_ms"] > 0
+        assert result["client"][tool]["p50_ms"] > 0 and result["client"][tool]["errors"] == 0
+        row = result["stdio"]["tools"][tool]
+        assert row["errors"] == 0 and row["vs_echo"] > 0 and row["vs_ping"] > 0
+    assert result["stdio"]["ping_p50_ms"] > 0
+    assert {passed for _, passed, _ in targets(result)} <= {True, False}
+    assert "MISS" in format_size(200, result) or "PASS" in format_size(200, result)
