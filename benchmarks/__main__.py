@@ -18,13 +18,17 @@ def main(argv: list[str] | None = None) -> int:
     gen.add_argument("--layout", choices=LAYOUTS, default="files")
     gen.add_argument("--seed", type=int, default=0)
     run = sub.add_parser("run", help="generate corpora and measure load, memory and tool latency")
-    try:
-        from .run import add_arguments
-    except ImportError:  # pragma: no cover - run.py not written yet
-        add_arguments = None
-    if add_arguments is not None:
-        add_arguments(run)
+    from .run import add_arguments
+
+    add_arguments(run)
+    plot = sub.add_parser("plot", help="plot load time and peak RSS against size from `run --json` output")
+    plot.add_argument("--json", type=Path, required=True)
+    plot.add_argument("--out", type=Path, default=Path(__file__).parent / "load_rss.png")
     args = parser.parse_args(argv)
+    if args.command == "plot":
+        from .plot import main as plot_main
+
+        return plot_main(args.json, args.out)
     if args.command == "generate":
         out = write_corpus(args.out, args.n, seed=args.seed, layout=args.layout)
         print(f"wrote {args.n} records to {out} ({args.layout})", file=sys.stderr)

@@ -1,0 +1,58 @@
+"""`python -m benchmarks plot --json results.json --out benchmarks/load_rss.png`: load time and peak RSS against size."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+def plot(results: dict[str, Any], out: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = sorted(results["sizes"], key=int)
+    n = [int(s) for s in sizes]
+    rows = [results["sizes"][s] for s in sizes]
+    load = [r["load_s"] for r in rows]
+    floor = [r["floor_s"] for r in rows]
+    rss = [r["peak_rss_bytes"] / 2**30 for r in rows]
+    raw = [r["raw_bytes"] / 2**30 for r in rows]
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    left.plot(n, load, "o-", label="cold load (Corpus.load)")
+    left.plot(n, floor, "s--", label="parse floor (orjson.loads)")
+    left.plot(n, [1.5 * f for f in floor], ":", color="grey", label="target: 1.5x parse floor")
+    left.set_xlabel("records")
+    left.set_ylabel("seconds")
+    left.set_title("Cold load time")
+    right.plot(n, rss, "o-", label="peak RSS of the loading process")
+    right.plot(n, raw, "s--", label="raw bytes of the corpus")
+    right.plot(n, [1.5 * r for r in raw], ":", color="grey", label="target: 1.5x raw bytes")
+    right.set_xlabel("records")
+    right.set_ylabel("GiB")
+    right.set_title("Peak memory")
+    for ax in (left, right):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xticks(n)
+        ax.set_xticklabels([f"{x // 1000}k" for x in n])
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    m = results["machine"]
+    fig.suptitle(
+        f"papercode, {results['layout']} layout; {m['cpu']}, {m['cores']} cores, Python {m['python']}, mcp {m['mcp']}; {m['date']}",
+        fontsize=9,
+    )
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    return out
+
+
+def main(json_path: Path, out: Path) -> int:
+    plot(json.loads(json_path.read_text()), out)
+    print(f"wrote {out}")
+    return 0
