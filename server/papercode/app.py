@@ -51,6 +51,8 @@ INSTRUCTIONS = (
     "Data is CC BY-SA 4.0: attribute it."
 )
 
+MAX_URI_CHARS = 1_000
+
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
 PaperId = Annotated[
@@ -160,6 +162,12 @@ class PapercodeServer(MCPServer):
             log.exception("tool %s failed outside its body", name)
             return CallToolResult(content=[TextContent(type="text", text=tool_error_text(name, UnexpectedToolError(name)))], is_error=True)
 
+    async def read_resource(self, uri: Any, context: Context | None = None) -> Any:  # type: ignore[override]
+        # The SDK's unknown-resource error echoes the whole URI: refuse a huge one before matching.
+        if len(str(uri)) > MAX_URI_CHARS:
+            raise MCPError(INVALID_PARAMS, f"invalid_argument: resource URI is over {MAX_URI_CHARS:,} characters; see resources/templates/list")
+        return await super().read_resource(uri, context)
+
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None) -> Any:  # type: ignore[override]
         # Bad prompt arguments are the client's mistake: invalid params, never an internal error.
         prompt = self._prompt_manager.get_prompt(name)
@@ -168,6 +176,11 @@ class PapercodeServer(MCPServer):
         missing = [arg.name for arg in prompt.arguments or [] if arg.required and not (arguments or {}).get(arg.name)]
         if missing:
             raise MCPError(INVALID_PARAMS, f"invalid_argument: missing required argument(s): {', '.join(missing)}")
+        known = {arg.name for arg in prompt.arguments or []}
+        unknown = sorted(set(arguments or {}) - known)
+        if unknown:  # the SDK would fail to render and answer with an internal error
+            listed = ", ".join(repr(key[:40]) for key in unknown[:5])
+            raise MCPError(INVALID_PARAMS, f"invalid_argument: unknown argument(s) {listed}; {name} takes {', '.join(sorted(known))}")
         return await super().get_prompt(name, arguments, context)
 
 

@@ -23,6 +23,7 @@ from .search import SearchFilters, best_status
 MAX_LIMIT = 100
 MAX_ID_CHARS = 300
 MAX_QUERY_CHARS = 1_000
+MAX_YEAR = 9999
 MIN_SHA_PREFIX = 8
 AUTHORS_SHOWN = 10
 METHODS_SHOWN = 10
@@ -102,6 +103,14 @@ def check_repo_kind(corpus: Corpus, repo_kind: str | None) -> str | None:
             "call again with a valid repo_kind, or without it",
         )
     return value
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _quote(text: str, most: int = 60) -> str:
@@ -232,6 +241,12 @@ def search_papers(
         raise QueryError("invalid_argument", f"query is over {MAX_QUERY_CHARS} characters", "search with a few distinctive words")
     if filters.status:
         filters = replace(filters, status=resolve_statuses(corpus, filters.status)[0])
+    for name, text in (("query", query), ("task", filters.task), ("method", filters.method), ("framework", filters.framework)):
+        if text is not None and not text.isascii() and not _encodable(text):  # lone surrogates: only in-process, never on the wire
+            raise QueryError("invalid_argument", f"{name} is not valid Unicode text", f"call again with {name} as plain text")
+    for name, year in (("year_from", filters.year_from), ("year_to", filters.year_to)):
+        if year is not None and not 0 <= year <= MAX_YEAR:  # SQLite integers stop at 2**63
+            raise QueryError("invalid_argument", f"{name} must be a year between 0 and {MAX_YEAR}", f"call again with a 4-digit {name}")
     if filters.year_from is not None and filters.year_to is not None and filters.year_from > filters.year_to:
         raise QueryError("invalid_argument", f"year_from {filters.year_from} is after year_to {filters.year_to}", "swap them or drop one")
     page_query = {"tool": "search", "query": " ".join(query.split()), "filters": filters, "limit": limit}
