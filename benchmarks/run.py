@@ -81,7 +81,21 @@ def machine() -> dict[str, Any]:
         "orjson": version("orjson"),
         "sqlite": __import__("sqlite3").sqlite_version,
         "platform": platform.platform(),
+        "papercode": _git_state(),
+        "loadavg": " ".join(f"{x:.2f}" for x in os.getloadavg()),
     }
+
+
+def _git_state() -> str:
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "server"], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    source = os.environ.get("PYTHONPATH") or "working tree"
+    return f"git {head}{' + uncommitted server/ changes' if dirty.strip() else ''}; papercode imported from {source}"
 
 
 # -- corpora -------------------------------------------------------------------------------
@@ -120,9 +134,14 @@ def record_files(roots: Sequence[Path]) -> list[Path]:
 # -- subprocess workers --------------------------------------------------------------------
 
 
+def _pythonpath() -> str:
+    """The benchmarks package, then whatever PYTHONPATH says (e.g. an exported commit's `server/` to benchmark it)."""
+    return os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(REPO_ROOT)]))
+
+
 def _worker(mode: str, payload: dict[str, Any]) -> dict[str, Any]:
     """Run `python -m benchmarks.run --worker MODE` with a JSON payload on stdin; return its JSON answer."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
+    env = dict(os.environ, PYTHONPATH=_pythonpath())
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks.run", "--worker", mode],
         input=json.dumps(payload).encode(),
@@ -214,17 +233,21 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     accounted = sum(phases.values())
     if phases:
         phases["rest of Corpus.load"] = load_s - accounted
+    from papercode import queries
+
     report = corpus.index.report
+    stats = queries.corpus_stats(corpus)
     result: dict[str, Any] = {
         "load_s": load_s,
         "baseline_rss_bytes": baseline_kb * 1024,
         "peak_rss_bytes": peak_kb * 1024,
         "phases": phases,
-        "papers": len(corpus.index.papers),
-        "samples": len(corpus.index.samples),
+        "papers": stats.papers,
+        "samples": stats.samples,
+        "papercode_path": str(Path(queries.__file__).parent),
         "problems": report.counts_by_code(),
     }
-    calls = make_calls(corpus, payload["calls"], payload.get("seed", 0))
+    calls = make_calls(roots, payload["calls"], payload.get("seed", 0))
     result["calls"] = calls
     if payload["calls"]:
         result["direct"] = time_direct(corpus, calls)
@@ -235,37 +258,50 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
 # -- the calls -----------------------------------------------------------------------------
 
 
-def make_calls(corpus: Any, per_tool: int, seed: int) -> dict[str, list[dict[str, Any]]]:
-    """Realistic arguments: ids that exist (arXiv ids, old-style ids, slugs), 1-3 title words, real hashes and repos."""
+def make_calls(roots: Sequence[Path], per_tool: int, seed: int) -> dict[str, list[dict[str, Any]]]:
+    """Realistic arguments, taken from the record files themselves (so they exist, whatever the index looks like):
+    arXiv ids (new and old style) and slugs, 1-3 title words, sample hashes, code-link repositories."""
+    import gzip
+
+    import orjson
+
     rng = random.Random(seed)
-    index = corpus.index
-    papers = index.papers
-    samples = index.samples
-    repos = sorted(index.by_repo) if index.by_repo else ["nobody/nothing"]
+    files = record_files(roots)
+    picked: list[dict[str, Any]] = []
+    for path in rng.sample(files, min(len(files), max(1, per_tool * 2))):
+        blob = path.read_bytes()
+        if path.name.endswith(".gz"):
+            blob = gzip.decompress(blob)
+        if ".jsonl" in path.name:
+            lines = [line for line in blob.split(b"\n") if line.strip()]
+            picked.extend(orjson.loads(line) for line in rng.sample(lines, min(len(lines), max(1, 2 * per_tool // len(files) + 1))))
+        else:
+            picked.append(orjson.loads(blob))
+    rng.shuffle(picked)
+    papers = [(r.get("arxiv_id") or r["url"], r["title"]) for r in picked]
+    shas = [s["code_sha256_prefix"] for r in picked for s in (r.get("syntology") or {}).get("samples", [])]
+    repos = [link["repo_url"] for r in picked for link in r.get("code_links", [])] or ["nobody/nothing"]
     calls: dict[str, list[dict[str, Any]]] = {tool: [] for tool in TOOLS}
-    for _ in range(per_tool):
-        paper = papers[rng.randrange(len(papers))]
-        key = paper.arxiv_id or (f"/paper/{paper.slug}" if paper.slug else paper.title)
-        calls["get_harvested_code_for_paper"].append({"arxiv_id": key})
-        other = papers[rng.randrange(len(papers))]
-        calls["get_paper"].append({"paper": other.arxiv_id or f"/paper/{other.slug}"})
-        roll = rng.random()
-        status: str | list[str] = rng.choice(STATUSES) if roll < 0.7 else rng.sample(STATUSES, 2)
+    for i in range(per_tool):
+        calls["get_harvested_code_for_paper"].append({"arxiv_id": papers[i % len(papers)][0]})
+        calls["get_paper"].append({"paper": papers[rng.randrange(len(papers))][0]})
+        status: str | list[str] = rng.choice(STATUSES) if rng.random() < 0.7 else rng.sample(STATUSES, 2)
         listing: dict[str, Any] = {"status": status}
         if rng.random() < 0.3:
             listing["inline_only"] = True
         if rng.random() < 0.2:
             listing["repo_kind"] = "official"
         calls["list_samples_by_status"].append(listing)
-        words = [w for w in "".join(c if c.isalnum() else " " for c in papers[rng.randrange(len(papers))].title).split() if len(w) > 2]
+        title = papers[rng.randrange(len(papers))][1]
+        words = [w for w in "".join(c if c.isalnum() else " " for c in title).split() if len(w) > 2]
         query = " ".join(rng.sample(words, min(len(words), rng.randint(1, 3)))) if words else "learning"
         search: dict[str, Any] = {"query": query}
         if rng.random() < 0.2:
             search["has_samples"] = True
         calls["search_papers"].append(search)
         calls["find_papers_for_repo"].append({"repo": repos[rng.randrange(len(repos))]})
-        if samples:
-            calls["get_code"].append({"code_sha256": samples[rng.randrange(len(samples))].code_sha256})
+        if shas:
+            calls["get_code"].append({"code_sha256": shas[rng.randrange(len(shas))]})
         calls["corpus_stats"].append({})
     return {tool: args for tool, args in calls.items() if args}
 
@@ -353,7 +389,7 @@ async def time_stdio(roots: Sequence[Path], calls: dict[str, list[dict[str, Any]
     args = ["-m", "benchmarks.echo_server"]
     for root in roots:
         args += ["--records", str(root)]
-    env = {"PYTHONPATH": str(REPO_ROOT), "PATH": os.environ.get("PATH", "")}
+    env = {"PYTHONPATH": _pythonpath(), "PATH": os.environ.get("PATH", "")}
     params = StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(REPO_ROOT))
     started = time.perf_counter()
     out: dict[str, Any] = {"tools": {}}
@@ -496,8 +532,9 @@ def format_size(n: int, r: dict[str, Any]) -> str:
 def format_machine(m: dict[str, Any]) -> str:
     return (
         f"# papercode benchmark, {m['date']}\n"
-        f"# {m['cpu']}, {m['cores']} cores, {m['ram_gib']} GiB RAM; {m['platform']}\n"
-        f"# Python {m['python']}, mcp {m['mcp']}, pydantic {m['pydantic']}, orjson {m['orjson']}, SQLite {m['sqlite']}"
+        f"# {m['cpu']}, {m['cores']} cores, {m['ram_gib']} GiB RAM; {m['platform']}; load average at start {m['loadavg']}\n"
+        f"# Python {m['python']}, mcp {m['mcp']}, pydantic {m['pydantic']}, orjson {m['orjson']}, SQLite {m['sqlite']}\n"
+        f"# papercode: {m['papercode']}"
     )
 
 
