@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import time
+import tracemalloc
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -484,6 +485,35 @@ def test_default_caps_bound_a_huge_jsonl_line_without_reading_it_whole(tmp_path:
     loaded, report = load_records([tmp_path], limits)
     assert len(loaded) == 1
     assert [(p.code, p.line) for p in report.problems] == [("too_large", 1)]
+
+
+def test_memory_stays_bounded_by_the_caps(tmp_path: Path) -> None:
+    # 20 MB on disk and 100 MB behind a gzip: with 1 MiB caps the load never holds more than a cap's worth.
+    mib = 1024 * 1024
+    chunk = b" " * mib
+    with (tmp_path / "long_line.jsonl").open("wb") as out:
+        for _ in range(20):
+            out.write(chunk)
+        out.write(b"\n" + _dumps(_record("2101.00001")) + b"\n")
+    with (tmp_path / "big.json").open("wb") as out:
+        for _ in range(20):
+            out.write(chunk)
+    with gzip.open(tmp_path / "bomb.json.gz", "wb") as packed:
+        for _ in range(100):
+            packed.write(chunk)
+    tracemalloc.start()
+    try:
+        loaded, report = load_records([tmp_path], Limits(max_file_bytes=mib, max_line_bytes=mib))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [item.record.arxiv_id for item in loaded] == ["2101.00001"]
+    assert sorted((Path(p.path).name, p.code) for p in report.problems) == [
+        ("big.json", "too_large"),
+        ("bomb.json.gz", "too_large"),
+        ("long_line.jsonl", "too_large"),
+    ]
+    assert peak < 6 * mib, f"peak {peak:,} bytes"
 
 
 def test_caps_have_sensible_defaults() -> None:

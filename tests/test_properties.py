@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from hypothesis import HealthCheck, given, settings
@@ -251,3 +252,115 @@ def test_largest_real_answers_fit_the_budget(live: tuple[BlockingPortal, Client]
         result = _call(live, tool, arguments)
         assert result.is_error is False
         assert_well_formed(result)
+
+
+# -- the loader: any bytes, any JSON, any field replaced ------------------------------------
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**64)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=12,
+)
+RECORD_PATHS = [
+    ("title",),
+    ("arxiv_id",),
+    ("url",),
+    ("date",),
+    ("authors",),
+    ("abstract",),
+    ("code_links",),
+    ("code_links", 0),
+    ("code_links", 0, "is_official"),
+    ("code_links", 0, "reach"),
+    ("tasks",),
+    ("methods",),
+    ("syntology",),
+    ("syntology", "read_at"),
+    ("syntology", "summary"),
+    ("syntology", "by_repo_kind"),
+    ("syntology", "n_pointer_only_for_licence"),
+    ("syntology", "samples"),
+    ("syntology", "samples", 0),
+    ("syntology", "samples", 0, "code_sha256_prefix"),
+    ("syntology", "samples", 0, "status"),
+    ("syntology", "samples", 0, "repo"),
+    ("syntology", "samples", 0, "repo_kind"),
+    ("syntology", "samples", 0, "inline_ok"),
+    ("syntology", "samples", 0, "licence"),
+    ("syntology", "samples", 0, "verification_level"),
+]
+
+
+def _base_record() -> dict[str, Any]:
+    sample = {
+        "code_sha256_prefix": "0123456789abcdef",
+        "entry": "train",
+        "repo": "owner/repo",
+        "repo_kind": "official",
+        "path": "train.py",
+        "language": "python",
+        "status": "ran",
+        "licence": "MIT",
+        "inline_ok": True,
+    }
+    return {
+        "url": "/paper/a-paper",
+        "title": "A paper",
+        "arxiv_id": "2101.00001",
+        "date": "2021-01-01",
+        "authors": ["Ann"],
+        "abstract": "About it.",
+        "code_links": [{"repo_url": "https://github.com/owner/repo", "is_official": 1, "reach": {"status": "ok", "spdx": "MIT"}}],
+        "tasks": [{"task_slug": "t", "task_name": "T"}],
+        "methods": [{"method_name": "M"}],
+        "syntology": {
+            "read_at": "2025-01-01T00:00:00Z",
+            "summary": {"ran": 1},
+            "samples": [sample, {**sample, "code_sha256_prefix": "f" * 16}],
+        },
+    }
+
+
+def _assert_loads_without_raising(directory: Path, name: str, data: bytes) -> None:
+    path = directory / name
+    path.write_bytes(data)
+    try:
+        corpus = Corpus.load([path])
+    finally:
+        path.unlink()
+    report = corpus.index.report
+    assert report.records_indexed + report.rejected >= 1 or data.strip() in (b"", b"\xef\xbb\xbf")
+
+
+@EXAMPLES
+@given(data=st.binary(max_size=300) | json_values.map(lambda value: orjson.dumps(value)))
+def test_any_bytes_load_without_raising(tmp_path_factory: pytest.TempPathFactory, data: bytes) -> None:
+    directory = tmp_path_factory.getbasetemp()
+    _assert_loads_without_raising(directory, "any.json", data)
+    _assert_loads_without_raising(directory, "any.jsonl", data + b"\n" + data)
+
+
+@EXAMPLES
+@given(replacements=st.lists(st.tuples(st.sampled_from(RECORD_PATHS), json_values), min_size=1, max_size=3))
+def test_any_field_replaced_loads_without_raising(
+    tmp_path_factory: pytest.TempPathFactory, replacements: list[tuple[tuple[Any, ...], Any]]
+) -> None:
+    record = _base_record()
+    for path, value in replacements:
+        target: Any = record
+        for step in path[:-1]:
+            if (
+                not isinstance(target, (dict, list))
+                or (isinstance(target, list) and len(target) <= step)
+                or (isinstance(target, dict) and step not in target)
+            ):
+                break
+            target = target[step]
+        else:
+            if isinstance(target, dict) or (isinstance(target, list) and len(target) > path[-1]):
+                target[path[-1]] = value
+    _assert_loads_without_raising(tmp_path_factory.getbasetemp(), "mutated.json", orjson.dumps(record))
