@@ -1,0 +1,194 @@
+"""Answer-size budgets (tokens = bytes / 4), measured on the real records and on large synthetic corpora.
+
+- With defaults, the structured answer for 2406.04823 is at most 40% of its record's 18,166 bytes.
+- With defaults, every tool's answer text is under 4,000 tokens.
+- At the maximum limit (100), no answer reaches 25,000 tokens.
+- The whole tools/list, as the model receives it, is under 3,500 tokens.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from mcp import Client
+
+from conftest import BERT_MOUTH, BERTS_ICL, synthetic_records
+from papercode.app import build_server
+from papercode.corpus import Corpus
+from papercode.ids import normalize_repo, parse_slug
+from papercode.settings import bundled_records_dir
+
+pytestmark = pytest.mark.anyio
+
+DEFAULT_BUDGET = 4_000
+MAX_BUDGET = 25_000
+TOOLS_LIST_BUDGET = 3_500
+BERTS_ICL_RECORD_BYTES = 18_166
+STATUSES = "ran_honours,ran,ran_draft_wrong,ran_violates,unverified"
+
+
+def tokens(text: str | bytes) -> float:
+    return len(text.encode() if isinstance(text, str) else text) / 4
+
+
+@dataclass(frozen=True)
+class Case:
+    """A corpus and, for each tool, the argument that makes its answer largest."""
+
+    name: str
+    corpus: Corpus
+    most_samples: str  # paper id
+    most_details: str  # paper id with the most authors + code links + methods
+    busiest_repo: str
+    sha: str
+    status: str  # the most common status
+
+    def default_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        return [
+            ("get_harvested_code_for_paper", {"arxiv_id": self.most_samples}),
+            ("list_samples_by_status", {"status": self.status}),
+            ("list_samples_by_status", {"status": STATUSES}),
+            ("search_papers", {"query": ""}),
+            ("search_papers", {"query": "bert generative language model transformer learning"}),
+            ("get_paper", {"paper": self.most_details}),
+            ("get_paper", {"paper": self.most_samples}),
+            ("find_papers_for_repo", {"repo": self.busiest_repo}),
+            ("get_code", {"code_sha256": self.sha}),
+            ("corpus_stats", {}),
+        ]
+
+    def max_calls(self) -> list[tuple[str, dict[str, Any]]]:
+        return [
+            ("get_harvested_code_for_paper", {"arxiv_id": self.most_samples, "limit": 100}),
+            ("list_samples_by_status", {"status": STATUSES, "limit": 100}),
+            ("search_papers", {"query": "", "limit": 100}),
+            ("search_papers", {"query": "bert generative language model transformer learning", "limit": 100}),
+            ("find_papers_for_repo", {"repo": self.busiest_repo, "limit": 100}),
+        ]
+
+
+def _key(record: dict[str, Any]) -> str:
+    return record.get("arxiv_id") or parse_slug(record["url"]) or ""
+
+
+def case_from(name: str, corpus: Corpus, records: Iterable[dict[str, Any]]) -> Case:
+    most_samples = most_details = ("", -1)
+    repos: Counter[str] = Counter()
+    statuses: Counter[str] = Counter()
+    sha = ""
+    for record in records:
+        samples = (record.get("syntology") or {}).get("samples") or []
+        details = len(record.get("authors") or []) + len(record.get("code_links") or []) + len(record.get("methods") or [])
+        most_samples = max(most_samples, (_key(record), len(samples)), key=lambda pair: pair[1])
+        most_details = max(most_details, (_key(record), details), key=lambda pair: pair[1])
+        named = {normalize_repo(link["repo_url"]) for link in record.get("code_links") or []}
+        named |= {sample["repo"].lower() for sample in samples}
+        repos.update(repo for repo in named if repo)
+        statuses.update(sample["status"] for sample in samples)
+        sha = sha or (samples[0]["code_sha256_prefix"] if samples else "")
+    return Case(name, corpus, most_samples[0], most_details[0], repos.most_common(1)[0][0], sha, statuses.most_common(1)[0][0])
+
+
+def _bundled_records() -> Iterator[dict[str, Any]]:
+    for path in sorted(bundled_records_dir().glob("*.txt")):
+        yield orjson.loads(path.read_bytes())
+
+
+@pytest.fixture(scope="session")
+def real_case(corpus: Corpus) -> Case:
+    return case_from("real", corpus, _bundled_records())
+
+
+@pytest.fixture(scope="session")
+def worst_case(synthetic_corpus: Corpus) -> Case:
+    return case_from("worst-case synthetic", synthetic_corpus, synthetic_records())
+
+
+@pytest.fixture(scope="session")
+def benchmark_case(tmp_path_factory: pytest.TempPathFactory) -> Case:
+    from benchmarks.generate import generate_records, write_corpus
+
+    directory = write_corpus(tmp_path_factory.mktemp("benchmark"), 2_000, seed=7, layout="jsonl")
+    return case_from("benchmark generator", Corpus.load([Path(directory)]), generate_records(2_000, seed=7))
+
+
+@pytest.fixture(params=["real_case", "worst_case", "benchmark_case"])
+def case(request: pytest.FixtureRequest) -> Case:
+    value = request.getfixturevalue(request.param)
+    assert isinstance(value, Case)
+    return value
+
+
+async def answer_text(client: Client, tool: str, arguments: dict[str, Any]) -> str:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error is False, (tool, arguments, result.content)
+    (block,) = result.content
+    assert block.type == "text"
+    return block.text
+
+
+def test_real_case_picks_the_biggest_answers(real_case: Case) -> None:
+    assert (real_case.most_samples, real_case.most_details, real_case.status) == (BERTS_ICL, BERT_MOUTH, "ran")
+
+
+def test_worst_case_corpus_is_large() -> None:
+    records = list(synthetic_records(20))
+    assert max(len(record["authors"]) for record in records) == 300
+    assert max(len(record["syntology"]["samples"]) for record in records) == 80
+    assert max(len(record["title"]) for record in records) >= 190
+
+
+async def test_berts_icl_default_structured_answer_is_at_most_40_percent_of_its_record(corpus: Corpus) -> None:
+    record = next(path for path in bundled_records_dir().glob("*.txt") if b'"2406.04823"' in path.read_bytes())
+    assert record.stat().st_size == BERTS_ICL_RECORD_BYTES
+    async with Client(build_server(lambda: corpus)) as client:
+        result = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERTS_ICL})
+    assert len(orjson.dumps(result.structured_content)) <= 0.4 * BERTS_ICL_RECORD_BYTES
+
+
+async def test_every_default_answer_is_under_4000_tokens(case: Case) -> None:
+    sizes: dict[str, float] = {}
+    async with Client(build_server(lambda: case.corpus)) as client:
+        for tool, arguments in case.default_calls():
+            sizes[f"{tool}({arguments})"] = tokens(await answer_text(client, tool, arguments))
+    over = {call: size for call, size in sizes.items() if size >= DEFAULT_BUDGET}
+    assert not over, f"{case.name}: {over}"
+
+
+async def test_every_maximum_limit_answer_is_under_25000_tokens(case: Case) -> None:
+    sizes: dict[str, float] = {}
+    async with Client(build_server(lambda: case.corpus)) as client:
+        for tool, arguments in case.max_calls():
+            sizes[f"{tool}({arguments})"] = tokens(await answer_text(client, tool, arguments))
+    over = {call: size for call, size in sizes.items() if size >= MAX_BUDGET}
+    assert not over, f"{case.name}: {over}"
+
+
+async def test_prompts_are_under_4000_tokens(case: Case) -> None:
+    async with Client(build_server(lambda: case.corpus)) as client:
+        for name in ("implement_paper", "compare_implementations"):
+            for paper in (case.most_samples, case.most_details):
+                result = await client.get_prompt(name, {"arxiv_id": paper})
+                text = "".join(message.content.text for message in result.messages if message.content.type == "text")
+                assert tokens(text) < DEFAULT_BUDGET, (case.name, name, paper)
+
+
+async def test_resources_are_under_4000_tokens(case: Case) -> None:
+    async with Client(build_server(lambda: case.corpus)) as client:
+        for uri in (f"paper://{case.most_details}", f"code://{case.sha}", "corpus://stats", "corpus://load-report"):
+            (content,) = (await client.read_resource(uri)).contents
+            assert tokens(getattr(content, "text", "")) < DEFAULT_BUDGET, (case.name, uri)
+
+
+async def test_tools_list_is_under_3500_tokens(corpus: Corpus) -> None:
+    async with Client(build_server(lambda: corpus)) as client:
+        tools = (await client.list_tools()).tools
+    dumped = orjson.dumps([tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools])
+    assert tokens(dumped) < TOOLS_LIST_BUDGET
+
