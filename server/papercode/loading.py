@@ -255,8 +255,10 @@ def _parse(data: bytes, name: str, line: int | None, report: LoadReport) -> Any:
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        if exc.msg.startswith("str is not valid UTF-8"):
-            report.add("error", "bad_encoding", name, f"not valid UTF-8 (at byte {exc.pos})", line)
+        if exc.msg.startswith("str is not valid UTF-8"):  # orjson gives no useful position for these
+            report.add("error", "bad_encoding", name, "not valid UTF-8", line)
+        elif line is not None:  # orjson's line/column would count within this one .jsonl line
+            report.add("error", "bad_json", name, f"not valid JSON: {exc.msg} (character {exc.pos + 1} of the line)", line)
         else:
             report.add("error", "bad_json", name, f"not valid JSON: {exc}", line)
         return None
