@@ -1,0 +1,72 @@
+"""`papercode serve` as a real subprocess, spoken to over stdio by the SDK client, in both eras."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, MODES
+
+pytestmark = [pytest.mark.anyio, pytest.mark.transport]
+
+STARTUP_AND_CALLS_SECONDS = 60
+
+
+def serve_params(tmp_path: Path, *extra: str) -> StdioServerParameters:
+    # The stdio client passes on only HOME, LOGNAME, PATH, SHELL, TERM and USER: everything else is explicit.
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "papercode", "serve", *extra],
+        env={"HOME": str(tmp_path), "PAPERCODE_CACHE_DIR": str(tmp_path / "cache"), "PAPERCODE_LOG_LEVEL": "WARNING"},
+        cwd=tmp_path,
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_stdio_serves_both_real_papers_with_exact_counts(tmp_path: Path, mode: str) -> None:
+    with anyio.fail_after(STARTUP_AND_CALLS_SECONDS):
+        async with Client(serve_params(tmp_path), mode=mode) as client:
+            bert_mouth = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": "arXiv:1902.04094v2"})
+            berts_icl = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERTS_ICL, "limit": 100})
+    assert bert_mouth.is_error is False and berts_icl.is_error is False
+    first = bert_mouth.structured_content
+    assert first is not None and json.loads(bert_mouth.content[0].text) == first
+    assert first["query"] == {"asked": "arXiv:1902.04094v2", "resolved": BERT_MOUTH}
+    assert first["counts"] == {
+        "total": 10,
+        "by_status": {"ran_honours": 2, "ran_draft_wrong": 2, "ran": 6},
+        "by_repo_kind": {"official": 2, "listed": 8},
+        "pointer_only": 2,
+    }
+    assert [(s["repo"], s["status"], s["entry"]) for s in first["samples"]] == BERT_MOUTH_ORDER
+    second = berts_icl.structured_content
+    assert second is not None
+    assert second["counts"]["by_status"] == {"ran_violates": 1, "ran": 11, "ran_draft_wrong": 1, "unverified": 13}
+    assert len(second["samples"]) == 26 and "next_cursor" not in second
+
+
+async def test_stdio_errors_are_flagged_results(tmp_path: Path) -> None:
+    with anyio.fail_after(STARTUP_AND_CALLS_SECONDS):
+        async with Client(serve_params(tmp_path, "--no-cache")) as client:
+            result = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": "9999.99999"})
+            tools = (await client.list_tools()).tools
+    assert result.is_error is True
+    assert result.content[0].text.startswith("not_found:")
+    assert len(tools) == 7
+
+
+async def test_stdio_serves_records_given_by_flag(tmp_path: Path) -> None:
+    records = tmp_path / "mine"
+    records.mkdir()
+    source = next(path for path in (Path(__file__).parents[1] / "records").glob("*.txt") if b'"2406.04823"' in path.read_bytes())
+    (records / "only.json").write_bytes(source.read_bytes())
+    with anyio.fail_after(STARTUP_AND_CALLS_SECONDS):
+        async with Client(serve_params(tmp_path, "--records", str(records), "--no-cache")) as client:
+            stats = await client.call_tool("corpus_stats", {})
+    assert stats.structured_content is not None
+    assert (stats.structured_content["papers"], stats.structured_content["samples"]) == (1, 26)
