@@ -229,7 +229,7 @@ def _reach(rng: random.Random) -> dict[str, str] | None:
 
 
 def _repo_name(rng: random.Random) -> str:
-    owner = f"{rng.choice(LAST).lower()}{rng.choice(('', '-lab', '-ai', 'dev', '42', '-group'))}{rng.randint(0, 9999)}"
+    owner = f"{rng.choice(LAST).lower().replace('ü', 'ue')}{rng.choice(('', '-lab', '-ai', 'dev', '42', '-group'))}{rng.randint(0, 9999)}"
     name = f"{rng.choice(WORDS)}-{rng.choice(WORDS)}"
     return f"{owner}/{name}"
 

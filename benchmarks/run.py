@@ -95,6 +95,10 @@ def _git_state() -> str:
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     source = os.environ.get("PYTHONPATH") or "working tree"
+    for entry in filter(None, (os.environ.get("PYTHONPATH") or "").split(os.pathsep)):
+        marker = Path(entry).parent / "COMMIT"
+        if marker.exists():
+            return f"commit {marker.read_text().strip()} exported to {entry}"
     return f"git {head}{' + uncommitted server/ changes' if dirty.strip() else ''}; papercode imported from {source}"
 
 
@@ -344,16 +348,22 @@ def time_direct(corpus: Any, calls: dict[str, list[dict[str, Any]]]) -> dict[str
     for tool, arglist in calls.items():
         for args in arglist[: min(20, len(arglist))]:  # warm-up
             direct_call(corpus, tool, args)
-        bare, shaped = [], []
+        bare, shaped, errors = [], [], 0
         for args in arglist:
             start = time.perf_counter()
-            answer = direct_call(corpus, tool, args)
+            try:
+                answer = direct_call(corpus, tool, args)
+            except Exception:  # a QueryError: counted, and its time still recorded
+                errors += 1
+                bare.append(time.perf_counter() - start)
+                shaped.append(time.perf_counter() - start)
+                continue
             mid = time.perf_counter()
             orjson.dumps(answer.model_dump(mode="json", exclude_none=True))
             end = time.perf_counter()
             bare.append(mid - start)
             shaped.append(end - start)
-        out[tool] = _stats(bare) | {f"shaped_{k}": v for k, v in _stats(shaped).items() if k != "n"}
+        out[tool] = _stats(bare) | {f"shaped_{k}": v for k, v in _stats(shaped).items() if k != "n"} | {"errors": errors}
     return out
 
 
