@@ -29,7 +29,8 @@ def test_papers_by_arxiv_id_and_slug(corpus: Corpus) -> None:
     assert sorted(index.by_arxiv) == [BERT_MOUTH, BERTS_ICL]
     assert sorted(index.by_slug) == ["bert-has-a-mouth-and-it-must-speak-bert-as-a", "berts-are-generative-in-context-learners"]
     paper = index.paper_by_slug("berts-are-generative-in-context-learners")
-    assert paper is not None and paper is index.paper_by_arxiv(BERTS_ICL)
+    same = index.paper_by_arxiv(BERTS_ICL)
+    assert paper is not None and same is not None and paper.key == same.key == BERTS_ICL
     assert index.paper_by_arxiv("9999.99999") is None
     assert index.paper_by_slug("nope") is None
 
@@ -72,7 +73,7 @@ def test_sample_row_fields(corpus: Corpus) -> None:
         "NONE",
         False,
     )
-    assert corpus.index.papers[row.paper] is paper
+    assert corpus.index.papers[row.paper].key == paper.key == BERT_MOUTH
 
 
 def test_sha_prefix_lookup(corpus: Corpus) -> None:
