@@ -932,6 +932,13 @@ async def test_cursor_is_stable_for_the_same_query(client: Client) -> None:
     assert page == repeat
 
 
+async def test_cursor_carries_over_between_forms_of_the_same_statuses(client: Client) -> None:
+    first = await call(client, "list_samples_by_status", status="ran,unverified", limit=5)
+    same = await call(client, "list_samples_by_status", status=["ran", "unverified"], limit=5, cursor=first["next_cursor"])
+    assert same == await call(client, "list_samples_by_status", status="ran,unverified", limit=5, cursor=first["next_cursor"])
+    assert same["samples"][0] != first["samples"][0]
+
+
 def _tamper(cursor: str) -> str:
     return cursor[:-1] + ("A" if cursor[-1] != "A" else "B")
 
