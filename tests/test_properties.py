@@ -344,6 +344,13 @@ def test_any_bytes_load_without_raising(tmp_path_factory: pytest.TempPathFactory
     _assert_loads_without_raising(directory, "any.jsonl", data + b"\n" + data)
 
 
+def _can_step(target: Any, step: Any) -> bool:
+    """Whether `target[step]` exists (an earlier replacement may have changed the shape)."""
+    if isinstance(target, dict):
+        return isinstance(step, str) and step in target
+    return isinstance(target, list) and isinstance(step, int) and step < len(target)
+
+
 @EXAMPLES
 @given(replacements=st.lists(st.tuples(st.sampled_from(RECORD_PATHS), json_values), min_size=1, max_size=3))
 def test_any_field_replaced_loads_without_raising(
@@ -353,14 +360,13 @@ def test_any_field_replaced_loads_without_raising(
     for path, value in replacements:
         target: Any = record
         for step in path[:-1]:
-            if (
-                not isinstance(target, (dict, list))
-                or (isinstance(target, list) and len(target) <= step)
-                or (isinstance(target, dict) and step not in target)
-            ):
+            if not _can_step(target, step):
                 break
             target = target[step]
         else:
-            if isinstance(target, dict) or (isinstance(target, list) and len(target) > path[-1]):
-                target[path[-1]] = value
+            last = path[-1]
+            if isinstance(target, dict) and isinstance(last, str):
+                target[last] = value
+            elif isinstance(target, list) and isinstance(last, int) and last < len(target):
+                target[last] = value
     _assert_loads_without_raising(tmp_path_factory.getbasetemp(), "mutated.json", orjson.dumps(record))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from . import snapshot
 from .index import PaperIndex
-from .loading import Limits, ProgressCallback, load_records
+from .loading import Limits, LoadReport, ProgressCallback, iter_records
 from .paging import Pager
 from .search import SearchEngine
 
@@ -24,9 +24,9 @@ class Corpus:
     @classmethod
     def load(cls, roots: list[Path], limits: Limits | None = None, progress: ProgressCallback | None = None) -> Corpus:
         """Build from the records (cold start)."""
-        loaded, report = load_records(roots, limits, progress)
-        index = PaperIndex(loaded, report)
-        corpus = cls(index=index, search=SearchEngine(index), pager=Pager(index.fingerprint))
+        report = LoadReport()
+        index = PaperIndex(iter_records(roots, report, limits, progress), report)
+        corpus = cls(index=index, search=SearchEngine(index.take_search_documents()), pager=Pager(index.fingerprint))
         log.info(
             "indexed %d papers, %d samples from %d files (%d rejected, %d warnings)",
             len(index.papers), len(index.samples), report.files_read, report.rejected, report.warnings,

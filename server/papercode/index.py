@@ -1,8 +1,11 @@
-"""The in-memory index: papers, samples and repositories, with every keyed lookup a dict hit.
+"""The in-memory index: papers, samples and repositories, with every keyed lookup a dict hit or a
+binary search.
 
-Built once per process from validated records. It holds compact rows (slotted objects with
-interned strings), not the records themselves, so memory grows with what is served, not with
-everything a record carries. Nothing here imports MCP.
+Built once per process from validated records, and laid out for 100k+ papers and millions of
+samples: samples live in columns (arrays of small ints into one string table), papers keep only
+what lists and lookups need, and each paper's display details (authors, abstract, links, tasks,
+methods) sit in one compact JSON blob decoded on demand. That keeps memory close to what is
+served and makes the index quick to snapshot and restore. Nothing here imports MCP.
 """
 
 from __future__ import annotations
@@ -12,19 +15,22 @@ import hashlib
 import heapq
 import itertools
 import re
-import sys
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import orjson
 
 from .ids import canonical_arxiv_id, normalize_repo, slug_from_record_url
-from .loading import LoadedRecord, LoadReport
+from .loading import DuplicateFilter, LoadedRecord, LoadReport, record_key
 from .records import KNOWN_STATUSES, CodeLink, Record, Sample
-
-_intern = sys.intern
 
 STATUS_RANK: dict[str, int] = {status: rank for rank, status in enumerate(KNOWN_STATUSES)}
 _UNKNOWN_STATUS_RANK = len(KNOWN_STATUSES)
+_NONE = -1  # "no value" in an int column
+_SHA_BYTES = 8
 
 
 def status_rank(status: str) -> int:
@@ -42,8 +48,10 @@ def task_key(name: str) -> str:
     return key
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class SampleRow:
+    """One sample, materialised from the columns when a query needs it."""
+
     code_sha256: str
     entry: str
     repo: str
@@ -56,19 +64,19 @@ class SampleRow:
     licence: str | None
     inline_ok: bool
     paper: int
-    file_url: str | None
+    file_url: str
 
     @property
     def is_official(self) -> bool:
         return self.repo_kind == "official"
 
-    def order_key(self) -> tuple[bool, int, bool, str, str, str]:
-        """Best first: official, status, showable inline, then repo/path/entry."""
-        return (not self.is_official, status_rank(self.status), not self.inline_ok, self.repo, self.path, self.entry)
+
+def sample_order_key(sample: Sample) -> tuple[bool, int, bool, str, str, str]:
+    """A paper's default order, best first: official, status, showable, then repo/path/entry."""
+    return (sample.repo_kind != "official", status_rank(sample.status), not sample.inline_ok, sample.repo, sample.path, sample.entry)
 
 
-@dataclass(frozen=True, slots=True)
-class CodeLinkRow:
+class CodeLinkRow(NamedTuple):
     repo: str | None  # normalised owner/name when the URL is a GitHub repository
     repo_url: str
     is_official: bool
@@ -78,138 +86,416 @@ class CodeLinkRow:
     licence: str | None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
+class PaperDetails:
+    """A paper's display fields, decoded from its blob."""
+
+    authors: list[str]
+    proceeding: str | None
+    url_pdf: str | None
+    tasks: list[tuple[str, str]]
+    methods: list[str]
+    code_links: list[CodeLinkRow]
+
+
+@dataclass(frozen=True, slots=True)
 class PaperRow:
+    """One paper, materialised from the paper columns when a query needs it."""
+
+    ordinal: int
     arxiv_id: str | None
     slug: str | None
     title: str
     date: str | None
     year: int | None
-    authors: tuple[str, ...]
-    abstract: str | None
-    proceeding: str | None
     url_abs: str | None
-    url_pdf: str | None
-    tasks: tuple[tuple[str, str], ...]
-    methods: tuple[str, ...]
-    code_links: tuple[CodeLinkRow, ...]
     snapshot: str | None
     read_at: str | None
     claim: str | None
-    samples: list[int] = field(default_factory=list)  # sample ids, default order
+    n_authors: int
+    samples: range  # sample ids, in the paper's default order
+    blob: bytes
 
     @property
     def key(self) -> str:
         """The id agents use: the arXiv id, else the slug."""
         return self.arxiv_id or self.slug or ""
 
+    def details(self) -> PaperDetails:
+        """Display fields; the abstract is kept once, by the search engine's full text."""
+        raw = orjson.loads(self.blob)
+        return PaperDetails(
+            authors=raw["a"],
+            proceeding=raw.get("p"),
+            url_pdf=raw.get("pdf"),
+            tasks=[(slug, name) for slug, name in raw["t"]],
+            methods=raw["m"],
+            code_links=[CodeLinkRow(*link) for link in raw["l"]],
+        )
 
-# A listing bucket: samples sharing (status, repo_kind, language, licence, inline_ok).
-BucketKey = tuple[str, str, str | None, str | None, bool]
+
+class PaperColumns:
+    """Every paper, one list or array per field; `papers[i]` materialises paper i.
+
+    Columns of plain strings and ints restore from a snapshot far faster than objects do.
+    """
+
+    def __init__(self, strings: StringTable) -> None:
+        self.strings = strings
+        self.arxiv_id: list[str | None] = []
+        self.slug: list[str | None] = []
+        self.title: list[str] = []
+        self.date: list[str | None] = []
+        self.url_abs: list[str | None] = []
+        self.read_at: list[str | None] = []
+        self.blob: list[bytes] = []
+        self.snapshot = array("i")
+        self.claim = array("i")
+        self.year = array("i")
+        self.n_authors = array("i")
+        self.start = array("i")  # paper i's samples are ids start[i]..end[i]-1
+        self.end = array("i")
+
+    def __len__(self) -> int:
+        return len(self.title)
+
+    def __getitem__(self, i: int) -> PaperRow:
+        if i < 0:
+            i += len(self)
+        text = self.strings.values
+        return PaperRow(
+            ordinal=i,
+            arxiv_id=self.arxiv_id[i],
+            slug=self.slug[i],
+            title=self.title[i],
+            date=self.date[i],
+            year=None if self.year[i] == _NONE else self.year[i],
+            url_abs=self.url_abs[i],
+            snapshot=_text(text, self.snapshot[i]),
+            read_at=self.read_at[i],
+            claim=_text(text, self.claim[i]),
+            n_authors=self.n_authors[i],
+            samples=range(self.start[i], self.end[i]),
+            blob=self.blob[i],
+        )
+
+    def __iter__(self) -> Iterator[PaperRow]:
+        return (self[i] for i in range(len(self)))
+
+    def key(self, i: int) -> str:
+        return self.arxiv_id[i] or self.slug[i] or ""
+
+    def put(self, i: int, record: Record, arxiv_id: str | None, slug: str | None, blob: bytes, start: int, end: int) -> None:
+        """Set paper `i`: append when `i` is the next ordinal, else replace it."""
+        harvest = record.syntology
+        year = _year(record.date)
+        values = {
+            "arxiv_id": arxiv_id,
+            "slug": slug,
+            "title": record.title,
+            "date": record.date,
+            "url_abs": record.url_abs,
+            "read_at": harvest.read_at if harvest else None,
+            "blob": blob,
+            "snapshot": self.strings.id(record.source.snapshot if record.source else None),
+            "claim": self.strings.id(harvest.claim if harvest else None),
+            "year": _NONE if year is None else year,
+            "n_authors": len(record.authors),
+            "start": start,
+            "end": end,
+        }
+        appending = i == len(self)
+        for name, value in values.items():
+            column = getattr(self, name)
+            if appending:
+                column.append(value)
+            else:
+                column[i] = value
 
 
-@dataclass(slots=True)
-class RepoEntry:
-    papers: dict[int, list[int]] = field(default_factory=dict)  # paper -> its sample ids from this repo
+class SearchDocument(NamedTuple):
+    """What the search engine indexes for one paper; produced while the index is built."""
+
+    paper: int
+    title: str
+    abstract: str
+    authors: str
+    tasks: list[tuple[str, str]]
+    methods: list[str]
+    frameworks: set[str]
+    statuses: set[str]
+    date: str | None
+    year: int | None
+    samples: int
+    official: bool
+
+
+class StringTable:
+    """Interns strings to small ints; one table serves every string column."""
+
+    def __init__(self) -> None:
+        self.values: list[str] = []
+        self._ids: dict[str, int] = {}
+
+    def id(self, value: str | None) -> int:
+        if value is None:
+            return _NONE
+        found = self._ids.get(value)
+        if found is None:
+            found = self._ids[value] = len(self.values)
+            self.values.append(value)
+        return found
+
+    def __getstate__(self) -> list[str]:
+        return self.values
+
+    def __setstate__(self, values: list[str]) -> None:
+        self.values = values
+        self._ids = {}  # only needed while building
+
+
+class SampleColumns:
+    """Every sample, one array per field; `columns[i]` materialises sample i."""
+
+    def __init__(self) -> None:
+        self.strings = StringTable()
+        self.sha = bytearray()
+        self.entry = array("i")
+        self.repo = array("i")
+        self.repo_kind = array("i")
+        self.path = array("i")
+        self.language = array("i")
+        self.status = array("i")
+        self.contract_check = array("i")
+        self.verification_level = array("i")
+        self.licence = array("i")
+        self.inline_ok = bytearray()
+        self.paper = array("i")
+        self.file_url: dict[int, str] = {}  # only where it is not the usual blob/HEAD URL
+
+    def __len__(self) -> int:
+        return len(self.paper)
+
+    def append(self, sample: Sample, paper: int) -> None:
+        table = self.strings
+        sample_id = len(self.paper)
+        self.sha += bytes.fromhex(sample.code_sha256_prefix)
+        self.entry.append(table.id(sample.entry))
+        self.repo.append(table.id(sample.repo))
+        self.repo_kind.append(table.id(sample.repo_kind))
+        self.path.append(table.id(sample.path))
+        self.language.append(table.id(sample.language))
+        self.status.append(table.id(sample.status))
+        self.contract_check.append(table.id(sample.contract_check))
+        self.verification_level.append(_NONE if sample.verification_level is None else sample.verification_level)
+        self.licence.append(table.id(sample.licence))
+        self.inline_ok.append(sample.inline_ok)
+        self.paper.append(paper)
+        if sample.file_url is not None and sample.file_url != _blob_url(sample.repo, sample.path):
+            self.file_url[sample_id] = sample.file_url
+
+    def __getitem__(self, i: int) -> SampleRow:
+        text = self.strings.values
+        repo, path = text[self.repo[i]], text[self.path[i]]
+        return SampleRow(
+            code_sha256=self.sha[i * _SHA_BYTES : (i + 1) * _SHA_BYTES].hex(),
+            entry=text[self.entry[i]],
+            repo=repo,
+            repo_kind=text[self.repo_kind[i]],
+            path=path,
+            language=_text(text, self.language[i]),
+            status=text[self.status[i]],
+            contract_check=_text(text, self.contract_check[i]),
+            verification_level=None if self.verification_level[i] == _NONE else self.verification_level[i],
+            licence=_text(text, self.licence[i]),
+            inline_ok=bool(self.inline_ok[i]),
+            paper=self.paper[i],
+            file_url=self.file_url.get(i) or _blob_url(repo, path),
+        )
+
+    def __iter__(self) -> Iterator[SampleRow]:
+        return (self[i] for i in range(len(self)))
+
+    def status_of(self, i: int) -> str:
+        return self.strings.values[self.status[i]]
+
+    def sha_value(self, i: int) -> int:
+        return int.from_bytes(self.sha[i * _SHA_BYTES : (i + 1) * _SHA_BYTES], "big")
+
+
+def _text(values: list[str], string_id: int) -> str | None:
+    return None if string_id == _NONE else values[string_id]
+
+
+def _blob_url(repo: str, path: str) -> str:
+    return f"https://github.com/{repo}/blob/HEAD/{path}"
+
+
+# A listing bucket: samples sharing (status, repo_kind, language, licence, inline_ok), as string ids.
+BucketKey = tuple[int, int, int, int, bool]
 
 
 class PaperIndex:
     """Read-only lookups over one loaded corpus."""
 
     def __init__(self, loaded: Iterable[LoadedRecord], report: LoadReport) -> None:
+        """Index `loaded` as it streams in; duplicates resolve in place (see `DuplicateFilter`)."""
         self.report = report
-        self.papers: list[PaperRow] = []
-        self.samples: list[SampleRow] = []
+        self.samples = SampleColumns()
+        self.papers = PaperColumns(self.samples.strings)
         self.by_arxiv: dict[str, int] = {}
         self.by_slug: dict[str, int] = {}
-        self.by_sha: dict[str, list[int]] = {}
-        self.by_repo: dict[str, RepoEntry] = {}
-        self.status_counts: Counter[str] = Counter()
-        self.repo_kind_counts: Counter[str] = Counter()
-        self.licence_counts: Counter[str] = Counter()
-        self.language_counts: Counter[str] = Counter()
+        self.search_documents: list[SearchDocument] | None = []
+        self._ordinals: dict[str, int] = {}  # duplicate key -> paper ordinal
+        self._links: list[list[tuple[str, bool]]] = []  # per paper: (repo, is_official) of its code links
+        duplicates = DuplicateFilter(report)
         fingerprint = hashlib.sha256()
         for item in loaded:
-            self._add(item, fingerprint)
+            if duplicates.admit(item):
+                self._add(item)
+                fingerprint.update(f"{record_key(item.record)}\0{item.read_at}\0{item.path}\0{item.line}\0".encode())
         report.records_indexed = len(self.papers)
         self.fingerprint = fingerprint.digest()
         self._finish()
 
     # -- build -----------------------------------------------------------------------------
 
-    def _add(self, item: LoadedRecord, fingerprint: hashlib._Hash) -> None:
+    def _add(self, item: LoadedRecord) -> None:
+        """Add a record, or replace the one it beat as a duplicate (keeping that ordinal)."""
         record = item.record
-        ordinal = len(self.papers)
-        paper = _paper_row(record)
-        if paper.slug is not None and paper.slug in self.by_slug:
-            if paper.arxiv_id is None:
-                self.report.add(
-                    "error", "duplicate", item.path, f"slug {paper.slug} is already taken and the record has no arXiv id", item.line
-                )
+        key = record_key(record)
+        ordinal = self._ordinals.get(key, len(self.papers))
+        arxiv_id = canonical_arxiv_id(record.arxiv_id)
+        slug = slug_from_record_url(record.url)
+        replacing = ordinal < len(self.papers)
+        if replacing:
+            old_slug = self.papers.slug[ordinal]
+            if old_slug is not None and self.by_slug.get(old_slug) == ordinal:
+                del self.by_slug[old_slug]
+        if slug is not None and slug in self.by_slug:
+            if arxiv_id is None:
+                self.report.add("error", "duplicate", item.path, f"slug {slug} is already taken and the record has no arXiv id", item.line)
                 return
-            self.report.add(
-                "warning", "duplicate_slug", item.path, f"slug {paper.slug} is already taken; reachable by arXiv id only", item.line
-            )
-            paper.slug = None
-        self.papers.append(paper)
-        if paper.arxiv_id:
-            self.by_arxiv[paper.arxiv_id] = ordinal
-        if paper.slug:
-            self.by_slug[paper.slug] = ordinal
-        fingerprint.update(f"{paper.key}\0{paper.read_at}\0{item.path}\0".encode())
+            self.report.add("warning", "duplicate_slug", item.path, f"slug {slug} is already taken; reachable by arXiv id only", item.line)
+            slug = None
         harvest = record.syntology
-        rows = [] if harvest is None else [self._sample_row(sample, ordinal) for sample in harvest.samples]
-        rows.sort(key=SampleRow.order_key)
-        for row in rows:
-            sample_id = len(self.samples)
-            self.samples.append(row)
-            paper.samples.append(sample_id)
-            self.by_sha.setdefault(row.code_sha256, []).append(sample_id)
-            self.by_repo.setdefault(row.repo.lower(), RepoEntry()).papers.setdefault(ordinal, []).append(sample_id)
-            self.status_counts[row.status] += 1
-            self.repo_kind_counts[row.repo_kind] += 1
-            self.licence_counts[row.licence or "NONE"] += 1
-            self.language_counts[row.language or "unknown"] += 1
-        for link in paper.code_links:
-            if link.repo:
-                self.by_repo.setdefault(link.repo, RepoEntry()).papers.setdefault(ordinal, [])
-
-    def _sample_row(self, sample: Sample, paper: int) -> SampleRow:
-        derived_url = f"https://github.com/{sample.repo}/blob/HEAD/{sample.path}"
-        return SampleRow(
-            code_sha256=sample.code_sha256_prefix,
-            entry=_intern(sample.entry),
-            repo=_intern(sample.repo),
-            repo_kind=_intern(sample.repo_kind),
-            path=_intern(sample.path),
-            language=_intern(sample.language) if sample.language else None,
-            status=_intern(sample.status),
-            contract_check=_intern(sample.contract_check) if sample.contract_check else None,
-            verification_level=sample.verification_level,
-            licence=_intern(sample.licence) if sample.licence else None,
-            inline_ok=sample.inline_ok,
-            paper=paper,
-            file_url=None if sample.file_url in (None, derived_url) else sample.file_url,
+        samples = sorted(harvest.samples, key=sample_order_key) if harvest else []
+        start = len(self.samples)
+        for sample in samples:  # a replaced paper's old samples stay behind, unreferenced
+            self.samples.append(sample, ordinal)
+        links = sorted(
+            map(_code_link_row, record.code_links), key=lambda link: (not link.is_official, not link.mentioned_in_paper, link.repo_url.lower())
         )
+        document = SearchDocument(
+            paper=ordinal,
+            title=record.title,
+            abstract=record.abstract or "",
+            authors=" ; ".join(record.authors),
+            tasks=[(task.task_slug, task.task_name or task.task_slug) for task in record.tasks],
+            methods=[method.method_name for method in record.methods],
+            frameworks={link.framework for link in links if link.framework},
+            statuses={sample.status for sample in samples},
+            date=record.date,
+            year=_year(record.date),
+            samples=len(samples),
+            official=any(link.is_official for link in links),
+        )
+        repo_links = [(link.repo, link.is_official) for link in links if link.repo]
+        self.papers.put(ordinal, record, arxiv_id, slug, _details_blob(record, links), start, len(self.samples))
+        assert self.search_documents is not None
+        if replacing:
+            self.search_documents[ordinal] = document
+            self._links[ordinal] = repo_links
+        else:
+            self.search_documents.append(document)
+            self._links.append(repo_links)
+        self._ordinals[key] = ordinal
+        if arxiv_id:
+            self.by_arxiv[arxiv_id] = ordinal
+        if slug:
+            self.by_slug[slug] = ordinal
 
     def _finish(self) -> None:
-        order = sorted(range(len(self.samples)), key=self._listing_key)
-        self.listing_rank: list[int] = [0] * len(self.samples)
-        self.listing_order: list[int] = order
-        buckets: dict[BucketKey, list[int]] = defaultdict(list)
-        for rank, sample_id in enumerate(order):
-            self.listing_rank[sample_id] = rank
-            row = self.samples[sample_id]
-            buckets[(row.status, row.repo_kind, row.language, row.licence, row.inline_ok)].append(rank)
-        self.buckets: dict[BucketKey, list[int]] = dict(buckets)
-        self.sorted_shas: list[str] = sorted(self.by_sha)
+        """Everything derived from the papers' live samples: counts, hashes, repos, listings."""
+        columns, papers = self.samples, self.papers
+        text = columns.strings.values
+        live = array("i")
+        for ordinal in range(len(papers)):
+            live.extend(range(papers.start[ordinal], papers.end[ordinal]))
+        self.live_samples = len(live)
+
+        def counts(column: array[int], missing: str) -> Counter[str]:
+            by_id = Counter(column[i] for i in live)
+            return Counter({(missing if string_id == _NONE else text[string_id]): n for string_id, n in by_id.items()})
+
+        self.status_counts = counts(columns.status, "unknown")
+        self.repo_kind_counts = counts(columns.repo_kind, "unknown")
+        self.licence_counts = counts(columns.licence, "NONE")
+        self.language_counts = counts(columns.language, "unknown")
+        self.papers_with_samples = sum(1 for ordinal in range(len(papers)) if papers.end[ordinal] > papers.start[ordinal])
+        self.snapshots = {text[i] for i in set(papers.snapshot) if i != _NONE}
+        read_ats = [value for value in papers.read_at if value]
+        self.read_at_range = (min(read_ats), max(read_ats)) if read_ats else None
+        # Code hashes: sorted values with their sample ids, for exact and prefix lookups.
+        by_sha = sorted(live, key=columns.sha_value)
+        self.sha_sorted = array("Q", (columns.sha_value(i) for i in by_sha))
+        self.sha_samples = array("i", by_sha)
+        # Repositories: lower-case owner/name -> papers, official first, then by samples from it
+        # (CSR layout: sorted names, offsets, papers).
+        stats: dict[str, dict[int, list[int]]] = defaultdict(dict)  # repo -> paper -> [official, samples]
+        for ordinal, links in enumerate(self._links):
+            for repo, official in links:
+                stats[repo].setdefault(ordinal, [0, 0])[0] |= official
+        for i in live:
+            entry = stats[text[columns.repo[i]].lower()].setdefault(columns.paper[i], [0, 0])
+            entry[0] |= text[columns.repo_kind[i]] == "official"
+            entry[1] += 1
+        self.repo_names = sorted(stats)
+        self.repo_offsets = array("i", [0])
+        self.repo_papers = array("i")
+        for name in self.repo_names:
+            by_paper = stats[name]
+            self.repo_papers.extend(sorted(by_paper, key=lambda p: (not by_paper[p][0], -by_paper[p][1], papers.key(p))))
+            self.repo_offsets.append(len(self.repo_papers))
+        del self._links, self._ordinals
+        # Corpus-wide listing order, bucketed so a filtered listing never scans other samples.
+        order = sorted(live, key=self._listing_key)
+        self.listing_order = array("i", order)
+        buckets: dict[BucketKey, array[int]] = defaultdict(lambda: array("i"))
+        for rank, i in enumerate(order):
+            key = (columns.status[i], columns.repo_kind[i], columns.language[i], columns.licence[i], bool(columns.inline_ok[i]))
+            buckets[key].append(rank)
+        self.buckets: dict[BucketKey, array[int]] = dict(buckets)
         self.arxiv_ids_sorted: list[str] = sorted(self.by_arxiv)
 
-    def _listing_key(self, sample_id: int) -> tuple[int, str, bool, bool, str, str, str, str]:
+    def _listing_key(self, i: int) -> tuple[int, str, bool, bool, str, str, str, str]:
         """Corpus-wide order: status, official first, showable first, then paper/repo/path/entry."""
-        row = self.samples[sample_id]
-        paper_key = self.papers[row.paper].key
-        return (status_rank(row.status), row.status, not row.is_official, not row.inline_ok, paper_key, row.repo, row.path, row.entry)
+        columns = self.samples
+        text = columns.strings.values
+        status = text[columns.status[i]]
+        return (
+            status_rank(status),
+            status,
+            text[columns.repo_kind[i]] != "official",
+            not columns.inline_ok[i],
+            self.papers.key(columns.paper[i]),
+            text[columns.repo[i]],
+            text[columns.path[i]],
+            text[columns.entry[i]],
+        )
+
+    def take_search_documents(self) -> list[SearchDocument]:
+        """The documents for the search engine, handed over once (then freed)."""
+        documents, self.search_documents = self.search_documents or [], None
+        return documents
+
+    def __getstate__(self) -> dict[str, object]:
+        state = {name: value for name, value in self.__dict__.items() if name != "search_documents"}
+        state["search_documents"] = None
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
 
     # -- lookups ---------------------------------------------------------------------------
 
@@ -224,15 +510,43 @@ class PaperIndex:
     def samples_of(self, paper: PaperRow) -> list[SampleRow]:
         return [self.samples[i] for i in paper.samples]
 
+    def statuses_of(self, paper: PaperRow) -> set[str]:
+        return {self.samples.status_of(i) for i in paper.samples}
+
     def statuses(self) -> list[str]:
         """Every valid status: the known ones, then any others seen in the corpus."""
         extra = sorted(set(self.status_counts) - set(KNOWN_STATUSES))
         return [*KNOWN_STATUSES, *extra]
 
+    def sample_ids_for_sha(self, sha: str) -> list[int]:
+        """Samples whose code hash is exactly `sha` (16 hex)."""
+        value = int(sha, 16)
+        start = bisect.bisect_left(self.sha_sorted, value)
+        end = bisect.bisect_right(self.sha_sorted, value, lo=start)
+        return sorted(self.sha_samples[start:end])
+
     def shas_with_prefix(self, prefix: str, most: int = 10) -> list[str]:
-        start = bisect.bisect_left(self.sorted_shas, prefix)
-        found = itertools.takewhile(lambda sha: sha.startswith(prefix), self.sorted_shas[start : start + most])
-        return list(found)
+        """Distinct code hashes starting with `prefix` (hex, at most 16), in order."""
+        shift = 4 * (16 - len(prefix))
+        low = int(prefix, 16) << shift if prefix else 0
+        high = low + (1 << shift)
+        start = bisect.bisect_left(self.sha_sorted, low)
+        found: list[str] = []
+        for value in itertools.islice(self.sha_sorted, start, None):
+            if value >= high or len(found) >= most:
+                break
+            text = f"{value:016x}"
+            if not found or found[-1] != text:
+                found.append(text)
+        return found
+
+    def papers_for_repo(self, repo: str) -> list[int] | None:
+        """Papers whose code links or samples name `repo` (lower-case owner/name), official
+        links first, then those with the most samples from it."""
+        position = bisect.bisect_left(self.repo_names, repo)
+        if position == len(self.repo_names) or self.repo_names[position] != repo:
+            return None
+        return list(self.repo_papers[self.repo_offsets[position] : self.repo_offsets[position + 1]])
 
     def arxiv_ids_with_prefix(self, prefix: str, most: int = 20) -> list[str]:
         start = bisect.bisect_left(self.arxiv_ids_sorted, prefix)
@@ -248,45 +562,24 @@ class PaperIndex:
         inline_only: bool = False,
     ) -> tuple[int, Iterator[SampleRow]]:
         """(total, samples in listing order) for the filters; no scan of non-matching samples."""
+        text = self.samples.strings.values
+
+        def value(string_id: int) -> str:
+            return "" if string_id == _NONE else text[string_id].lower()
+
         wanted = set(statuses)
         chosen = [
             ranks
             for (status, kind, lang, lic, inline), ranks in self.buckets.items()
-            if status in wanted
-            and (repo_kind is None or kind == repo_kind)
-            and (language is None or (lang or "").lower() == language.lower())
-            and (licence is None or (lic or "").lower() == licence.lower())
+            if text[status] in wanted
+            and (repo_kind is None or text[kind] == repo_kind)
+            and (language is None or value(lang) == language.lower())
+            and (licence is None or value(lic) == licence.lower())
             and (inline or not inline_only)
         ]
         total = sum(map(len, chosen))
-        ranks_in_order = chosen[0] if len(chosen) == 1 else heapq.merge(*chosen)
+        ranks_in_order: Iterable[int] = chosen[0] if len(chosen) == 1 else heapq.merge(*chosen)
         return total, (self.samples[self.listing_order[rank]] for rank in ranks_in_order)
-
-
-def _paper_row(record: Record) -> PaperRow:
-    harvest = record.syntology
-    links = sorted(
-        (_code_link_row(link) for link in record.code_links),
-        key=lambda link: (not link.is_official, not link.mentioned_in_paper, link.repo_url.lower()),
-    )
-    return PaperRow(
-        arxiv_id=canonical_arxiv_id(record.arxiv_id),
-        slug=slug_from_record_url(record.url),
-        title=record.title,
-        date=record.date,
-        year=_year(record.date),
-        authors=tuple(record.authors),
-        abstract=record.abstract,
-        proceeding=record.proceeding,
-        url_abs=record.url_abs,
-        url_pdf=record.url_pdf,
-        tasks=tuple((_intern(task.task_slug), _intern(task.task_name or task.task_slug)) for task in record.tasks),
-        methods=tuple(_intern(method.method_name) for method in record.methods),
-        code_links=tuple(links),
-        snapshot=_intern(record.source.snapshot) if record.source and record.source.snapshot else None,
-        read_at=harvest.read_at if harvest else None,
-        claim=_intern(harvest.claim) if harvest and harvest.claim else None,
-    )
 
 
 def _code_link_row(link: CodeLink) -> CodeLinkRow:
@@ -296,10 +589,23 @@ def _code_link_row(link: CodeLink) -> CodeLinkRow:
         repo_url=link.repo_url,
         is_official=link.is_official,
         mentioned_in_paper=link.mentioned_in_paper,
-        framework=_intern(link.framework) if link.framework else None,
-        reach_status=_intern(reach.status) if reach and reach.status else None,
-        licence=_intern(reach.spdx) if reach and reach.spdx else None,
+        framework=link.framework,
+        reach_status=reach.status if reach else None,
+        licence=reach.spdx if reach else None,
     )
+
+
+def _details_blob(record: Record, links: list[CodeLinkRow]) -> bytes:
+    details: dict[str, object] = {
+        "a": record.authors,
+        "t": [(task.task_slug, task.task_name or task.task_slug) for task in record.tasks],
+        "m": [method.method_name for method in record.methods],
+        "l": [list(link) for link in links],
+    }
+    for key, value in (("p", record.proceeding), ("pdf", record.url_pdf)):
+        if value is not None:
+            details[key] = value
+    return orjson.dumps(details)
 
 
 def _year(date: str | None) -> int | None:

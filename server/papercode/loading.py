@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Literal, cast
+from stat import S_ISREG
+from typing import IO, Any, Literal, NamedTuple, cast
 
 import orjson
 from pydantic import ValidationError
@@ -104,55 +105,68 @@ def is_record_file(name: str) -> bool:
     return base.endswith(RECORD_SUFFIXES) and not name.startswith(".")
 
 
-def find_record_files(root: Path, report: LoadReport) -> list[Path]:
-    """Every regular record file under `root`, sorted, each real file once.
+class RecordFile(NamedTuple):
+    path: Path
+    size: int
+    mtime_ns: int
+
+
+def find_record_files(root: Path, report: LoadReport) -> list[RecordFile]:
+    """Every regular record file under `root`, sorted, each real file once, with its size and mtime.
 
     Symlinks are followed only when they stay inside `root`; anything that is not a regular
     file (a FIFO would block the read forever, a device never ends) is reported, not opened.
+    Plain entries cost one `stat` each (the snapshot key needs it anyway); only symlinks are resolved.
     """
-    found: list[Path] = []
+    found: list[RecordFile] = []
     real_root = root.resolve()
-    seen: set[Path] = set()
+    seen_dirs: set[Path] = set()
+    seen_files: set[tuple[int, int]] = set()  # (device, inode): a file reached twice is read once
+
+    def add(path: Path, stat: os.stat_result) -> None:
+        if not S_ISREG(stat.st_mode):
+            report.add("error", "not_a_file", str(path), "not a regular file (FIFO, socket or device); not opened")
+        elif (stat.st_dev, stat.st_ino) not in seen_files:
+            seen_files.add((stat.st_dev, stat.st_ino))
+            found.append(RecordFile(path, stat.st_size, stat.st_mtime_ns))
 
     def walk(directory: Path) -> None:
         try:
             real = directory.resolve()
-            if real in seen:
+            if real in seen_dirs:
                 return
-            seen.add(real)
+            seen_dirs.add(real)
             entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
         except (OSError, RuntimeError) as exc:
             report.add("error", "unreadable", str(directory), f"cannot list directory: {_os_reason(exc)}")
             return
         for entry in entries:
             path = Path(entry.path)
-            if not (entry.is_symlink() or entry.is_dir(follow_symlinks=False) or is_record_file(entry.name)):
-                continue
+            wanted = is_record_file(entry.name)
             try:
+                if not entry.is_symlink():
+                    if entry.is_dir(follow_symlinks=False):
+                        walk(path)
+                    elif wanted:
+                        add(path, entry.stat(follow_symlinks=False))
+                    continue
+                if not (wanted or entry.is_dir()):
+                    continue
                 target = path.resolve(strict=True)
-                is_dir, is_file = target.is_dir(), target.is_file()
-            except (OSError, RuntimeError) as exc:
-                if is_record_file(entry.name):
-                    report.add("error", "unreadable", str(path), f"broken symlink: {_os_reason(exc)}")
-                continue
-            if entry.is_symlink() and not target.is_relative_to(real_root):
-                if is_record_file(entry.name) or is_dir:
+                if not target.is_relative_to(real_root):
                     report.add("error", "symlink_outside", str(path), "symlink points outside the records directory; not followed")
-                continue
-            if is_dir:
-                walk(path)
-            elif not is_record_file(entry.name):
-                continue
-            elif not is_file:
-                report.add("error", "not_a_file", str(path), "not a regular file (FIFO, socket or device); not opened")
-            elif target not in seen:
-                seen.add(target)
-                found.append(path)
+                elif target.is_dir():
+                    walk(path)
+                elif wanted:
+                    add(path, target.stat())
+            except (OSError, RuntimeError) as exc:
+                if wanted:
+                    report.add("error", "unreadable", str(path), f"broken symlink: {_os_reason(exc)}")
 
     if not root.exists():
         report.add("error", "missing_directory", str(root), "records directory does not exist")
     elif root.is_file():
-        found.append(root)
+        add(root, root.stat())
     else:
         walk(root)
     return found
@@ -164,26 +178,72 @@ def _os_reason(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or str(exc)
 
 
-def load_records(
-    roots: list[Path], limits: Limits | None = None, progress: ProgressCallback | None = None
-) -> tuple[list[LoadedRecord], LoadReport]:
-    """Read every record under `roots`; the report lists what was rejected and why."""
+def iter_records(
+    roots: list[Path], report: LoadReport, limits: Limits | None = None, progress: ProgressCallback | None = None
+) -> Iterator[LoadedRecord]:
+    """Every valid record under `roots`, one at a time (so memory holds one record, not all).
+
+    Duplicates are not resolved here: see `DuplicateFilter`.
+    """
     limits = limits or Limits()
-    report = LoadReport(roots=[str(root) for root in roots])
+    report.roots = [str(root) for root in roots]
     files: list[Path] = []
     for root in roots:
-        files.extend(find_record_files(root, report))
+        files.extend(found.path for found in find_record_files(root, report))
     report.files_seen = len(files)
-    loaded: list[LoadedRecord] = []
     for done, path in enumerate(files, 1):
         for value, line in _read_file(path, limits, report):
             report.records_read += 1
             record = _validate(value, str(path), line, limits, report)
             if record is not None:
-                loaded.append(LoadedRecord(record, str(path), line))
+                yield LoadedRecord(record, str(path), line)
         if progress is not None:
             progress(done, len(files), report.records_read)
-    return _drop_duplicates(loaded, report), report
+
+
+def load_records(
+    roots: list[Path], limits: Limits | None = None, progress: ProgressCallback | None = None
+) -> tuple[list[LoadedRecord], LoadReport]:
+    """Every record under `roots`, one per key, and the report of what was rejected and why.
+
+    Holds every record at once: the server streams `iter_records` into the index instead.
+    """
+    report = LoadReport()
+    duplicates = DuplicateFilter(report)
+    winners: dict[str, LoadedRecord] = {}
+    for item in iter_records(roots, report, limits, progress):
+        if duplicates.admit(item):
+            winners[record_key(item.record)] = item
+    return list(winners.values()), report
+
+
+class DuplicateFilter:
+    """One record per key (arXiv id, else slug): the later `read_at` wins, then the first seen.
+
+    Files are read in path order, so "first seen" is "first by path". Each loser is reported.
+    """
+
+    def __init__(self, report: LoadReport) -> None:
+        self._report = report
+        self._kept: dict[str, tuple[datetime, str, int | None]] = {}  # key -> (read_at, path, line)
+
+    def admit(self, item: LoadedRecord) -> bool:
+        """True when `item` is new or replaces the record kept so far for its key."""
+        key = record_key(item.record)
+        moment = _instant(item.read_at)
+        current = self._kept.get(key)
+        if current is not None:
+            if moment <= current[0]:
+                self._report_loser(key, (item.path, item.line), current[1:])
+                return False
+            self._report_loser(key, current[1:], (item.path, item.line))
+        self._kept[key] = (moment, item.path, item.line)
+        return True
+
+    def _report_loser(self, key: str, drop: tuple[str, int | None], keep: tuple[str, int | None]) -> None:
+        where = f"{keep[0]}:{keep[1]}" if keep[1] is not None else keep[0]
+        reason = f"duplicate of {key}; kept the one in {where} (later read_at, else first by path)"
+        self._report.add("error", "duplicate", drop[0], reason, drop[1])
 
 
 # -- reading -------------------------------------------------------------------------------
@@ -373,25 +433,6 @@ def _nonzero(counts: dict[str, int]) -> dict[str, int]:
     return {key: count for key, count in counts.items() if count}
 
 
-def _drop_duplicates(loaded: list[LoadedRecord], report: LoadReport) -> list[LoadedRecord]:
-    """Keep one record per key: the later `read_at`, then the first by path."""
-    winners: dict[str, LoadedRecord] = {}
-    for item in loaded:
-        key = _record_key(item.record)
-        current = winners.get(key)
-        if current is None:
-            winners[key] = item
-            continue
-        keep, drop = (item, current) if _instant(item.read_at) > _instant(current.read_at) else (current, item)
-        winners[key] = keep
-        where = f"{keep.path}:{keep.line}" if keep.line is not None else keep.path
-        report.add(
-            "error", "duplicate", drop.path, f"duplicate of {key}; kept the one in {where} (later read_at, else first by path)", drop.line
-        )
-    kept = set(map(id, winners.values()))
-    return [item for item in loaded if id(item) in kept]
-
-
 _NEVER = datetime.min.replace(tzinfo=UTC)
 
 
@@ -404,6 +445,7 @@ def _instant(read_at: str) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-def _record_key(record: Record) -> str:
+def record_key(record: Record) -> str:
+    """The identity duplicates share: `arxiv:<id>`, else `slug:<slug>`."""
     arxiv_id = canonical_arxiv_id(record.arxiv_id)
     return f"arxiv:{arxiv_id}" if arxiv_id else f"slug:{slug_from_record_url(record.url)}"

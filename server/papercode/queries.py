@@ -256,13 +256,14 @@ def search_papers(
     results = []
     for hit in hits:
         paper = index.papers[hit.paper]
+        details = paper.details()
         results.append(
             answers.SearchHit(
                 **_paper_ref(paper),
                 year=paper.year,
-                authors=list(paper.authors[:SEARCH_AUTHORS]),
-                n_authors=len(paper.authors),
-                tasks=merged_tasks(paper)[:SEARCH_TASKS],
+                authors=details.authors[:SEARCH_AUTHORS],
+                n_authors=paper.n_authors,
+                tasks=merged_tasks(details.tasks)[:SEARCH_TASKS],
                 samples=len(paper.samples),
                 best_status=best_status(index, paper),
                 snippet=hit.snippet,
@@ -275,7 +276,8 @@ def search_papers(
 
 def paper_detail(corpus: Corpus, paper_id: str) -> answers.PaperDetail:
     paper, query = resolve_paper(corpus, paper_id)
-    abstract = paper.abstract
+    details = paper.details()
+    abstract = corpus.search.abstract(paper.ordinal)
     truncated = abstract is not None and len(abstract) > ABSTRACT_CHARS
     links = [
         answers.CodeLink(
@@ -286,24 +288,24 @@ def paper_detail(corpus: Corpus, paper_id: str) -> answers.PaperDetail:
             reach=link.reach_status,
             licence=link.licence,
         )
-        for link in paper.code_links[:CODE_LINKS_SHOWN]
+        for link in details.code_links[:CODE_LINKS_SHOWN]
     ]
     return answers.PaperDetail(
         **_paper_ref(paper),
         query=query,
-        authors=list(paper.authors[:AUTHORS_SHOWN]),
-        n_authors=len(paper.authors),
+        authors=details.authors[:AUTHORS_SHOWN],
+        n_authors=paper.n_authors,
         date=paper.date,
-        proceeding=paper.proceeding,
+        proceeding=details.proceeding,
         abstract=abstract[:ABSTRACT_CHARS] if abstract and truncated else abstract,
         abstract_truncated=True if truncated else None,
         url_abs=paper.url_abs,
-        url_pdf=paper.url_pdf,
-        tasks=merged_tasks(paper),
-        methods=list(paper.methods[:METHODS_SHOWN]),
-        more_methods=_rest(len(paper.methods), METHODS_SHOWN),
+        url_pdf=details.url_pdf,
+        tasks=merged_tasks(details.tasks),
+        methods=details.methods[:METHODS_SHOWN],
+        more_methods=_rest(len(details.methods), METHODS_SHOWN),
         code_links=links,
-        more_code_links=_rest(len(paper.code_links), CODE_LINKS_SHOWN),
+        more_code_links=_rest(len(details.code_links), CODE_LINKS_SHOWN),
         samples=sample_counts(corpus.index.samples_of(paper)),
         snapshot=paper.snapshot,
         read_at=paper.read_at,
@@ -314,9 +316,9 @@ def _rest(count: int, shown: int) -> int | None:
     return count - shown if count > shown else None
 
 
-def merged_tasks(paper: PaperRow) -> list[str]:
+def merged_tasks(tasks: list[tuple[str, str]]) -> list[str]:
     names: dict[str, str] = {}
-    for slug, name in paper.tasks:
+    for slug, name in tasks:
         names.setdefault(task_key(slug), name)
     return list(names.values())
 
@@ -326,21 +328,20 @@ def papers_for_repo(corpus: Corpus, repo: str, limit: int = 25, cursor: str | No
     name = normalize_repo(repo) if len(repo) <= MAX_ID_CHARS else None
     if name is None:
         raise QueryError("invalid_argument", f"{_quote(repo)} is not a repository", "pass owner/name or https://github.com/owner/name")
-    entry = corpus.index.by_repo.get(name)
+    ordered = corpus.index.papers_for_repo(name)
     query = answers.Query(asked=repo, resolved=name)
-    if entry is None:
+    if ordered is None:
         raise QueryError(
             "not_found", f"no paper in this corpus links to or has samples from {name}", "check the spelling, or " + _SEARCH_NEXT
         )
     page_query = {"tool": "repo", "repo": name, "limit": limit}
     offset = corpus.pager.decode(page_query, cursor)
-    ordered = sorted(entry.papers.items(), key=lambda item: _repo_paper_order(corpus, name, *item))
     page = ordered[offset : offset + limit]
     papers = []
-    for ordinal, sample_ids in page:
+    for ordinal in page:
         paper = corpus.index.papers[ordinal]
-        link = next((link for link in paper.code_links if link.repo == name), None)
-        samples = [corpus.index.samples[i] for i in sample_ids]
+        link = next((link for link in paper.details().code_links if link.repo == name), None)
+        samples = [row for row in corpus.index.samples_of(paper) if row.repo.lower() == name]
         papers.append(
             answers.RepoPaper(
                 **_paper_ref(paper),
@@ -353,12 +354,6 @@ def papers_for_repo(corpus: Corpus, repo: str, limit: int = 25, cursor: str | No
     return answers.RepoPapers(
         query=query, total=len(ordered), papers=papers, next_cursor=_page_cursor(corpus, page_query, offset, len(page), len(ordered))
     )
-
-
-def _repo_paper_order(corpus: Corpus, repo: str, ordinal: int, sample_ids: list[int]) -> tuple[bool, int, str]:
-    paper = corpus.index.papers[ordinal]
-    official = any(link.repo == repo and link.is_official for link in paper.code_links)
-    return (not official, -len(sample_ids), paper.key)
 
 
 def code(corpus: Corpus, code_sha256: str) -> answers.CodeAnswer:
@@ -387,7 +382,7 @@ def code(corpus: Corpus, code_sha256: str) -> answers.CodeAnswer:
         raise QueryError("ambiguous", f"{prefix} matches several samples: {listed}", "call again with one full 16-character code_sha256")
     sha = candidates[0]
     index = corpus.index
-    rows = [index.samples[i] for i in index.by_sha[sha]]
+    rows = [index.samples[i] for i in index.sample_ids_for_sha(sha)]
     matches = []
     for row in _distinct_samples(rows):
         carriers = [
@@ -398,7 +393,7 @@ def code(corpus: Corpus, code_sha256: str) -> answers.CodeAnswer:
         matches.append(
             answers.CodeMatch(
                 **_sample_fields(row),
-                file_url=row.file_url or f"https://github.com/{row.repo}/blob/HEAD/{row.path}",
+                file_url=row.file_url,
                 papers=carriers,
                 # No verified code store exists yet, so code is never inlined; licence comes first.
                 withheld="licence_restricted" if not row.inline_ok else "not_materialized",
@@ -426,17 +421,16 @@ def corpus_stats(corpus: Corpus) -> answers.CorpusStats:
     top = dict(licences.most_common(LICENCES_SHOWN))
     if len(licences) > LICENCES_SHOWN:
         top["(other)"] = sum(licences.values()) - sum(top.values())
-    read_ats = sorted(paper.read_at for paper in index.papers if paper.read_at)
     return answers.CorpusStats(
         papers=len(index.papers),
-        papers_with_samples=sum(1 for paper in index.papers if paper.samples),
+        papers_with_samples=index.papers_with_samples,
         samples=len(index.samples),
         by_status=dict(index.status_counts.most_common()),
         by_repo_kind=dict(index.repo_kind_counts.most_common()),
         by_licence=top,
         by_language=dict(index.language_counts.most_common()),
-        snapshots=sorted({paper.snapshot for paper in index.papers if paper.snapshot}),
-        read_at_range=[read_ats[0], read_ats[-1]] if read_ats else [],
+        snapshots=sorted(index.snapshots),
+        read_at_range=list(index.read_at_range or ()),
         load=load_summary(corpus),
     )
 
@@ -489,7 +483,7 @@ def implement_prompt(corpus: Corpus, arxiv_id: str) -> str:
         f'Implement the method of the paper "{paper.title}" ({paper.key}).',
         "",
         "Abstract:",
-        (paper.abstract or "(no abstract in the record)")[:ABSTRACT_CHARS],
+        (corpus.search.abstract(paper.ordinal) or "(no abstract in the record)")[:ABSTRACT_CHARS],
         "",
     ]
     if samples:
@@ -506,29 +500,39 @@ def implement_prompt(corpus: Corpus, arxiv_id: str) -> str:
     return "\n".join(lines)
 
 
+def _samples_summary(rows: list[SampleRow]) -> str:
+    if not rows:
+        return "no harvested samples"
+    statuses = ", ".join(f"{n} {status}" for status, n in Counter(row.status for row in rows).most_common())
+    licences = ", ".join(sorted({row.licence or "unknown" for row in rows}))
+    pointer_only = sum(1 for row in rows if not row.inline_ok)
+    showable = f"{pointer_only} POINTER ONLY (never copy)" if pointer_only else "all may be shown"
+    return f"samples: {statuses}; sample licence {licences}; {showable}"
+
+
 def compare_prompt(corpus: Corpus, arxiv_id: str) -> str:
     paper, _ = resolve_paper(corpus, arxiv_id)
     by_repo: dict[str, list[SampleRow]] = {}
     for row in corpus.index.samples_of(paper):
         by_repo.setdefault(row.repo.lower(), []).append(row)
     lines = [f'Compare the implementations of "{paper.title}" ({paper.key}) and recommend one to build on.', "", "Repositories:"]
-    for link in paper.code_links[:CODE_LINKS_SHOWN]:
+    links = paper.details().code_links
+    for link in links[:CODE_LINKS_SHOWN]:
         rows = by_repo.pop(link.repo, []) if link.repo else []
-        statuses = ", ".join(f"{n} {s}" for s, n in Counter(r.status for r in rows).most_common()) or "no samples"
         lines.append(
             f"- {link.repo_url}: {'official' if link.is_official else 'not official'}, framework {link.framework or 'unknown'}, "
-            f"licence {link.licence or 'unknown'}, samples: {statuses}"
+            f"repository licence {link.licence or 'unknown'}; {_samples_summary(rows)}"
         )
     for rows in by_repo.values():
-        statuses = ", ".join(f"{n} {s}" for s, n in Counter(r.status for r in rows).most_common())
-        lines.append(f"- {rows[0].repo} ({rows[0].repo_kind}): licence {rows[0].licence or 'unknown'}, samples: {statuses}")
-    if len(paper.code_links) > CODE_LINKS_SHOWN:
-        lines.append(f"- … and {len(paper.code_links) - CODE_LINKS_SHOWN} more code links (get_paper lists them)")
+        lines.append(f"- {rows[0].repo} ({rows[0].repo_kind}, not in the code links); {_samples_summary(rows)}")
+    if len(links) > CODE_LINKS_SHOWN:
+        lines.append(f"- … and {len(links) - CODE_LINKS_SHOWN} more code links (get_paper lists them)")
     lines += [
         "",
         "Weigh: official status, execution status (ran_honours > ran > ran_draft_wrong > ran_violates > unverified),",
         "framework, and licence (inline_ok false / licence NONE means link only, never copy).",
-        "Use get_harvested_code_for_paper with repo_kind to see each repository's samples.",
+        "Use get_harvested_code_for_paper with repo_kind to see each repository's samples, and get_code(code_sha256)",
+        "to fetch a sample's code; respect each sample's licence.",
         "",
         f"Attribution: {answers.ATTRIBUTION}",
     ]

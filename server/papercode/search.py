@@ -12,8 +12,9 @@ import sqlite3
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
-from .index import PaperIndex, PaperRow, status_rank, task_key
+from .index import PaperIndex, PaperRow, SearchDocument, status_rank, task_key
 
 # Column weights for bm25(): title counts most, then tasks, authors, methods, abstract.
 _COLUMNS = ("title", "abstract", "authors", "tasks", "methods")
@@ -49,29 +50,42 @@ class SearchHit:
 class SearchEngine:
     """An FTS5 table over every paper of one index, plus facet tables for the filters."""
 
-    def __init__(self, index: PaperIndex) -> None:
+    def __init__(self, documents: list[SearchDocument]) -> None:
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._lock = threading.Lock()
         db = self._db
         db.execute(f"CREATE VIRTUAL TABLE docs USING fts5({', '.join(_COLUMNS)}, tokenize='porter unicode61 remove_diacritics 2')")
         db.execute("CREATE TABLE meta(paper INTEGER PRIMARY KEY, date TEXT, year INTEGER, samples INTEGER, official INTEGER)")
         db.execute("CREATE TABLE facet(kind TEXT, value TEXT, paper INTEGER)")
-        db.executemany("INSERT INTO docs(rowid, title, abstract, authors, tasks, methods) VALUES (?,?,?,?,?,?)", _documents(index))
-        db.executemany("INSERT INTO meta VALUES (?,?,?,?,?)", _meta_rows(index))
-        db.executemany("INSERT INTO facet VALUES (?,?,?)", _facet_rows(index))
+        db.executemany("INSERT INTO docs(rowid, title, abstract, authors, tasks, methods) VALUES (?,?,?,?,?,?)", _fts_rows(documents))
+        db.executemany("INSERT INTO meta VALUES (?,?,?,?,?)", _meta_rows(documents))
+        db.executemany("INSERT INTO facet VALUES (?,?,?)", _facet_rows(documents))
         db.execute("CREATE INDEX facet_lookup ON facet(kind, value, paper)")
         db.execute("CREATE INDEX meta_date ON meta(date DESC, paper)")
         db.commit()
 
-    def __getstate__(self) -> bytes:
-        # Snapshots carry the database image; a connection and a lock cannot be pickled.
-        with self._lock:
-            return self._db.serialize()
+    @classmethod
+    def open_image(cls, path: Path) -> SearchEngine:
+        """Serve from a database file written by `save_image` (read-only, never modified)."""
+        engine = cls.__new__(cls)
+        engine._db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+        engine._lock = threading.Lock()
+        return engine
 
-    def __setstate__(self, image: bytes) -> None:
-        self._db = sqlite3.connect(":memory:", check_same_thread=False)
-        self._db.deserialize(image)
-        self._lock = threading.Lock()
+    def save_image(self, path: Path) -> None:
+        """Write the whole database to `path` (for warm starts)."""
+        target = sqlite3.connect(path)
+        try:
+            with self._lock:
+                self._db.backup(target)
+        finally:
+            target.close()
+
+    def abstract(self, paper: int) -> str | None:
+        """A paper's abstract: the full text lives here once, not also in the index."""
+        with self._lock:
+            row = self._db.execute("SELECT abstract FROM docs WHERE rowid = ?", [paper]).fetchone()
+        return row[0] or None if row else None
 
     def search(self, query: str, filters: SearchFilters, offset: int, limit: int) -> tuple[int, list[SearchHit]]:
         """(total matches, one page of hits): ranked for a query, newest first for a browse."""
@@ -106,18 +120,14 @@ class SearchEngine:
         ).fetchall()
         return total, [SearchHit(paper, None) for (paper,) in rows]
 
-    def facet_values(self, kind: str, prefix: str, most: int = 20) -> list[str]:
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT DISTINCT value FROM facet WHERE kind = ? AND value >= ? AND value < ? ORDER BY value LIMIT ?",
-                [kind, prefix, prefix + "\U0010ffff", most],
-            ).fetchall()
-        return [value for (value,) in rows]
-
 
 def query_terms(query: str) -> list[str]:
     """The words of a plain-text query, each quoted as an FTS5 string."""
     return [f'"{word}"' for word in _WORD.findall(query)[:_MAX_TERMS]]
+
+
+# How a filter value becomes the stored facet value (statuses are already canonical).
+_FACET_KEY = {"task": task_key, "method": facet_value, "framework": facet_value, "status": str}
 
 
 def _filter_sql(filters: SearchFilters) -> tuple[str, list[object]]:
@@ -126,7 +136,7 @@ def _filter_sql(filters: SearchFilters) -> tuple[str, list[object]]:
     for kind, value in (("task", filters.task), ("method", filters.method), ("framework", filters.framework), ("status", filters.status)):
         if value:
             clauses.append("paper IN (SELECT paper FROM facet WHERE kind = ? AND value = ?)")
-            params += [kind, task_key(value) if kind == "task" else facet_value(value)]
+            params += [kind, _FACET_KEY[kind](value)]
     if filters.has_samples is not None:
         clauses.append("samples > 0" if filters.has_samples else "samples = 0")
     if filters.official_code is not None:
@@ -140,45 +150,30 @@ def _filter_sql(filters: SearchFilters) -> tuple[str, list[object]]:
     return " AND ".join(clauses), params
 
 
-def _documents(index: PaperIndex) -> Iterable[tuple[object, ...]]:
-    for ordinal, paper in enumerate(index.papers):
-        yield (
-            ordinal,
-            paper.title,
-            paper.abstract or "",
-            " ; ".join(paper.authors),
-            " ; ".join(name for _, name in paper.tasks),
-            " ; ".join(paper.methods),
-        )
+def _fts_rows(documents: list[SearchDocument]) -> Iterable[tuple[object, ...]]:
+    for doc in documents:
+        tasks = " ; ".join(name for _, name in doc.tasks)
+        yield doc.paper, doc.title, doc.abstract, doc.authors, tasks, " ; ".join(doc.methods)
 
 
-def _meta_rows(index: PaperIndex) -> Iterable[tuple[object, ...]]:
-    for ordinal, paper in enumerate(index.papers):
-        official = any(link.is_official for link in paper.code_links)
-        yield ordinal, paper.date, paper.year, len(paper.samples), int(official)
+def _meta_rows(documents: list[SearchDocument]) -> Iterable[tuple[object, ...]]:
+    for doc in documents:
+        yield doc.paper, doc.date, doc.year, doc.samples, int(doc.official)
 
 
-def _facet_rows(index: PaperIndex) -> Iterable[tuple[str, str, int]]:
-    for ordinal, paper in enumerate(index.papers):
-        for value in _paper_facets(index, paper):
-            yield value[0], value[1], ordinal
-
-
-def _paper_facets(index: PaperIndex, paper: PaperRow) -> set[tuple[str, str]]:
-    facets: set[tuple[str, str]] = set()
-    for slug, name in paper.tasks:
-        facets.add(("task", task_key(slug)))
-        facets.add(("task", task_key(name)))
-    for name in paper.methods:
-        facets.add(("method", facet_value(name)))
-    for link in paper.code_links:
-        if link.framework:
-            facets.add(("framework", facet_value(link.framework)))
-    for sample_id in paper.samples:
-        facets.add(("status", index.samples[sample_id].status))
-    return facets
+def _facet_rows(documents: list[SearchDocument]) -> Iterable[tuple[str, str, int]]:
+    for doc in documents:
+        facets: set[tuple[str, str]] = set()
+        for slug, name in doc.tasks:
+            facets.add(("task", task_key(slug)))
+            facets.add(("task", task_key(name)))
+        facets.update(("method", facet_value(name)) for name in doc.methods)
+        facets.update(("framework", facet_value(name)) for name in doc.frameworks)
+        facets.update(("status", status) for status in doc.statuses)
+        for kind, value in facets:
+            yield kind, value, doc.paper
 
 
 def best_status(index: PaperIndex, paper: PaperRow) -> str | None:
-    statuses = {index.samples[i].status for i in paper.samples}
+    statuses = index.statuses_of(paper)
     return min(statuses, key=lambda status: (status_rank(status), status)) if statuses else None
