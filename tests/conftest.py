@@ -232,7 +232,9 @@ def synthetic_records(n: int = SYNTHETIC_PAPERS) -> Iterator[dict[str, Any]]:
                 for k in range(40 if big else 4)
             ]
             + [{"repo_url": SHARED_REPO_URL, "is_official": 0, "mentioned_in_paper": 0, "framework": "pytorch", "reach": None}],
-            tasks=[{"task_slug": f"task-{_words(i + k, 3, '-')}", "task_name": f"Task {_words(i + k, 3)}"} for k in range(12 if big else 3)],
+            tasks=[
+                {"task_slug": f"task-{_words(i + k, 3, '-')}", "task_name": f"Task {_words(i + k, 3)}"} for k in range(12 if big else 3)
+            ],
             methods=[{"method_slug": f"method-{k}", "method_name": f"Method {_words(k, 3)}"} for k in range(30 if big else 5)],
         )
 

@@ -191,4 +191,3 @@ async def test_tools_list_is_under_3500_tokens(corpus: Corpus) -> None:
         tools = (await client.list_tools()).tools
     dumped = orjson.dumps([tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools])
     assert tokens(dumped) < TOOLS_LIST_BUDGET
-

@@ -16,6 +16,7 @@ from papercode.search import SearchFilters, query_terms
 
 LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
 
+
 def test_real_corpus_sizes(corpus: Corpus) -> None:
     index = corpus.index
     assert len(index.papers) == 2

@@ -365,8 +365,6 @@ def test_any_field_replaced_loads_without_raising(
             target = target[step]
         else:
             last = path[-1]
-            if isinstance(target, dict) and isinstance(last, str):
-                target[last] = value
-            elif isinstance(target, list) and isinstance(last, int) and last < len(target):
+            if _can_step(target, last) or (isinstance(target, dict) and isinstance(last, str)):
                 target[last] = value
     _assert_loads_without_raising(tmp_path_factory.getbasetemp(), "mutated.json", orjson.dumps(record))

@@ -147,7 +147,9 @@ async def test_unknown_resource_scheme(client: Client) -> None:
 
 
 async def test_prompt_listing(client: Client) -> None:
-    prompts = {prompt.name: [(arg.name, arg.required) for arg in prompt.arguments or []] for prompt in (await client.list_prompts()).prompts}
+    prompts = {
+        prompt.name: [(arg.name, arg.required) for arg in prompt.arguments or []] for prompt in (await client.list_prompts()).prompts
+    }
     assert prompts == {"implement_paper": [("arxiv_id", True)], "compare_implementations": [("arxiv_id", True)]}
 
 
@@ -192,15 +194,10 @@ async def test_compare_implementations_prompt(client: Client) -> None:
     assert "get_harvested_code_for_paper" in text
 
 
-@pytest.mark.xfail(strict=True, reason="gap: compare_implementations never tells the agent to fetch code with get_code")
 async def test_compare_implementations_mentions_get_code(client: Client) -> None:
     assert "get_code" in await prompt_text(client, "compare_implementations", BERT_MOUTH)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: compare_prompt shows a code-linked repo's reach licence ('unknown') and hides that its samples are licence NONE / pointer-only",
-)
 async def test_compare_implementations_flags_pointer_only_repos(client: Client) -> None:
     text = await prompt_text(client, "compare_implementations", BERT_MOUTH)
     (line,) = [line for line in text.splitlines() if "opqrstuvcut/BertMouth" in line]

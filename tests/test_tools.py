@@ -630,7 +630,9 @@ async def test_list_totals_by_status(client: Client, status: str, total: int) ->
     assert {s["status"] for s in answer["samples"]} == {status}
 
 
-@pytest.mark.parametrize("status", [["ran_violates", "ran_draft_wrong"], "ran_violates,ran_draft_wrong", " ran_violates , RAN_DRAFT_WRONG "])
+@pytest.mark.parametrize(
+    "status", [["ran_violates", "ran_draft_wrong"], "ran_violates,ran_draft_wrong", " ran_violates , RAN_DRAFT_WRONG "]
+)
 async def test_list_several_statuses(client: Client, status: str | list[str]) -> None:
     answer = await call(client, "list_samples_by_status", status=status)
     assert answer["statuses"] == ["ran_violates", "ran_draft_wrong"]
@@ -756,7 +758,10 @@ async def test_search_no_match(client: Client) -> None:
         ({"framework": "pytorch", "year_to": 2020}, [BERT_MOUTH]),
         ({"task": "language-modeling", "year_from": 2020}, []),
         ({"framework": "mindspore", "status": "unverified"}, []),
-        ({"method": "Adam", "framework": "pytorch", "has_samples": True, "official_code": True, "year_from": 2019}, [BERTS_ICL, BERT_MOUTH]),
+        (
+            {"method": "Adam", "framework": "pytorch", "has_samples": True, "official_code": True, "year_from": 2019},
+            [BERTS_ICL, BERT_MOUTH],
+        ),
     ],
 )
 async def test_search_filters_browse_newest_first(client: Client, filters: dict[str, Any], expected: list[str]) -> None:
@@ -895,7 +900,9 @@ PAGED_CALLS = [
 
 @pytest.mark.parametrize("limit", [1, 3, 7])
 @pytest.mark.parametrize(("tool", "key", "arguments"), PAGED_CALLS)
-async def test_walking_pages_gives_every_item_once_in_order(client: Client, tool: str, key: str, arguments: dict[str, Any], limit: int) -> None:
+async def test_walking_pages_gives_every_item_once_in_order(
+    client: Client, tool: str, key: str, arguments: dict[str, Any], limit: int
+) -> None:
     whole = (await call(client, tool, **arguments, limit=100))[key]
     assert whole
     walked = await walk(client, tool, key, **arguments, limit=limit)

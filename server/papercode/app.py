@@ -165,7 +165,9 @@ class PapercodeServer(MCPServer):
     async def read_resource(self, uri: Any, context: Context | None = None) -> Any:  # type: ignore[override]
         # The SDK's unknown-resource error echoes the whole URI: refuse a huge one before matching.
         if len(str(uri)) > MAX_URI_CHARS:
-            raise MCPError(INVALID_PARAMS, f"invalid_argument: resource URI is over {MAX_URI_CHARS:,} characters; see resources/templates/list")
+            raise MCPError(
+                INVALID_PARAMS, f"invalid_argument: resource URI is over {MAX_URI_CHARS:,} characters; see resources/templates/list"
+            )
         return await super().read_resource(uri, context)
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None) -> Any:  # type: ignore[override]
@@ -223,7 +225,7 @@ def build_server(source: CorpusSource) -> PapercodeServer:
         method: Annotated[str | None, Field(description="Method name, e.g. BERT")] = None,
         framework: Annotated[str | None, Field(description="pytorch, tf, jax, ...")] = None,
         has_samples: Annotated[bool | None, Field(description="Only papers with (true) or without (false) code samples")] = None,
-        status: Annotated[str | None, Field(description="Only papers with a sample of this status")] = None,
+        status: Annotated[str | None, Field(description="Only papers with a sample of this status (several: comma-separated)")] = None,
         official_code: Annotated[bool | None, Field(description="Only papers with (true) or without (false) an official repo")] = None,
         year_from: int | None = None,
         year_to: int | None = None,
@@ -341,6 +343,11 @@ def _register_completions(server: MCPServer, source: CorpusSource) -> None:
     async def complete(
         ref: PromptReference | ResourceTemplateReference, argument: CompletionArgument, context: CompletionContext | None
     ) -> Completion | None:
+        known = {prompt.name for prompt in await server.list_prompts()} | {
+            template.uri_template for template in await server.list_resource_templates()
+        }
+        if (ref.name if isinstance(ref, PromptReference) else ref.uri) not in known:
+            return None
         values = queries.complete(source(), argument.name, argument.value)
         return Completion(values=values, total=len(values), has_more=False) if values is not None else None
 

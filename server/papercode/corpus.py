@@ -29,7 +29,11 @@ class Corpus:
         corpus = cls(index=index, search=SearchEngine(index.take_search_documents()), pager=Pager(index.fingerprint))
         log.info(
             "indexed %d papers, %d samples from %d files (%d rejected, %d warnings)",
-            len(index.papers), len(index.samples), report.files_read, report.rejected, report.warnings,
+            len(index.papers),
+            len(index.samples),
+            report.files_read,
+            report.rejected,
+            report.warnings,
         )
         return corpus
 

@@ -384,7 +384,8 @@ class PaperIndex:
         for sample in samples:  # a replaced paper's old samples stay behind, unreferenced
             self.samples.append(sample, ordinal)
         links = sorted(
-            map(_code_link_row, record.code_links), key=lambda link: (not link.is_official, not link.mentioned_in_paper, link.repo_url.lower())
+            map(_code_link_row, record.code_links),
+            key=lambda link: (not link.is_official, not link.mentioned_in_paper, link.repo_url.lower()),
         )
         document = SearchDocument(
             paper=ordinal,

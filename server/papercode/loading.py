@@ -106,7 +106,7 @@ def is_record_file(name: str) -> bool:
 
 
 class RecordFile(NamedTuple):
-    path: Path
+    path: str
     size: int
     mtime_ns: int
 
@@ -123,9 +123,9 @@ def find_record_files(root: Path, report: LoadReport) -> list[RecordFile]:
     seen_dirs: set[Path] = set()
     seen_files: set[tuple[int, int]] = set()  # (device, inode): a file reached twice is read once
 
-    def add(path: Path, stat: os.stat_result) -> None:
+    def add(path: str, stat: os.stat_result) -> None:
         if not S_ISREG(stat.st_mode):
-            report.add("error", "not_a_file", str(path), "not a regular file (FIFO, socket or device); not opened")
+            report.add("error", "not_a_file", path, "not a regular file (FIFO, socket or device); not opened")
         elif (stat.st_dev, stat.st_ino) not in seen_files:
             seen_files.add((stat.st_dev, stat.st_ino))
             found.append(RecordFile(path, stat.st_size, stat.st_mtime_ns))
@@ -141,32 +141,32 @@ def find_record_files(root: Path, report: LoadReport) -> list[RecordFile]:
             report.add("error", "unreadable", str(directory), f"cannot list directory: {_os_reason(exc)}")
             return
         for entry in entries:
-            path = Path(entry.path)
+            # Plain strings, not Path objects, on this hot loop: it runs once per record file.
             wanted = is_record_file(entry.name)
             try:
                 if not entry.is_symlink():
                     if entry.is_dir(follow_symlinks=False):
-                        walk(path)
+                        walk(Path(entry.path))
                     elif wanted:
-                        add(path, entry.stat(follow_symlinks=False))
+                        add(entry.path, entry.stat(follow_symlinks=False))
                     continue
                 if not (wanted or entry.is_dir()):
                     continue
-                target = path.resolve(strict=True)
+                target = Path(entry.path).resolve(strict=True)
                 if not target.is_relative_to(real_root):
-                    report.add("error", "symlink_outside", str(path), "symlink points outside the records directory; not followed")
+                    report.add("error", "symlink_outside", entry.path, "symlink points outside the records directory; not followed")
                 elif target.is_dir():
-                    walk(path)
+                    walk(Path(entry.path))
                 elif wanted:
-                    add(path, target.stat())
+                    add(entry.path, target.stat())
             except (OSError, RuntimeError) as exc:
                 if wanted:
-                    report.add("error", "unreadable", str(path), f"broken symlink: {_os_reason(exc)}")
+                    report.add("error", "unreadable", entry.path, f"broken symlink: {_os_reason(exc)}")
 
     if not root.exists():
         report.add("error", "missing_directory", str(root), "records directory does not exist")
     elif root.is_file():
-        add(root, root.stat())
+        add(str(root), root.stat())
     else:
         walk(root)
     return found
@@ -187,16 +187,16 @@ def iter_records(
     """
     limits = limits or Limits()
     report.roots = [str(root) for root in roots]
-    files: list[Path] = []
+    files: list[str] = []
     for root in roots:
         files.extend(found.path for found in find_record_files(root, report))
     report.files_seen = len(files)
     for done, path in enumerate(files, 1):
         for value, line in _read_file(path, limits, report):
             report.records_read += 1
-            record = _validate(value, str(path), line, limits, report)
+            record = _validate(value, path, line, limits, report)
             if record is not None:
-                yield LoadedRecord(record, str(path), line)
+                yield LoadedRecord(record, path, line)
         if progress is not None:
             progress(done, len(files), report.records_read)
 
@@ -249,9 +249,9 @@ class DuplicateFilter:
 # -- reading -------------------------------------------------------------------------------
 
 
-def _read_file(path: Path, limits: Limits, report: LoadReport) -> Iterator[tuple[Any, int | None]]:
+def _read_file(path: str, limits: Limits, report: LoadReport) -> Iterator[tuple[Any, int | None]]:
     """Parsed JSON values from one file, with their line numbers for `.jsonl`."""
-    name = str(path)
+    name = path
     try:
         with _open(path) as stream:
             if name.removesuffix(".gz").endswith(".jsonl"):
@@ -275,8 +275,8 @@ def _read_file(path: Path, limits: Limits, report: LoadReport) -> Iterator[tuple
         yield value, None
 
 
-def _open(path: Path) -> IO[bytes]:
-    if path.name.endswith(".gz"):
+def _open(path: str) -> IO[bytes]:
+    if path.endswith(".gz"):
         return cast(IO[bytes], gzip.open(path, "rb"))
     return open(path, "rb")
 

@@ -29,6 +29,8 @@ AUTHORS_SHOWN = 10
 METHODS_SHOWN = 10
 CODE_LINKS_SHOWN = 10
 ABSTRACT_CHARS = 2_000
+TITLE_CHARS = 300  # real titles are far shorter; a hostile one must not flood every list
+AUTHOR_CHARS = 100
 SEARCH_AUTHORS = 3
 SEARCH_TASKS = 5
 FIRST_PROBLEMS = 5
@@ -120,8 +122,17 @@ def _quote(text: str, most: int = 60) -> str:
 # -- shaping -------------------------------------------------------------------------------
 
 
+def shorten(text: str, most: int) -> str:
+    """Display text cut to `most` characters, marked with an ellipsis when cut."""
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def _authors(authors: list[str], most: int) -> list[str]:
+    return [shorten(name, AUTHOR_CHARS) for name in authors[:most]]
+
+
 def _paper_ref(paper: PaperRow) -> dict[str, str | None]:
-    return {"arxiv_id": paper.arxiv_id, "slug": None if paper.arxiv_id else paper.slug, "title": paper.title}
+    return {"arxiv_id": paper.arxiv_id, "slug": None if paper.arxiv_id else paper.slug, "title": shorten(paper.title, TITLE_CHARS)}
 
 
 def _sample_fields(row: SampleRow) -> dict[str, object]:
@@ -223,7 +234,10 @@ def samples_by_status(
     return answers.SampleList(
         statuses=statuses,
         total=total,
-        samples=[answers.ListedSample(**_sample_fields(row), paper=papers[row.paper].key, title=papers[row.paper].title) for row in page],
+        samples=[
+            answers.ListedSample(**_sample_fields(row), paper=papers.key(row.paper), title=shorten(papers.title[row.paper], TITLE_CHARS))
+            for row in page
+        ],
         next_cursor=_page_cursor(corpus, page_query, offset, len(page), total),
     )
 
@@ -240,7 +254,7 @@ def search_papers(
     if len(query) > MAX_QUERY_CHARS:
         raise QueryError("invalid_argument", f"query is over {MAX_QUERY_CHARS} characters", "search with a few distinctive words")
     if filters.status:
-        filters = replace(filters, status=resolve_statuses(corpus, filters.status)[0])
+        filters = replace(filters, status=",".join(resolve_statuses(corpus, filters.status)))
     for name, text in (("query", query), ("task", filters.task), ("method", filters.method), ("framework", filters.framework)):
         if text is not None and not text.isascii() and not _encodable(text):  # lone surrogates: only in-process, never on the wire
             raise QueryError("invalid_argument", f"{name} is not valid Unicode text", f"call again with {name} as plain text")
@@ -261,7 +275,7 @@ def search_papers(
             answers.SearchHit(
                 **_paper_ref(paper),
                 year=paper.year,
-                authors=details.authors[:SEARCH_AUTHORS],
+                authors=_authors(details.authors, SEARCH_AUTHORS),
                 n_authors=paper.n_authors,
                 tasks=merged_tasks(details.tasks)[:SEARCH_TASKS],
                 samples=len(paper.samples),
@@ -293,7 +307,7 @@ def paper_detail(corpus: Corpus, paper_id: str) -> answers.PaperDetail:
     return answers.PaperDetail(
         **_paper_ref(paper),
         query=query,
-        authors=details.authors[:AUTHORS_SHOWN],
+        authors=_authors(details.authors, AUTHORS_SHOWN),
         n_authors=paper.n_authors,
         date=paper.date,
         proceeding=details.proceeding,
@@ -480,7 +494,7 @@ def implement_prompt(corpus: Corpus, arxiv_id: str) -> str:
     paper, _ = resolve_paper(corpus, arxiv_id)
     samples = corpus.index.samples_of(paper)[:PROMPT_SAMPLES]
     lines = [
-        f'Implement the method of the paper "{paper.title}" ({paper.key}).',
+        f'Implement the method of the paper "{shorten(paper.title, TITLE_CHARS)}" ({paper.key}).',
         "",
         "Abstract:",
         (corpus.search.abstract(paper.ordinal) or "(no abstract in the record)")[:ABSTRACT_CHARS],
@@ -515,7 +529,8 @@ def compare_prompt(corpus: Corpus, arxiv_id: str) -> str:
     by_repo: dict[str, list[SampleRow]] = {}
     for row in corpus.index.samples_of(paper):
         by_repo.setdefault(row.repo.lower(), []).append(row)
-    lines = [f'Compare the implementations of "{paper.title}" ({paper.key}) and recommend one to build on.', "", "Repositories:"]
+    title = shorten(paper.title, TITLE_CHARS)
+    lines = [f'Compare the implementations of "{title}" ({paper.key}) and recommend one to build on.', "", "Repositories:"]
     links = paper.details().code_links
     for link in links[:CODE_LINKS_SHOWN]:
         rows = by_repo.pop(link.repo, []) if link.repo else []

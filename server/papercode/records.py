@@ -65,21 +65,27 @@ class Source(_Open):
     row_kind: StrictStr | None = None
 
 
+# Sample fields are identifiers shown in every listing: bounded so one hostile sample cannot
+# flood an answer (real ones are far shorter). A sample over a bound is dropped and reported.
+Name = Annotated[StrictStr, Field(min_length=1, max_length=200)]
+Word = Annotated[StrictStr, Field(min_length=1, max_length=64)]
+
+
 class Sample(_Open):
     code_sha256_prefix: ShaPrefix
-    entry: StrictStr
-    repo: StrictStr
-    repo_kind: StrictStr
-    path: StrictStr
-    file_url: StrictStr | None = None
+    entry: Name
+    repo: Annotated[StrictStr, Field(min_length=3, max_length=140)]  # GitHub: 39 + "/" + 100
+    repo_kind: Word
+    path: Annotated[StrictStr, Field(min_length=1, max_length=400)]
+    file_url: Annotated[StrictStr, Field(max_length=1_000)] | None = None
     link_basis: StrictStr | None = None
-    language: StrictStr | None = None
-    status: StrictStr
+    language: Word | None = None
+    status: Word
     verification_level: StrictInt | None = None
-    contract_check: StrictStr | None = None
+    contract_check: Word | None = None
     metamorphic_tier: StrictStr | None = None
     behaviour_fingerprint: StrictBool | None = None
-    licence: StrictStr | None = None
+    licence: Word | None = None
     inline_ok: StrictBool
 
 

@@ -35,7 +35,7 @@ class SearchFilters:
     method: str | None = None
     framework: str | None = None
     has_samples: bool | None = None
-    status: str | None = None
+    status: str | None = None  # one status, or several comma-separated (any of them)
     official_code: bool | None = None
     year_from: int | None = None
     year_to: int | None = None
@@ -126,17 +126,21 @@ def query_terms(query: str) -> list[str]:
     return [f'"{word}"' for word in _WORD.findall(query)[:_MAX_TERMS]]
 
 
-# How a filter value becomes the stored facet value (statuses are already canonical).
-_FACET_KEY = {"task": task_key, "method": facet_value, "framework": facet_value, "status": str}
+# How a filter value becomes the stored facet value.
+_FACET_KEY = {"task": task_key, "method": facet_value, "framework": facet_value}
 
 
 def _filter_sql(filters: SearchFilters) -> tuple[str, list[object]]:
     clauses: list[str] = []
     params: list[object] = []
-    for kind, value in (("task", filters.task), ("method", filters.method), ("framework", filters.framework), ("status", filters.status)):
+    for kind, value in (("task", filters.task), ("method", filters.method), ("framework", filters.framework)):
         if value:
             clauses.append("paper IN (SELECT paper FROM facet WHERE kind = ? AND value = ?)")
             params += [kind, _FACET_KEY[kind](value)]
+    if filters.status:  # any of the comma-separated statuses
+        statuses = filters.status.split(",")
+        clauses.append(f"paper IN (SELECT paper FROM facet WHERE kind = 'status' AND value IN ({', '.join('?' * len(statuses))}))")
+        params += statuses
     if filters.has_samples is not None:
         clauses.append("samples > 0" if filters.has_samples else "samples = 0")
     if filters.official_code is not None:
