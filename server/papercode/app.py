@@ -150,7 +150,7 @@ class PapercodeServer(MCPServer):
         for connection in list(self._legacy_connections):
             await connection.notify("notifications/resources/list_changed", None)  # best effort, never raises
 
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:  # type: ignore[override]
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         try:
             self._remember_connection(context)
             return await super().call_tool(name, arguments, context)
@@ -162,7 +162,7 @@ class PapercodeServer(MCPServer):
             log.exception("tool %s failed outside its body", name)
             return CallToolResult(content=[TextContent(type="text", text=tool_error_text(name, UnexpectedToolError(name)))], is_error=True)
 
-    async def read_resource(self, uri: Any, context: Context | None = None) -> Any:  # type: ignore[override]
+    async def read_resource(self, uri: Any, context: Context | None = None) -> Any:
         # The SDK's unknown-resource error echoes the whole URI: refuse a huge one before matching.
         if len(str(uri)) > MAX_URI_CHARS:
             raise MCPError(
@@ -170,7 +170,7 @@ class PapercodeServer(MCPServer):
             )
         return await super().read_resource(uri, context)
 
-    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None) -> Any:  # type: ignore[override]
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None) -> Any:
         # Bad prompt arguments are the client's mistake: invalid params, never an internal error.
         prompt = self._prompt_manager.get_prompt(name)
         if prompt is None:
@@ -339,7 +339,7 @@ def _prompt_text(render: Callable[[Corpus], str], source: CorpusSource) -> str:
 
 
 def _register_completions(server: MCPServer, source: CorpusSource) -> None:
-    @server.completion()
+    @server.completion()  # type: ignore[untyped-decorator,no-untyped-call]  # the SDK leaves it untyped
     async def complete(
         ref: PromptReference | ResourceTemplateReference, argument: CompletionArgument, context: CompletionContext | None
     ) -> Completion | None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import TypedDict
 
 from . import answers
 from .corpus import Corpus
@@ -131,11 +132,31 @@ def _authors(authors: list[str], most: int) -> list[str]:
     return [shorten(name, AUTHOR_CHARS) for name in authors[:most]]
 
 
-def _paper_ref(paper: PaperRow) -> dict[str, str | None]:
+def _paper_ref(paper: PaperRow) -> PaperRefFields:
     return {"arxiv_id": paper.arxiv_id, "slug": None if paper.arxiv_id else paper.slug, "title": shorten(paper.title, TITLE_CHARS)}
 
 
-def _sample_fields(row: SampleRow) -> dict[str, object]:
+class PaperRefFields(TypedDict):
+    arxiv_id: str | None
+    slug: str | None
+    title: str
+
+
+class SampleFields(TypedDict):
+    code_sha256: str
+    entry: str
+    repo: str
+    repo_kind: str
+    path: str
+    language: str | None
+    status: str
+    contract_check: str | None
+    verification_level: int | None
+    licence: str | None
+    inline_ok: bool
+
+
+def _sample_fields(row: SampleRow) -> SampleFields:
     return {
         "code_sha256": row.code_sha256,
         "entry": row.entry,
@@ -160,7 +181,7 @@ def sample_counts(samples: Sequence[SampleRow]) -> answers.SampleCounts:
     )
 
 
-def _page_cursor(corpus: Corpus, query: dict[str, object], offset: int, shown: int, total: int) -> str | None:
+def _page_cursor(corpus: Corpus, query: Mapping[str, object], offset: int, shown: int, total: int) -> str | None:
     end = offset + shown
     return corpus.pager.encode(query, end) if end < total else None
 
@@ -567,8 +588,10 @@ def complete(corpus: Corpus, argument: str, value: str) -> list[str] | None:
     if argument == "status":
         return [status for status in corpus.index.statuses() if status.startswith(text.lower())]
     if argument == "code_sha256":
-        prefix = normalize_hex(text) or ("" if not text else None)
-        return [] if prefix is None else corpus.index.shas_with_prefix(prefix, COMPLETIONS)
+        if not text:
+            return corpus.index.shas_with_prefix("", COMPLETIONS)
+        hex_prefix = normalize_hex(text)
+        return [] if hex_prefix is None else corpus.index.shas_with_prefix(hex_prefix[:SHA_PREFIX_LENGTH], COMPLETIONS)
     return None
 
 
