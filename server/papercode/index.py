@@ -11,10 +11,12 @@ served and makes the index quick to snapshot and restore. Nothing here imports M
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import heapq
 import itertools
 import re
+import sys
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
@@ -23,8 +25,8 @@ from typing import NamedTuple
 
 import orjson
 
-from .ids import canonical_arxiv_id, normalize_repo, slug_from_record_url
-from .loading import DuplicateFilter, LoadedRecord, LoadReport, record_key
+from .ids import normalize_repo
+from .loading import DuplicateFilter, LoadedRecord, LoadReport
 from .records import KNOWN_STATUSES, CodeLink, Record, Sample
 
 STATUS_RANK: dict[str, int] = {status: rank for rank, status in enumerate(KNOWN_STATUSES)}
@@ -40,6 +42,7 @@ def status_rank(status: str) -> int:
 _SPELLING = ((re.compile(r"(.)\1"), r"\1"), (re.compile(r"isation"), "ization"), (re.compile(r"our\b"), "or"))
 
 
+@functools.lru_cache(maxsize=1 << 16)  # task names repeat across papers
 def task_key(name: str) -> str:
     """Merges near-duplicate task names (language-modeling / language-modelling)."""
     key = re.sub(r"[\s_\-]+", "-", name.strip().lower())
@@ -230,28 +233,35 @@ class SearchDocument(NamedTuple):
     official: bool
 
 
+class _Ids(dict[str | None, int]):
+    """string -> id; a miss appends the string (a C-level lookup on the hot path, Python only on a miss)."""
+
+    def __init__(self, strings: list[str]) -> None:
+        super().__init__({None: _NONE})
+        self._strings = strings
+
+    def __missing__(self, value: str) -> int:
+        found = self[value] = len(self._strings)
+        self._strings.append(value)
+        return found
+
+
 class StringTable:
     """Interns strings to small ints; one table serves every string column."""
 
     def __init__(self) -> None:
         self.values: list[str] = []
-        self._ids: dict[str, int] = {}
+        self.ids = _Ids(self.values)
 
     def id(self, value: str | None) -> int:
-        if value is None:
-            return _NONE
-        found = self._ids.get(value)
-        if found is None:
-            found = self._ids[value] = len(self.values)
-            self.values.append(value)
-        return found
+        return self.ids[value]
 
     def __getstate__(self) -> list[str]:
         return self.values
 
     def __setstate__(self, values: list[str]) -> None:
         self.values = values
-        self._ids = {}  # only needed while building
+        self.ids = _Ids(values)  # only needed while building
 
 
 class SampleColumns:
@@ -277,22 +287,30 @@ class SampleColumns:
         return len(self.paper)
 
     def append(self, sample: Sample, paper: int) -> None:
-        table = self.strings
+        ids = self.strings.ids
         sample_id = len(self.paper)
         self.sha += bytes.fromhex(sample.code_sha256_prefix)
-        self.entry.append(table.id(sample.entry))
-        self.repo.append(table.id(sample.repo))
-        self.repo_kind.append(table.id(sample.repo_kind))
-        self.path.append(table.id(sample.path))
-        self.language.append(table.id(sample.language))
-        self.status.append(table.id(sample.status))
-        self.contract_check.append(table.id(sample.contract_check))
+        self.entry.append(ids[sample.entry])
+        self.repo.append(ids[sample.repo])
+        self.repo_kind.append(ids[sample.repo_kind])
+        self.path.append(ids[sample.path])
+        self.language.append(ids[sample.language])
+        self.status.append(ids[sample.status])
+        self.contract_check.append(ids[sample.contract_check])
         self.verification_level.append(_NONE if sample.verification_level is None else sample.verification_level)
-        self.licence.append(table.id(sample.licence))
+        self.licence.append(ids[sample.licence])
         self.inline_ok.append(sample.inline_ok)
         self.paper.append(paper)
         if sample.file_url is not None and sample.file_url != _blob_url(sample.repo, sample.path):
             self.file_url[sample_id] = sample.file_url
+
+    def sha_values(self) -> array[int]:
+        """Every code hash as an int (big-endian, so int order is hex order)."""
+        values = array("Q")
+        values.frombytes(bytes(self.sha))
+        if sys.byteorder == "little":
+            values.byteswap()
+        return values
 
     def __getitem__(self, i: int) -> SampleRow:
         text = self.strings.values
@@ -318,9 +336,6 @@ class SampleColumns:
 
     def status_of(self, i: int) -> str:
         return self.strings.values[self.status[i]]
-
-    def sha_value(self, i: int) -> int:
-        return int.from_bytes(self.sha[i * _SHA_BYTES : (i + 1) * _SHA_BYTES], "big")
 
 
 def _text(values: list[str], string_id: int) -> str | None:
@@ -353,7 +368,7 @@ class PaperIndex:
         for item in loaded:
             if duplicates.admit(item):
                 self._add(item)
-                fingerprint.update(f"{record_key(item.record)}\0{item.read_at}\0{item.path}\0{item.line}\0".encode())
+                fingerprint.update(f"{item.key}\0{item.read_at}\0{item.path}\0{item.line}\0".encode())
         report.records_indexed = len(self.papers)
         self.fingerprint = fingerprint.digest()
         self._finish()
@@ -363,10 +378,9 @@ class PaperIndex:
     def _add(self, item: LoadedRecord) -> None:
         """Add a record, or replace the one it beat as a duplicate (keeping that ordinal)."""
         record = item.record
-        key = record_key(record)
+        key = item.key
         ordinal = self._ordinals.get(key, len(self.papers))
-        arxiv_id = canonical_arxiv_id(record.arxiv_id)
-        slug = slug_from_record_url(record.url)
+        arxiv_id, slug = item.arxiv_id, item.slug
         replacing = ordinal < len(self.papers)
         if replacing:
             old_slug = self.papers.slug[ordinal]
@@ -438,8 +452,9 @@ class PaperIndex:
         read_ats = [value for value in papers.read_at if value]
         self.read_at_range = (min(read_ats), max(read_ats)) if read_ats else None
         # Code hashes: sorted values with their sample ids, for exact and prefix lookups.
-        by_sha = sorted(live, key=columns.sha_value)
-        self.sha_sorted = array("Q", (columns.sha_value(i) for i in by_sha))
+        sha = columns.sha_values()
+        by_sha = sorted(live, key=sha.__getitem__)
+        self.sha_sorted = array("Q", map(sha.__getitem__, by_sha))
         self.sha_samples = array("i", by_sha)
         # Repositories: lower-case owner/name -> papers, official first, then by samples from it
         # (CSR layout: sorted names, offsets, papers).

@@ -84,11 +84,18 @@ class LoadReport:
 
 @dataclass(frozen=True, slots=True)
 class LoadedRecord:
-    """A validated record and where it came from (`line` for `.jsonl`)."""
+    """A validated record, its keys (resolved once) and where it came from (`line` for `.jsonl`)."""
 
     record: Record
     path: str
     line: int | None = None
+    arxiv_id: str | None = None  # canonical, no version
+    slug: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The identity duplicates share: `arxiv:<id>`, else `slug:<slug>`."""
+        return f"arxiv:{self.arxiv_id}" if self.arxiv_id else f"slug:{self.slug}"
 
     @property
     def read_at(self) -> str:
@@ -194,9 +201,9 @@ def iter_records(
     for done, path in enumerate(files, 1):
         for value, line in _read_file(path, limits, report):
             report.records_read += 1
-            record = _validate(value, path, line, limits, report)
-            if record is not None:
-                yield LoadedRecord(record, path, line)
+            loaded = _validate(value, path, line, limits, report)
+            if loaded is not None:
+                yield loaded
         if progress is not None:
             progress(done, len(files), report.records_read)
 
@@ -213,7 +220,7 @@ def load_records(
     winners: dict[str, LoadedRecord] = {}
     for item in iter_records(roots, report, limits, progress):
         if duplicates.admit(item):
-            winners[record_key(item.record)] = item
+            winners[item.key] = item
     return list(winners.values()), report
 
 
@@ -229,7 +236,7 @@ class DuplicateFilter:
 
     def admit(self, item: LoadedRecord) -> bool:
         """True when `item` is new or replaces the record kept so far for its key."""
-        key = record_key(item.record)
+        key = item.key
         moment = _instant(item.read_at)
         current = self._kept.get(key)
         if current is not None:
@@ -335,7 +342,7 @@ def _json_kind(value: Any) -> str:
 # -- validation ----------------------------------------------------------------------------
 
 
-def _validate(value: dict[str, Any], name: str, line: int | None, limits: Limits, report: LoadReport) -> Record | None:
+def _validate(value: dict[str, Any], name: str, line: int | None, limits: Limits, report: LoadReport) -> LoadedRecord | None:
     dropped = 0
     try:
         record = Record.model_validate(value)
@@ -348,14 +355,15 @@ def _validate(value: dict[str, Any], name: str, line: int | None, limits: Limits
         if kept is None:
             return None
         record, dropped = kept, len(bad_samples)
-    if canonical_arxiv_id(record.arxiv_id) is None and slug_from_record_url(record.url) is None:
+    arxiv_id, slug = canonical_arxiv_id(record.arxiv_id), slug_from_record_url(record.url)
+    if arxiv_id is None and slug is None:
         report.add("error", "no_key", name, "record has neither a valid arxiv_id nor a /paper/<slug> url", line)
         return None
-    if record.arxiv_id is not None and canonical_arxiv_id(record.arxiv_id) is None:
+    if record.arxiv_id is not None and arxiv_id is None:
         report.add("warning", "bad_arxiv_id", name, f"arxiv_id {record.arxiv_id[:40]!r} is not an arXiv id; indexed by slug only", line)
     _cap_strings(record, limits, name, line, report)
     _check_harvest(record, dropped, name, line, report)
-    return record
+    return LoadedRecord(record, name, line, arxiv_id, slug)
 
 
 def _bad_sample_positions(exc: ValidationError) -> set[int] | None:
@@ -445,7 +453,4 @@ def _instant(read_at: str) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-def record_key(record: Record) -> str:
-    """The identity duplicates share: `arxiv:<id>`, else `slug:<slug>`."""
-    arxiv_id = canonical_arxiv_id(record.arxiv_id)
-    return f"arxiv:{arxiv_id}" if arxiv_id else f"slug:{slug_from_record_url(record.url)}"
+

@@ -7,6 +7,7 @@ SQL over small side tables, so they combine with the ranking instead of post-fil
 
 from __future__ import annotations
 
+import functools
 import re
 import sqlite3
 import threading
@@ -24,6 +25,7 @@ _MAX_TERMS = 32
 SNIPPET_TOKENS = 18
 
 
+@functools.lru_cache(maxsize=1 << 16)  # method and framework names repeat across papers
 def facet_value(text: str) -> str:
     """Facets match loosely: case, spaces, hyphens and underscores do not matter."""
     return re.sub(r"[\s_\-]+", "-", text.strip().lower())
