@@ -89,19 +89,21 @@ def tool_error_text(tool: str, error: Exception) -> str:
     return f"invalid_argument: {message}. Next: check the arguments against the input schema and call again."
 
 
-def _compact_schema(schema: Any) -> Any:
-    """What the model sees for a schema: no titles, no `null` branches for optional values.
+def _compact_schema(schema: Any, *, output: bool = False) -> Any:
+    """What the model sees for a schema: no titles, no `null` branches for optional values, and
+    for an output schema no defaults (they describe arguments, not answers).
 
     Answers never contain nulls (they are omitted), and optional arguments are simply left out,
     so `anyOf [T, null]` says nothing the model needs; dropping it keeps tools/list small.
     """
     if isinstance(schema, list):
-        return [_compact_schema(item) for item in schema]
+        return [_compact_schema(item, output=output) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    compact = {key: _compact_schema(value) for key, value in schema.items() if key != "title" or not isinstance(value, str)}
+    dropped = {"title", "default"} if output else {"title"}
+    compact = {key: _compact_schema(value, output=output) for key, value in schema.items() if key not in dropped or not _is_keyword(value)}
     if "properties" in schema:  # property names are data, not keywords: keep a property called "title"
-        compact["properties"] = {name: _compact_schema(value) for name, value in schema["properties"].items()}
+        compact["properties"] = {name: _compact_schema(value, output=output) for name, value in schema["properties"].items()}
     branches = compact.get("anyOf")
     if isinstance(branches, list) and {"type": "null"} in branches:
         rest = [branch for branch in branches if branch != {"type": "null"}]
@@ -112,16 +114,9 @@ def _compact_schema(schema: Any) -> Any:
     return compact
 
 
-def _without_defaults(schema: Any) -> Any:
-    """Defaults describe arguments, not answers: an output schema does not need them."""
-    if isinstance(schema, list):
-        return [_without_defaults(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    kept = {key: _without_defaults(value) for key, value in schema.items() if key != "default"}
-    if "properties" in schema:
-        kept["properties"] = {name: _without_defaults(value) for name, value in schema["properties"].items()}
-    return kept
+def _is_keyword(value: Any) -> bool:
+    # `title` and `default` as schema keywords hold plain values, never a nested schema object.
+    return not isinstance(value, dict) or "type" not in value
 
 
 class PapercodeServer(MCPServer):
@@ -172,7 +167,7 @@ class PapercodeServer(MCPServer):
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None) -> Any:
         # Bad prompt arguments are the client's mistake: invalid params, never an internal error.
-        prompt = self._prompt_manager.get_prompt(name)
+        prompt = next((listed for listed in await self.list_prompts() if listed.name == name), None)
         if prompt is None:
             raise MCPError(INVALID_PARAMS, f"not_found: unknown prompt {name!r}; see prompts/list")
         missing = [arg.name for arg in prompt.arguments or [] if arg.required and not (arguments or {}).get(arg.name)]
@@ -273,10 +268,13 @@ def build_server(source: CorpusSource) -> PapercodeServer:
     _register_resources(server, source)
     _register_prompts(server, source)
     _register_completions(server, source)
+    # SDK 2.3 derives schemas from the signatures but offers no public hook to trim them, so the
+    # registered tools are compacted in place (mcp is pinned <2.4; the surface snapshot test
+    # shows any drift).
     for tool in server._tool_manager.list_tools():
         tool.description = " ".join((tool.description or "").split())
         tool.parameters = _compact_schema(tool.parameters)
-        tool.fn_metadata.output_schema = _without_defaults(_compact_schema(tool.fn_metadata.output_schema))
+        tool.fn_metadata.output_schema = _compact_schema(tool.fn_metadata.output_schema, output=True)
     return server
 
 
