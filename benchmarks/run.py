@@ -251,7 +251,7 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
         "papercode_path": str(Path(queries.__file__).parent),
         "problems": report.counts_by_code(),
     }
-    calls = make_calls(roots, payload["calls"], payload.get("seed", 0))
+    calls = make_calls(roots, payload["calls"], payload.get("seed", 0), payload.get("filtered_search", 0.2))
     result["calls"] = calls
     if payload["calls"]:
         result["direct"] = time_direct(corpus, calls)
@@ -262,7 +262,7 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
 # -- the calls -----------------------------------------------------------------------------
 
 
-def make_calls(roots: Sequence[Path], per_tool: int, seed: int) -> dict[str, list[dict[str, Any]]]:
+def make_calls(roots: Sequence[Path], per_tool: int, seed: int, filtered_search: float = 0.2) -> dict[str, list[dict[str, Any]]]:
     """Realistic arguments, taken from the record files themselves (so they exist, whatever the index looks like):
     arXiv ids (new and old style) and slugs, 1-3 title words, sample hashes, code-link repositories."""
     import gzip
@@ -300,7 +300,7 @@ def make_calls(roots: Sequence[Path], per_tool: int, seed: int) -> dict[str, lis
         words = [w for w in "".join(c if c.isalnum() else " " for c in title).split() if len(w) > 2]
         query = " ".join(rng.sample(words, min(len(words), rng.randint(1, 3)))) if words else "learning"
         search: dict[str, Any] = {"query": query}
-        if rng.random() < 0.2:
+        if rng.random() < filtered_search:
             search["has_samples"] = True
         calls["search_papers"].append(search)
         calls["find_papers_for_repo"].append({"repo": repos[rng.randrange(len(repos))]})
@@ -449,9 +449,11 @@ async def time_stdio(roots: Sequence[Path], calls: dict[str, list[dict[str, Any]
 # -- one size ------------------------------------------------------------------------------
 
 
-def measure(roots: Sequence[Path], calls: int, stdio_calls: int, seed: int = 0, phases: bool = True) -> dict[str, Any]:
+def measure(
+    roots: Sequence[Path], calls: int, stdio_calls: int, seed: int = 0, phases: bool = True, filtered_search: float = 0.2
+) -> dict[str, Any]:
     """Every number for one corpus: floor, cold load, RSS, in-process and stdio latency."""
-    payload = {"roots": [str(r) for r in roots], "calls": calls, "seed": seed, "phases": phases}
+    payload = {"roots": [str(r) for r in roots], "calls": calls, "seed": seed, "phases": phases, "filtered_search": filtered_search}
     floor = _worker("floor", payload)
     load = _worker("load", payload)
     result: dict[str, Any] = {**floor, **load}
@@ -560,6 +562,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stdio-calls", type=int, default=200, help="stdio calls per tool, 0 to skip (default 200)")
     parser.add_argument("--no-phases", action="store_true", help="time Corpus.load without the phase wrappers")
     parser.add_argument("--json", type=Path, help="also write every number to this JSON file")
+    parser.add_argument(
+        "--filtered-search",
+        type=float,
+        default=0.2,
+        help="share of search_papers calls with has_samples=true (default 0.2; 0 skips them: see BENCHMARKS.md, they are quadratic)",
+    )
     parser.add_argument("--smoke", action="store_true", help="500 records, few calls: a CI smoke check (< 60 s)")
 
 
@@ -569,11 +577,11 @@ def main(args: argparse.Namespace) -> int:
     sizes = [int(s.replace("_", "").replace("k", "000")) for s in args.sizes.split(",") if s.strip()]
     m = machine()
     print(format_machine(m), flush=True)
-    results: dict[str, Any] = {"machine": m, "layout": args.layout, "sizes": {}}
+    results: dict[str, Any] = {"machine": m, "layout": args.layout, "filtered_search": args.filtered_search, "sizes": {}}
     largest = max(sizes)
     for n in sizes:
         roots = corpus_roots(args.data, n, largest, args.seed, args.layout)
-        r = measure(roots, args.calls, args.stdio_calls, args.seed, phases=not args.no_phases)
+        r = measure(roots, args.calls, args.stdio_calls, args.seed, phases=not args.no_phases, filtered_search=args.filtered_search)
         results["sizes"][n] = r
         print(format_size(n, r), flush=True)
         if args.json:
