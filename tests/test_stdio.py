@@ -70,3 +70,19 @@ async def test_stdio_serves_records_given_by_flag(tmp_path: Path) -> None:
             stats = await client.call_tool("corpus_stats", {})
     assert stats.structured_content is not None
     assert (stats.structured_content["papers"], stats.structured_content["samples"]) == (1, 26)
+
+
+async def test_the_repositorys_mcp_json_launches_a_working_server(tmp_path: Path) -> None:
+    """mcp.json is what hosts run from a checkout (after the README's setup): it must serve."""
+    root = Path(__file__).resolve().parents[1]
+    (entry,) = json.loads((root / "mcp.json").read_text())["mcpServers"].values()
+    params = StdioServerParameters(
+        command=str(root / entry["command"]),
+        args=entry["args"],
+        env={"HOME": str(tmp_path), **entry.get("env", {})},
+        cwd=root,
+    )
+    with anyio.fail_after(STARTUP_AND_CALLS_SECONDS):
+        async with Client(params, mode="legacy") as client:
+            result = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH})
+    assert result.structured_content is not None and result.structured_content["counts"]["total"] == 10
