@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from .errors import QueryError
 
 _MAC_BYTES = 8
-_OFFSET_BYTES = 5
+_OFFSET_BYTES = 4  # 12 bytes in all: 16 base64 characters with no spare bits to tamper with
 
 
 class Pager:
@@ -38,7 +38,8 @@ class Pager:
         except (ValueError, UnicodeEncodeError):
             blob = b""
         raw, mac = blob[:_OFFSET_BYTES], blob[_OFFSET_BYTES:]
-        if len(blob) != _OFFSET_BYTES + _MAC_BYTES or not hmac.compare_digest(mac, self._mac(query, raw)):
+        canonical = len(blob) == _OFFSET_BYTES + _MAC_BYTES and base64.urlsafe_b64encode(blob).decode() == cursor.strip()
+        if not canonical or not hmac.compare_digest(mac, self._mac(query, raw)):
             raise QueryError(
                 "invalid_argument",
                 "cursor is not valid for this query (tampered, truncated, or from another query or index)",
