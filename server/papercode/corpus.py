@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,9 +25,19 @@ class Corpus:
     @classmethod
     def load(cls, roots: list[Path], limits: Limits | None = None, progress: ProgressCallback | None = None) -> Corpus:
         """Build from the records (cold start)."""
-        report = LoadReport()
-        index = PaperIndex(iter_records(roots, report, limits, progress), report)
-        corpus = cls(index=index, search=SearchEngine(index.take_search_documents()), pager=Pager(index.fingerprint))
+        # The build allocates millions of objects that all stay alive; the cyclic GC would walk
+        # them again and again for nothing (a third of the load time, measured). Freeze what
+        # survives so later collections skip the index too.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            report = LoadReport()
+            index = PaperIndex(iter_records(roots, report, limits, progress), report)
+            corpus = cls(index=index, search=SearchEngine(index.take_search_documents()), pager=Pager(index.fingerprint))
+        finally:
+            gc.freeze()
+            if gc_was_enabled:
+                gc.enable()
         log.info(
             "indexed %d papers, %d samples from %d files (%d rejected, %d warnings)",
             len(index.papers),

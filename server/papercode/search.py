@@ -96,23 +96,60 @@ class SearchEngine:
         with self._lock:
             if not terms:
                 return self._browse(where, params, offset, limit)
-            total, hits = self._match(" ".join(terms), where, params, offset, limit)
+            total, hits = self._match(terms, " ", where, params, offset, limit)
             if total == 0 and len(terms) > 1:
                 # No paper has every word: fall back to any word, still ranked by BM25.
-                total, hits = self._match(" OR ".join(terms), where, params, offset, limit)
+                total, hits = self._match(terms, " OR ", where, params, offset, limit)
             return total, hits
 
-    def _match(self, expression: str, where: str, params: list[object], offset: int, limit: int) -> tuple[int, list[SearchHit]]:
-        condition = "docs MATCH ?" + (f" AND rowid IN (SELECT paper FROM meta WHERE {where})" if where else "")
-        args = [expression, *params]
-        total = self._db.execute(f"SELECT count(*) FROM docs WHERE {condition}", args).fetchone()[0]
-        weights = ", ".join(str(weight) for weight in _WEIGHTS)
+    def _match(
+        self, terms: list[str], joiner: str, where: str, params: list[object], offset: int, limit: int
+    ) -> tuple[int, list[SearchHit]]:
+        """Rank in two tiers: papers with the words in the title first, then the others, each by BM25.
+
+        FTS5 scores every match to rank them, and common words match much of a corpus; the title
+        tier is usually small, so a first page rarely scores more than it. Titles weigh most in
+        BM25 anyway, so the tiers agree with a single ranking on what comes first.
+        """
+        words = joiner.join(terms)
+        in_title = f"{{title}} : ({words})"
+        total = self._count(words, where, params)
+        titled = self._count(in_title, where, params)
+        ids = self._ranked(in_title, where, params, offset, min(limit, max(0, titled - offset)))
+        if len(ids) < limit and total > titled:
+            rest = f"({words}) NOT ({in_title})"
+            ids += self._ranked(rest, where, params, max(0, offset - titled), limit - len(ids))
+        return total, [SearchHit(paper, self._snippet(words, paper)) for paper in ids]
+
+    def _matches(self, where: str, *, scored: bool) -> str:
+        """SQL for the papers matching the expression (the first parameter) and the filters."""
+        score = f"bm25(docs, {', '.join(str(weight) for weight in _WEIGHTS)})" if scored else "0"
+        # Materialised once, then joined to the filters: a filter inside the MATCH query would
+        # re-run the match for every candidate row.
+        matched = f"WITH hit(paper, score) AS MATERIALIZED (SELECT rowid, {score} FROM docs WHERE docs MATCH ?) "
+        if not where:
+            return matched + "SELECT hit.paper, hit.score FROM hit"
+        return matched + f"SELECT hit.paper, hit.score FROM hit JOIN meta USING (paper) WHERE {where}"
+
+    def _count(self, expression: str, where: str, params: list[object]) -> int:
+        if not where:
+            return int(self._db.execute("SELECT count(*) FROM docs WHERE docs MATCH ?", [expression]).fetchone()[0])
+        sql = f"SELECT count(*) FROM ({self._matches(where, scored=False)})"
+        return int(self._db.execute(sql, [expression, *params]).fetchone()[0])
+
+    def _ranked(self, expression: str, where: str, params: list[object], offset: int, limit: int) -> list[int]:
+        if limit <= 0:
+            return []
         rows = self._db.execute(
-            f"SELECT rowid, snippet(docs, -1, '**', '**', '…', {SNIPPET_TOKENS}) FROM docs WHERE {condition} "
-            f"ORDER BY bm25(docs, {weights}), rowid LIMIT ? OFFSET ?",
-            [*args, limit, offset],
+            f"{self._matches(where, scored=True)} ORDER BY 2, 1 LIMIT ? OFFSET ?", [expression, *params, limit, offset]
         ).fetchall()
-        return total, [SearchHit(paper, snippet) for paper, snippet in rows]
+        return [paper for paper, _ in rows]
+
+    def _snippet(self, expression: str, paper: int) -> str | None:
+        row = self._db.execute(
+            f"SELECT snippet(docs, -1, '**', '**', '…', {SNIPPET_TOKENS}) FROM docs WHERE docs MATCH ? AND rowid = ?", [expression, paper]
+        ).fetchone()
+        return row[0] if row else None
 
     def _browse(self, where: str, params: list[object], offset: int, limit: int) -> tuple[int, list[SearchHit]]:
         clause = f"WHERE {where}" if where else ""
