@@ -36,10 +36,18 @@ def builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def _answers(corpus: Corpus) -> tuple[object, ...]:
+    """Every kind of lookup, so a restored index is compared on all its parts."""
     return (
         queries.harvested_code(corpus, "1902.04094").model_dump(),
         queries.search_papers(corpus, "generative").model_dump(),
         queries.corpus_stats(corpus).model_dump(),
+        queries.samples_by_status(corpus, "ran,ran_honours", licence="mit", limit=3).model_dump(),
+        queries.samples_by_status(corpus, "unverified", repo_kind="official", inline_only=True, language="Python").model_dump(),
+        queries.paper_detail(corpus, "/paper/berts-are-generative-in-context-learners").model_dump(),
+        queries.papers_for_repo(corpus, "https://github.com/nyu-dl/bert-gen").model_dump(),
+        queries.code(corpus, "013a68b0").model_dump(),
+        queries.complete(corpus, "arxiv_id", "19"),
+        queries.complete(corpus, "code_sha256", "1e"),
     )
 
 

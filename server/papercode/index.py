@@ -19,14 +19,15 @@ import re
 import sys
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import orjson
 
 from .ids import normalize_repo
 from .loading import DuplicateFilter, LoadedRecord, LoadReport
+from .packed import PackedBytes, PackedStrings
 from .records import KNOWN_STATUSES, CodeLink, Record, Sample
 
 STATUS_RANK: dict[str, int] = {status: rank for rank, status in enumerate(KNOWN_STATUSES)}
@@ -162,6 +163,16 @@ class PaperColumns:
     def __len__(self) -> int:
         return len(self.title)
 
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        for name in ("arxiv_id", "slug", "title", "date", "url_abs", "read_at"):
+            state[name] = PackedStrings(state[name])
+        state["blob"] = PackedBytes(self.blob)
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+
     def __getitem__(self, i: int) -> PaperRow:
         if i < 0:
             i += len(self)
@@ -247,21 +258,24 @@ class _Ids(dict[str | None, int]):
 
 
 class StringTable:
-    """Interns strings to small ints; one table serves every string column."""
+    """Interns strings to small ints; one table serves every string column.
+
+    A snapshot stores it packed; a restored table only reads (`id` is for building).
+    """
 
     def __init__(self) -> None:
-        self.values: list[str] = []
-        self.ids = _Ids(self.values)
+        building: list[str] = []
+        self.values: Sequence[str] = building
+        self.ids = _Ids(building)
 
     def id(self, value: str | None) -> int:
         return self.ids[value]
 
-    def __getstate__(self) -> list[str]:
-        return self.values
+    def __getstate__(self) -> PackedStrings:
+        return PackedStrings(self.values)
 
-    def __setstate__(self, values: list[str]) -> None:
-        self.values = values
-        self.ids = _Ids(values)  # only needed while building
+    def __setstate__(self, packed: PackedStrings) -> None:
+        self.values = cast(Sequence[str], packed)  # a string table holds no None
 
 
 class SampleColumns:
@@ -338,7 +352,7 @@ class SampleColumns:
         return self.strings.values[self.status[i]]
 
 
-def _text(values: list[str], string_id: int) -> str | None:
+def _text(values: Sequence[str], string_id: int) -> str | None:
     return None if string_id == _NONE else values[string_id]
 
 
@@ -346,8 +360,9 @@ def _blob_url(repo: str, path: str) -> str:
     return f"https://github.com/{repo}/blob/HEAD/{path}"
 
 
-# A listing bucket: samples sharing (status, repo_kind, language, licence, inline_ok), as string ids.
-BucketKey = tuple[int, int, int, int, bool]
+# A listing bucket: samples sharing (status, repo_kind, language, licence, inline_ok); a missing
+# language or licence is "" (the filters compare lower case, so the key holds lower case too).
+BucketKey = tuple[str, str, str, str, bool]
 
 
 class PaperIndex:
@@ -479,7 +494,13 @@ class PaperIndex:
         self.listing_order = array("i", order)
         buckets: dict[BucketKey, array[int]] = defaultdict(lambda: array("i"))
         for rank, i in enumerate(order):
-            key = (columns.status[i], columns.repo_kind[i], columns.language[i], columns.licence[i], bool(columns.inline_ok[i]))
+            key = (
+                text[columns.status[i]],
+                text[columns.repo_kind[i]],
+                (_text(text, columns.language[i]) or "").lower(),
+                (_text(text, columns.licence[i]) or "").lower(),
+                bool(columns.inline_ok[i]),
+            )
             buckets[key].append(rank)
         self.buckets: dict[BucketKey, array[int]] = dict(buckets)
         self.arxiv_ids_sorted: list[str] = sorted(self.by_arxiv)
@@ -508,6 +529,9 @@ class PaperIndex:
     def __getstate__(self) -> dict[str, object]:
         state = {name: value for name, value in self.__dict__.items() if name != "search_documents"}
         state["search_documents"] = None
+        # Packed: a snapshot restores them as two buffers each instead of one object per string.
+        state["repo_names"] = PackedStrings(self.repo_names)
+        state["arxiv_ids_sorted"] = PackedStrings(self.arxiv_ids_sorted)
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -548,7 +572,9 @@ class PaperIndex:
         high = low + (1 << shift)
         start = bisect.bisect_left(self.sha_sorted, low)
         found: list[str] = []
-        for value in itertools.islice(self.sha_sorted, start, None):
+        # Index from `start`: islice would walk every hash below the prefix first.
+        for position in range(start, len(self.sha_sorted)):
+            value = self.sha_sorted[position]
             if value >= high or len(found) >= most:
                 break
             text = f"{value:016x}"
@@ -576,26 +602,31 @@ class PaperIndex:
         language: str | None = None,
         licence: str | None = None,
         inline_only: bool = False,
-    ) -> tuple[int, Iterator[SampleRow]]:
-        """(total, samples in listing order) for the filters; no scan of non-matching samples."""
-        text = self.samples.strings.values
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> tuple[int, list[SampleRow]]:
+        """(total, one page of samples in listing order) for the filters.
 
-        def value(string_id: int) -> str:
-            return "" if string_id == _NONE else text[string_id].lower()
-
+        Never scans non-matching samples, and materialises only the page: skipping to `offset`
+        walks listing ranks (ints), and not even those when one bucket matches.
+        """
         wanted = set(statuses)
         chosen = [
             ranks
             for (status, kind, lang, lic, inline), ranks in self.buckets.items()
-            if text[status] in wanted
-            and (repo_kind is None or text[kind] == repo_kind)
-            and (language is None or value(lang) == language.lower())
-            and (licence is None or value(lic) == licence.lower())
+            if status in wanted
+            and (repo_kind is None or kind == repo_kind)
+            and (language is None or lang == language.lower())
+            and (licence is None or lic == licence.lower())
             and (inline or not inline_only)
         ]
         total = sum(map(len, chosen))
-        ranks_in_order: Iterable[int] = chosen[0] if len(chosen) == 1 else heapq.merge(*chosen)
-        return total, (self.samples[self.listing_order[rank]] for rank in ranks_in_order)
+        end = total if limit is None else offset + limit
+        if len(chosen) == 1:
+            ranks: Iterable[int] = chosen[0][offset:end]
+        else:
+            ranks = itertools.islice(heapq.merge(*chosen), offset, end)
+        return total, [self.samples[self.listing_order[rank]] for rank in ranks]
 
 
 def _code_link_row(link: CodeLink) -> CodeLinkRow:

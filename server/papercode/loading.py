@@ -118,24 +118,22 @@ class RecordFile(NamedTuple):
     mtime_ns: int
 
 
-def find_record_files(root: Path, report: LoadReport) -> list[RecordFile]:
-    """Every regular record file under `root`, sorted, each real file once, with its size and mtime.
+_RECORD_SUFFIXES_ALL = RECORD_SUFFIXES + tuple(suffix + ".gz" for suffix in RECORD_SUFFIXES)
 
-    Symlinks are followed only when they stay inside `root`; anything that is not a regular
-    file (a FIFO would block the read forever, a device never ends) is reported, not opened.
-    Plain entries cost one `stat` each (the snapshot key needs it anyway); only symlinks are resolved.
+
+def find_record_files(root: Path, report: LoadReport) -> list[RecordFile]:
+    """Every regular record file under `root`, in sorted path order, with its size and mtime.
+
+    Symlinks are followed only when they stay inside `root`, and a file reached through a symlink
+    is not listed again. Anything that is not a regular file (a FIFO would block the read forever,
+    a device never ends) is reported, not opened. This runs on every warm start (the snapshot key
+    stats every record file), so plain entries cost one `stat` and no Path objects.
     """
     found: list[RecordFile] = []
     real_root = root.resolve()
     seen_dirs: set[Path] = set()
-    seen_files: set[tuple[int, int]] = set()  # (device, inode): a file reached twice is read once
-
-    def add(path: str, stat: os.stat_result) -> None:
-        if not S_ISREG(stat.st_mode):
-            report.add("error", "not_a_file", path, "not a regular file (FIFO, socket or device); not opened")
-        elif (stat.st_dev, stat.st_ino) not in seen_files:
-            seen_files.add((stat.st_dev, stat.st_ino))
-            found.append(RecordFile(path, stat.st_size, stat.st_mtime_ns))
+    plain: set[tuple[int, int]] = set()  # (device, inode) of plain files, checked against symlinks at the end
+    linked: list[tuple[int, RecordFile, tuple[int, int]]] = []  # symlinked files: (position, file, inode)
 
     def walk(directory: Path) -> None:
         try:
@@ -143,19 +141,25 @@ def find_record_files(root: Path, report: LoadReport) -> list[RecordFile]:
             if real in seen_dirs:
                 return
             seen_dirs.add(real)
-            entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=_entry_name)
         except (OSError, RuntimeError) as exc:
             report.add("error", "unreadable", str(directory), f"cannot list directory: {_os_reason(exc)}")
             return
         for entry in entries:
-            # Plain strings, not Path objects, on this hot loop: it runs once per record file.
-            wanted = is_record_file(entry.name)
+            name = entry.name
+            wanted = name.endswith(_RECORD_SUFFIXES_ALL) and not name.startswith(".")
             try:
                 if not entry.is_symlink():
                     if entry.is_dir(follow_symlinks=False):
                         walk(Path(entry.path))
                     elif wanted:
-                        add(entry.path, entry.stat(follow_symlinks=False))
+                        stat = entry.stat(follow_symlinks=False)
+                        if S_ISREG(stat.st_mode):
+                            found.append(RecordFile(entry.path, stat.st_size, stat.st_mtime_ns))
+                            plain.add((stat.st_dev, stat.st_ino))
+                        else:
+                            report.add("error", "not_a_file", entry.path, "not a regular file (FIFO, socket or device); not opened")
                     continue
                 if not (wanted or entry.is_dir()):
                     continue
@@ -165,7 +169,11 @@ def find_record_files(root: Path, report: LoadReport) -> list[RecordFile]:
                 elif target.is_dir():
                     walk(Path(entry.path))
                 elif wanted:
-                    add(entry.path, target.stat())
+                    stat = target.stat()
+                    if S_ISREG(stat.st_mode):
+                        linked.append((len(found), RecordFile(entry.path, stat.st_size, stat.st_mtime_ns), (stat.st_dev, stat.st_ino)))
+                    else:
+                        report.add("error", "not_a_file", entry.path, "not a regular file (FIFO, socket or device); not opened")
             except (OSError, RuntimeError) as exc:
                 if wanted:
                     report.add("error", "unreadable", entry.path, f"broken symlink: {_os_reason(exc)}")
@@ -173,10 +181,20 @@ def find_record_files(root: Path, report: LoadReport) -> list[RecordFile]:
     if not root.exists():
         report.add("error", "missing_directory", str(root), "records directory does not exist")
     elif root.is_file():
-        add(str(root), root.stat())
+        stat = root.stat()
+        found.append(RecordFile(str(root), stat.st_size, stat.st_mtime_ns))
     else:
         walk(root)
+    # A symlinked file is read once: not when its target is listed plainly, nor twice via two links.
+    for position, record_file, inode in reversed(linked):
+        if inode not in plain:
+            plain.add(inode)
+            found.insert(position, record_file)
     return found
+
+
+def _entry_name(entry: os.DirEntry[str]) -> str:
+    return entry.name
 
 
 def _os_reason(exc: BaseException) -> str:
@@ -451,6 +469,3 @@ def _instant(read_at: str) -> datetime:
     except ValueError:
         return _NEVER
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
-

@@ -7,7 +7,6 @@ raises `QueryError` with a machine code and the next step.
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -249,8 +248,7 @@ def samples_by_status(
         "limit": limit,
     }
     offset = corpus.pager.decode(page_query, cursor)
-    total, rows = corpus.index.list_samples(statuses, kind, language, licence, inline_only)
-    page = list(itertools.islice(rows, offset, offset + limit))
+    total, page = corpus.index.list_samples(statuses, kind, language, licence, inline_only, offset, limit)
     papers = corpus.index.papers
     return answers.SampleList(
         statuses=statuses,

@@ -1,0 +1,34 @@
+"""Packed sequences behave like the lists they replace in a snapshot."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from papercode.packed import PackedBytes, PackedStrings
+
+VALUES = ["", "a", None, "ünïcödé ✓", "x" * 10_000, None, "last"]
+
+
+def test_packed_strings_equal_the_list_they_pack() -> None:
+    packed = PackedStrings(VALUES)
+    assert len(packed) == len(VALUES)
+    assert list(packed) == VALUES
+    assert [packed[i] for i in range(-len(VALUES), 0)] == VALUES
+    assert packed[1:4] == VALUES[1:4]
+
+
+def test_packed_strings_survive_a_pickle() -> None:
+    assert list(pickle.loads(pickle.dumps(PackedStrings(VALUES), protocol=5))) == VALUES
+
+
+def test_packed_bytes_equal_the_list_they_pack() -> None:
+    blobs = [b"{}", b"", b'{"a":1}' * 100]
+    packed = pickle.loads(pickle.dumps(PackedBytes(blobs), protocol=5))
+    assert list(packed) == blobs
+
+
+def test_index_past_the_end_raises() -> None:
+    with pytest.raises(IndexError):
+        PackedStrings(["only"])[1]
