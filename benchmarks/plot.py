@@ -25,6 +25,8 @@ def plot(results: dict[str, Any], out: Path) -> Path:
     left.plot(n, load, "o-", label="cold load (Corpus.load)")
     left.plot(n, floor, "s--", label="parse floor (orjson.loads)")
     left.plot(n, [1.5 * f for f in floor], ":", color="grey", label="target: 1.5x parse floor")
+    if all("warm_total_s" in r for r in rows):
+        left.plot(n, [r["warm_total_s"] for r in rows], "^-", label="warm start (snapshot key + restore)")
     left.set_xlabel("records")
     left.set_ylabel("seconds")
     left.set_title("Cold load time")

@@ -281,25 +281,31 @@ def _write_snapshot(corpus: Any, roots: Sequence[Path], cache_dir: Path) -> floa
 
 
 def worker_warm(payload: dict[str, Any]) -> dict[str, Any]:
-    """Warm start in this fresh process: the snapshot key (a stat of every record file), then the snapshot."""
+    """Warm start in this fresh process, as `papercode serve` does it: `Corpus.open` on a current
+    snapshot (it proves the records unchanged, a `stat` of every file, while it restores)."""
     roots = [Path(p) for p in payload["roots"]]
     import papercode.app  # noqa: F401 - the SDK import is not part of the warm start
+    from papercode import corpus as corpus_module
     from papercode import snapshot
     from papercode.loading import Limits
 
+    def no_cold_build(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the snapshot written by the load worker was not served")
+
+    corpus_module.Corpus.load = no_cold_build  # type: ignore[method-assign,assignment]
     baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
-    key = snapshot.records_key(roots, Limits())
-    key_s = time.perf_counter() - start
-    corpus = snapshot.load(snapshot.snapshot_path(Path(payload["cache_dir"]), roots), key)
+    corpus = corpus_module.Corpus.open(roots, cache_dir=Path(payload["cache_dir"]))
     total_s = time.perf_counter() - start
-    if corpus is None:
-        raise RuntimeError("the snapshot written by the load worker was not served")
+    rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    start = time.perf_counter()
+    snapshot.records_key(roots, Limits())
+    key_s = time.perf_counter() - start
     return {
         "warm_key_s": key_s,
         "warm_total_s": total_s,
         "warm_papers": len(corpus.index.papers),
-        "warm_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "warm_rss_bytes": rss_bytes,
         "warm_baseline_rss_bytes": baseline_kb * 1024,
     }
 
@@ -528,7 +534,7 @@ def targets(result: dict[str, Any]) -> list[tuple[str, bool, str]]:
     ]
     if "warm_total_s" in result:
         rows.append(
-            (f"warm start (key + snapshot) <= {TARGET_WARM_S:g} s", result["warm_total_s"] <= TARGET_WARM_S, f"{result['warm_total_s']:.3f} s")
+            (f"warm start (Corpus.open on a snapshot) <= {TARGET_WARM_S:g} s", result["warm_total_s"] <= TARGET_WARM_S, f"{result['warm_total_s']:.3f} s")
         )
     direct = result.get("direct", {})
     for tool in FAST_TOOLS:
@@ -573,7 +579,7 @@ def format_size(n: int, r: dict[str, Any]) -> str:
         lines.append(f"  {phase:34s} {seconds:8.2f} s  ({seconds / r['load_s']:5.1%})")
     if "warm_total_s" in r:
         lines.append(
-            f"warm start        {r['warm_total_s']:8.3f} s   (snapshot key {r['warm_key_s']:.3f} s; snapshot written in"
+            f"warm start        {r['warm_total_s']:8.3f} s   (of which, overlapped: a stat of every record file {r['warm_key_s']:.3f} s; snapshot written in"
             f" {r['snapshot_write_s']:.2f} s; RSS after {_mb(r['warm_rss_bytes'])})"
         )
     lines.append(

@@ -141,3 +141,16 @@ def test_no_cache_dir_never_writes(records: Path, tmp_path: Path, builds: list[i
     Corpus.open([records], cache_dir=None)
     assert builds == [1, 1]
     assert not list(tmp_path.rglob("*.snapshot"))
+
+
+@pytest.mark.parametrize("background", [True, False])
+def test_pending_key_is_the_records_key(records: Path, background: bool) -> None:
+    pending = snapshot.PendingKey([records], Limits(), background=background)
+    assert pending.result() == snapshot.records_key([records], Limits())
+    assert pending.result() == pending.result()  # asked twice: the same answer, one child
+
+
+def test_warm_start_knows_its_records_key(records: Path, tmp_path: Path) -> None:
+    cold = Corpus.open([records], cache_dir=tmp_path / "cache")
+    warm = Corpus.open([records], cache_dir=tmp_path / "cache")
+    assert cold.records_key == warm.records_key == snapshot.records_key([records], Limits())

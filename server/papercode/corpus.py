@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import snapshot
@@ -21,6 +21,7 @@ class Corpus:
     index: PaperIndex
     search: SearchEngine
     pager: Pager
+    records_key: bytes | None = None  # what the records looked like when it was built (see `snapshot`)
 
     @classmethod
     def load(cls, roots: list[Path], limits: Limits | None = None, progress: ProgressCallback | None = None) -> Corpus:
@@ -64,12 +65,15 @@ class Corpus:
         limits = limits or Limits()
         if cache_dir is None:
             return cls.load(roots, limits, progress)
-        key = key or snapshot.records_key(roots, limits)
         path = snapshot.snapshot_path(cache_dir, roots)
-        corpus = snapshot.load(path, key)
+        # With a snapshot on disk, the records are checked on the other core while it is restored.
+        pending = snapshot.PendingKey(roots, limits, background=path.exists()) if key is None else None
+        corpus = snapshot.load(path, pending or key or b"")
         if corpus is not None:
             log.info("warm start from %s (%d papers)", path, len(corpus.index.papers))
             return corpus
-        corpus = cls.load(roots, limits, progress)
+        # The key is taken before the build: records changed during it must not look current.
+        key = key or (pending.result() if pending else snapshot.records_key(roots, limits))
+        corpus = replace(cls.load(roots, limits, progress), records_key=key)
         snapshot.save(path, key, corpus)
         return corpus

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from . import answers
 from .corpus import Corpus
@@ -141,34 +141,12 @@ class PaperRefFields(TypedDict):
     title: str
 
 
-class SampleFields(TypedDict):
-    code_sha256: str
-    entry: str
-    repo: str
-    repo_kind: str
-    path: str
-    language: str | None
-    status: str
-    contract_check: str | None
-    verification_level: int | None
-    licence: str | None
-    inline_ok: bool
+# What an answer shows of a sample: exactly the fields of the `Sample` answer model.
+_SAMPLE_FIELDS = tuple(answers.Sample.model_fields)
 
 
-def _sample_fields(row: SampleRow) -> SampleFields:
-    return {
-        "code_sha256": row.code_sha256,
-        "entry": row.entry,
-        "repo": row.repo,
-        "repo_kind": row.repo_kind,
-        "path": row.path,
-        "language": row.language,
-        "status": row.status,
-        "contract_check": row.contract_check,
-        "verification_level": row.verification_level,
-        "licence": row.licence,
-        "inline_ok": row.inline_ok,
-    }
+def _sample_fields(row: SampleRow) -> dict[str, Any]:
+    return {name: getattr(row, name) for name in _SAMPLE_FIELDS}
 
 
 def sample_counts(samples: Sequence[SampleRow]) -> answers.SampleCounts:

@@ -19,8 +19,8 @@ from .corpus import Corpus
 
 log = logging.getLogger(__name__)
 
-Builder = Callable[[bytes], Corpus]
-"""Builds a corpus for the records whose fingerprint it is given."""
+Builder = Callable[[bytes | None], Corpus]
+"""Builds a corpus for the records whose fingerprint it is given (None: it works it out)."""
 Listener = Callable[[], Awaitable[None]]
 
 # Problems that mean the records could not be read at all: serving an empty corpus would lose
@@ -32,8 +32,9 @@ class LiveCorpus:
     def __init__(self, build: Builder, fingerprint: Callable[[], bytes], initial: Corpus | None = None) -> None:
         self._build = build
         self._fingerprint = fingerprint
-        self._seen = fingerprint()
-        self._current = initial if initial is not None else build(self._seen)
+        self._current = initial if initial is not None else build(None)
+        # A corpus from `Corpus.open` knows the fingerprint it was built from: no second walk.
+        self._seen = self._current.records_key or fingerprint()
         self._rebuilding = anyio.Lock()
         self._listeners: list[Listener] = []
         self.last_error: str | None = None

@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from .loading import Limits
 from .snapshot import default_cache_dir
 
 Transport = Literal["stdio", "sse", "streamable-http"]
+N = TypeVar("N", int, float)
 
 # Every setting: (flag, environment variable, help). The README documents each; a test checks.
 ENVIRONMENT = {
@@ -59,26 +60,22 @@ def env_cache_dir() -> Path | None:
 
 
 def env_float(name: str) -> float | None:
-    value = os.environ.get(ENVIRONMENT[name], "").strip()
-    if not value:
-        return None
-    try:
-        number = float(value)
-    except ValueError:
-        raise SystemExit(f"papercode: {ENVIRONMENT[name]} must be a number, got {value!r}") from None
-    if number <= 0:
-        raise SystemExit(f"papercode: {ENVIRONMENT[name]} must be positive, got {number}")
-    return number
+    return _env_number(name, float, "a number")
 
 
 def env_int(name: str) -> int | None:
+    return _env_number(name, int, "a whole number")
+
+
+def _env_number(name: str, kind: type[N], what: str) -> N | None:
+    """A positive number from the setting's environment variable; None when it is unset."""
     value = os.environ.get(ENVIRONMENT[name], "").strip()
     if not value:
         return None
     try:
-        number = int(value)
+        number = kind(value)
     except ValueError:
-        raise SystemExit(f"papercode: {ENVIRONMENT[name]} must be a whole number, got {value!r}") from None
+        raise SystemExit(f"papercode: {ENVIRONMENT[name]} must be {what}, got {value!r}") from None
     if number <= 0:
         raise SystemExit(f"papercode: {ENVIRONMENT[name]} must be positive, got {number}")
     return number
