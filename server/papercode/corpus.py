@@ -33,8 +33,9 @@ class Corpus:
         gc.disable()
         try:
             report = LoadReport()
-            index = PaperIndex(iter_records(roots, report, limits, progress), report)
-            corpus = cls(index=index, search=SearchEngine(index.take_search_documents()), pager=Pager(index.fingerprint))
+            search = SearchEngine()
+            index = PaperIndex(iter_records(roots, report, limits, progress), report, search.add)
+            corpus = cls(index=index, search=search.finish(), pager=Pager(index.fingerprint))
         finally:
             gc.freeze()
             if gc_was_enabled:

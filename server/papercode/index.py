@@ -19,7 +19,7 @@ import re
 import sys
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, cast
 
@@ -368,14 +368,20 @@ BucketKey = tuple[str, str, str, str, bool]
 class PaperIndex:
     """Read-only lookups over one loaded corpus."""
 
-    def __init__(self, loaded: Iterable[LoadedRecord], report: LoadReport) -> None:
-        """Index `loaded` as it streams in; duplicates resolve in place (see `DuplicateFilter`)."""
+    def __init__(
+        self, loaded: Iterable[LoadedRecord], report: LoadReport, documents: Callable[[SearchDocument, bool], None] | None = None
+    ) -> None:
+        """Index `loaded` as it streams in; duplicates resolve in place (see `DuplicateFilter`).
+
+        `documents` receives each paper's search document as it is indexed (and `True` when it
+        replaces an earlier one), so the full text goes straight to the search engine.
+        """
         self.report = report
         self.samples = SampleColumns()
         self.papers = PaperColumns(self.samples.strings)
         self.by_arxiv: dict[str, int] = {}
         self.by_slug: dict[str, int] = {}
-        self.search_documents: list[SearchDocument] | None = []
+        self._documents = documents or (lambda document, replacing: None)
         self._ordinals: dict[str, int] = {}  # duplicate key -> paper ordinal
         self._links: list[list[tuple[str, bool]]] = []  # per paper: (repo, is_official) of its code links
         duplicates = DuplicateFilter(report)
@@ -432,12 +438,10 @@ class PaperIndex:
         )
         repo_links = [(link.repo, link.is_official) for link in links if link.repo]
         self.papers.put(ordinal, record, arxiv_id, slug, _details_blob(record, links), start, len(self.samples))
-        assert self.search_documents is not None
+        self._documents(document, replacing)
         if replacing:
-            self.search_documents[ordinal] = document
             self._links[ordinal] = repo_links
         else:
-            self.search_documents.append(document)
             self._links.append(repo_links)
         self._ordinals[key] = ordinal
         if arxiv_id:
@@ -488,7 +492,7 @@ class PaperIndex:
             by_paper = stats[name]
             self.repo_papers.extend(sorted(by_paper, key=lambda p: (not by_paper[p][0], -by_paper[p][1], papers.key(p))))
             self.repo_offsets.append(len(self.repo_papers))
-        del self._links, self._ordinals
+        del self._links, self._ordinals, self._documents
         # Corpus-wide listing order, bucketed so a filtered listing never scans other samples.
         order = sorted(live, key=self._listing_key)
         self.listing_order = array("i", order)
@@ -521,14 +525,8 @@ class PaperIndex:
             text[columns.entry[i]],
         )
 
-    def take_search_documents(self) -> list[SearchDocument]:
-        """The documents for the search engine, handed over once (then freed)."""
-        documents, self.search_documents = self.search_documents or [], None
-        return documents
-
     def __getstate__(self) -> dict[str, object]:
-        state = {name: value for name, value in self.__dict__.items() if name != "search_documents"}
-        state["search_documents"] = None
+        state = dict(self.__dict__)
         # Packed: a snapshot restores them as two buffers each instead of one object per string.
         state["repo_names"] = PackedStrings(self.repo_names)
         state["arxiv_ids_sorted"] = PackedStrings(self.arxiv_ids_sorted)

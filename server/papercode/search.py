@@ -23,6 +23,7 @@ _WEIGHTS = (10.0, 1.0, 3.0, 4.0, 2.0)
 _WORD = re.compile(r"\w+", re.UNICODE)
 _MAX_TERMS = 32
 SNIPPET_TOKENS = 18
+_BATCH = 2_000  # documents buffered before one executemany
 
 
 @functools.lru_cache(maxsize=1 << 16)  # method and framework names repeat across papers
@@ -52,24 +53,49 @@ class SearchHit:
 class SearchEngine:
     """An FTS5 table over every paper of one index, plus facet tables for the filters."""
 
-    def __init__(self, documents: list[SearchDocument]) -> None:
+    def __init__(self) -> None:
+        """An empty engine: `add` each paper's document, then `finish` (as the index is built,
+        so no list of every paper's text is ever held)."""
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._lock = threading.Lock()
+        self._pending: dict[int, SearchDocument] = {}
+        self._replaced: list[int] = []
         db = self._db
         db.execute(f"CREATE VIRTUAL TABLE docs USING fts5({', '.join(_COLUMNS)}, tokenize='porter unicode61 remove_diacritics 2')")
         db.execute("CREATE TABLE meta(paper INTEGER PRIMARY KEY, date TEXT, year INTEGER, samples INTEGER, official INTEGER)")
         db.execute("CREATE TABLE facet(kind TEXT, value TEXT, paper INTEGER)")
+
+    def add(self, document: SearchDocument, replacing: bool = False) -> None:
+        """Index one paper's document; `replacing` when it supersedes one added before."""
+        if replacing and document.paper not in self._pending:
+            self._replaced.append(document.paper)
+        self._pending[document.paper] = document
+        if len(self._pending) >= _BATCH:
+            self._flush()
+
+    def finish(self) -> SearchEngine:
+        """Write what is buffered and build the lookup indexes; the engine is then read-only."""
+        self._flush()
+        self._db.execute("CREATE INDEX facet_lookup ON facet(kind, value, paper)")
+        self._db.execute("CREATE INDEX meta_date ON meta(date DESC, paper)")
+        self._db.commit()
+        return self
+
+    def _flush(self) -> None:
+        db, documents = self._db, list(self._pending.values())
+        for table, column in (("docs", "rowid"), ("meta", "paper"), ("facet", "paper")):
+            db.executemany(f"DELETE FROM {table} WHERE {column} = ?", [(paper,) for paper in self._replaced])
         db.executemany("INSERT INTO docs(rowid, title, abstract, authors, tasks, methods) VALUES (?,?,?,?,?,?)", _fts_rows(documents))
         db.executemany("INSERT INTO meta VALUES (?,?,?,?,?)", _meta_rows(documents))
         db.executemany("INSERT INTO facet VALUES (?,?,?)", _facet_rows(documents))
-        db.execute("CREATE INDEX facet_lookup ON facet(kind, value, paper)")
-        db.execute("CREATE INDEX meta_date ON meta(date DESC, paper)")
-        db.commit()
+        self._pending.clear()
+        self._replaced.clear()
 
     @classmethod
     def open_image(cls, path: Path) -> SearchEngine:
         """Serve from a database file written by `save_image` (read-only, never modified)."""
         engine = cls.__new__(cls)
+        engine._pending, engine._replaced = {}, []
         engine._db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False)
         engine._lock = threading.Lock()
         return engine
@@ -193,18 +219,18 @@ def _filter_sql(filters: SearchFilters) -> tuple[str, list[object]]:
     return " AND ".join(clauses), params
 
 
-def _fts_rows(documents: list[SearchDocument]) -> Iterable[tuple[object, ...]]:
+def _fts_rows(documents: Iterable[SearchDocument]) -> Iterable[tuple[object, ...]]:
     for doc in documents:
         tasks = " ; ".join(name for _, name in doc.tasks)
         yield doc.paper, doc.title, doc.abstract, doc.authors, tasks, " ; ".join(doc.methods)
 
 
-def _meta_rows(documents: list[SearchDocument]) -> Iterable[tuple[object, ...]]:
+def _meta_rows(documents: Iterable[SearchDocument]) -> Iterable[tuple[object, ...]]:
     for doc in documents:
         yield doc.paper, doc.date, doc.year, doc.samples, int(doc.official)
 
 
-def _facet_rows(documents: list[SearchDocument]) -> Iterable[tuple[str, str, int]]:
+def _facet_rows(documents: Iterable[SearchDocument]) -> Iterable[tuple[str, str, int]]:
     for doc in documents:
         facets: set[tuple[str, str]] = set()
         for slug, name in doc.tasks:
