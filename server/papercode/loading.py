@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from stat import S_ISREG
+from stat import S_ISDIR, S_ISREG
 from typing import IO, Any, Literal, NamedTuple, cast
 
 import orjson
@@ -116,6 +116,8 @@ class RecordFile(NamedTuple):
     path: str
     size: int
     mtime_ns: int
+    device: int
+    inode: int
 
 
 _RECORD_SUFFIXES_ALL = RECORD_SUFFIXES + tuple(suffix + ".gz" for suffix in RECORD_SUFFIXES)
@@ -127,13 +129,12 @@ def find_record_files(root: Path, report: LoadReport) -> list[RecordFile]:
     Symlinks are followed only when they stay inside `root`, and a file reached through a symlink
     is not listed again. Anything that is not a regular file (a FIFO would block the read forever,
     a device never ends) is reported, not opened. This runs on every warm start (the snapshot key
-    stats every record file), so plain entries cost one `stat` and no Path objects.
+    stats every record file), so a plain file costs one `stat`, one tuple and no Path object.
     """
     found: list[RecordFile] = []
     real_root = root.resolve()
     seen_dirs: set[Path] = set()
-    plain: set[tuple[int, int]] = set()  # (device, inode) of plain files, checked against symlinks at the end
-    linked: list[tuple[int, RecordFile, tuple[int, int]]] = []  # symlinked files: (position, file, inode)
+    linked: list[tuple[int, RecordFile]] = []  # files reached through a symlink: (position, file)
 
     def walk(directory: Path) -> None:
         try:
@@ -148,32 +149,31 @@ def find_record_files(root: Path, report: LoadReport) -> list[RecordFile]:
             return
         for entry in entries:
             name = entry.name
-            wanted = name.endswith(_RECORD_SUFFIXES_ALL) and not name.startswith(".")
+            wanted = name.endswith(_RECORD_SUFFIXES_ALL) and name[0] != "."
             try:
-                if not entry.is_symlink():
-                    if entry.is_dir(follow_symlinks=False):
-                        walk(Path(entry.path))
-                    elif wanted:
-                        stat = entry.stat(follow_symlinks=False)
-                        if S_ISREG(stat.st_mode):
-                            found.append(RecordFile(entry.path, stat.st_size, stat.st_mtime_ns))
-                            plain.add((stat.st_dev, stat.st_ino))
-                        else:
-                            report.add("error", "not_a_file", entry.path, "not a regular file (FIFO, socket or device); not opened")
-                    continue
-                if not (wanted or entry.is_dir()):
-                    continue
-                target = Path(entry.path).resolve(strict=True)
-                if not target.is_relative_to(real_root):
-                    report.add("error", "symlink_outside", entry.path, "symlink points outside the records directory; not followed")
-                elif target.is_dir():
-                    walk(Path(entry.path))
-                elif wanted:
-                    stat = target.stat()
+                if wanted and not entry.is_symlink():
+                    stat = entry.stat(follow_symlinks=False)
                     if S_ISREG(stat.st_mode):
-                        linked.append((len(found), RecordFile(entry.path, stat.st_size, stat.st_mtime_ns), (stat.st_dev, stat.st_ino)))
+                        found.append(RecordFile(entry.path, stat.st_size, stat.st_mtime_ns, stat.st_dev, stat.st_ino))
+                    elif S_ISDIR(stat.st_mode):  # a directory named like a record file
+                        walk(Path(entry.path))
                     else:
                         report.add("error", "not_a_file", entry.path, "not a regular file (FIFO, socket or device); not opened")
+                elif not entry.is_symlink():
+                    if entry.is_dir(follow_symlinks=False):
+                        walk(Path(entry.path))
+                elif wanted or entry.is_dir():
+                    target = Path(entry.path).resolve(strict=True)
+                    if not target.is_relative_to(real_root):
+                        report.add("error", "symlink_outside", entry.path, "symlink points outside the records directory; not followed")
+                    elif target.is_dir():
+                        walk(Path(entry.path))
+                    elif wanted:
+                        stat = target.stat()
+                        if S_ISREG(stat.st_mode):
+                            linked.append((len(found), RecordFile(entry.path, stat.st_size, stat.st_mtime_ns, stat.st_dev, stat.st_ino)))
+                        else:
+                            report.add("error", "not_a_file", entry.path, "not a regular file (FIFO, socket or device); not opened")
             except (OSError, RuntimeError) as exc:
                 if wanted:
                     report.add("error", "unreadable", entry.path, f"broken symlink: {_os_reason(exc)}")
@@ -182,13 +182,17 @@ def find_record_files(root: Path, report: LoadReport) -> list[RecordFile]:
         report.add("error", "missing_directory", str(root), "records directory does not exist")
     elif root.is_file():
         stat = root.stat()
-        found.append(RecordFile(str(root), stat.st_size, stat.st_mtime_ns))
+        found.append(RecordFile(str(root), stat.st_size, stat.st_mtime_ns, stat.st_dev, stat.st_ino))
     else:
         walk(root)
-    # A symlinked file is read once: not when its target is listed plainly, nor twice via two links.
-    for position, record_file, inode in reversed(linked):
-        if inode not in plain:
-            plain.add(inode)
+    if linked:  # a symlinked file is read once: not when its target is listed plainly, nor twice via two links
+        seen = {(file.device, file.inode) for file in found}
+        kept = []
+        for position, record_file in linked:  # in path order: the first link to a file wins
+            if (record_file.device, record_file.inode) not in seen:
+                seen.add((record_file.device, record_file.inode))
+                kept.append((position, record_file))
+        for position, record_file in reversed(kept):  # back to front, so positions stay right
             found.insert(position, record_file)
     return found
 
