@@ -3,9 +3,10 @@ binary search.
 
 Built once per process from validated records, and laid out for 100k+ papers and millions of
 samples: samples live in columns (arrays of small ints into one string table), papers keep only
-what lists and lookups need, and each paper's display details (authors, abstract, links, tasks,
-methods) sit in one compact JSON blob decoded on demand. That keeps memory close to what is
-served and makes the index quick to snapshot and restore. Nothing here imports MCP.
+what lists and lookups need, and each paper's display details (authors, links, tasks, methods)
+sit in one compact JSON blob decoded on demand; the abstract is kept once, by the search engine.
+That keeps memory close to what is served and makes the index quick to snapshot and restore.
+Nothing here imports MCP.
 """
 
 from __future__ import annotations

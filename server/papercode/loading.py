@@ -107,11 +107,6 @@ ProgressCallback = Callable[[int, int, int], None]
 """Called as (files done, files total, records read)."""
 
 
-def is_record_file(name: str) -> bool:
-    base = name[:-3] if name.endswith(".gz") else name
-    return base.endswith(RECORD_SUFFIXES) and not name.startswith(".")
-
-
 class RecordFile(NamedTuple):
     path: str
     size: int
