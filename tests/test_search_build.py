@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import make_record
 
+from conftest import make_record
 from papercode import queries, search
 from papercode.corpus import Corpus
 

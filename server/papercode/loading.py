@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import logging
+import operator
 import os
 import zlib
 from collections import Counter
@@ -116,6 +117,7 @@ class RecordFile(NamedTuple):
 
 
 _RECORD_SUFFIXES_ALL = RECORD_SUFFIXES + tuple(suffix + ".gz" for suffix in RECORD_SUFFIXES)
+_ENTRY_NAME = operator.attrgetter("name")  # a C-level sort key: this sort runs on every warm start
 
 
 def find_record_files(root: Path, report: LoadReport) -> list[RecordFile]:
@@ -138,7 +140,7 @@ def find_record_files(root: Path, report: LoadReport) -> list[RecordFile]:
                 return
             seen_dirs.add(real)
             with os.scandir(directory) as listing:
-                entries = sorted(listing, key=_entry_name)
+                entries = sorted(listing, key=_ENTRY_NAME)
         except (OSError, RuntimeError) as exc:
             report.add("error", "unreadable", str(directory), f"cannot list directory: {_os_reason(exc)}")
             return
@@ -190,10 +192,6 @@ def find_record_files(root: Path, report: LoadReport) -> list[RecordFile]:
         for position, record_file in reversed(kept):  # back to front, so positions stay right
             found.insert(position, record_file)
     return found
-
-
-def _entry_name(entry: os.DirEntry[str]) -> str:
-    return entry.name
 
 
 def _os_reason(exc: BaseException) -> str:

@@ -60,8 +60,9 @@ def records_key(roots: list[Path], limits: Limits) -> bytes:
         files = find_record_files(root, scratch)
         digest.update(f"root\0{root.resolve()}\0{len(files)}\0".encode())
         # One update per column, not per file: this runs on every warm start.
-        digest.update("\0".join(found.path for found in files).encode(errors="surrogateescape"))
-        digest.update(array("q", (value for found in files for value in (found.size, found.mtime_ns))).tobytes())
+        columns = list(zip(*files, strict=True)) or [(), (), ()]  # path, size, mtime_ns, ... as columns
+        digest.update("\0".join(columns[0]).encode(errors="surrogateescape"))
+        digest.update(array("q", columns[1]).tobytes() + array("q", columns[2]).tobytes())
     return digest.digest()
 
 
