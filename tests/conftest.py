@@ -124,6 +124,19 @@ def write_records(directory: Path, records: list[dict[str, Any]]) -> Path:
     return directory
 
 
+@pytest.fixture(autouse=True)
+def downloads_stay_local(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never touch the internet: a download nobody pointed at a fixture server goes to a closed local port."""
+    monkeypatch.setenv("PAPERCODE_CODE_BASE_URL", "http://127.0.0.1:9")
+
+
+@pytest.fixture(autouse=True)
+def no_proxy_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """httpx2 honours proxy variables; requests to the fixture server must go to it directly."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
