@@ -1,7 +1,7 @@
 """papercode's stdio server plus, for each tool `T`, a do-nothing `echo_T` registered only by the benchmark.
 
 `echo_T` is a copy of `T`'s registration (same input model, same output model `Annotated[CallToolResult, Model]`,
-same annotations) whose function returns a pre-built answer: the exact `CallToolResult` that `T` gave for the same
+same annotations, sync or async like `T`) whose function returns a pre-built answer: the exact `CallToolResult` that `T` gave for the same
 arguments the first time it was asked. Calling `echo_T` therefore costs what the SDK costs for that answer (argument
 validation, the server validating structured content against the output model, serialising it, the client
 validating it against the output schema) and nothing of papercode's index work. The benchmark warms every echo once
@@ -41,17 +41,24 @@ def add_echo_tools(server: MCPServer) -> list[str]:
         real = tool.fn
         answers: dict[bytes, Any] = {}
 
-        def make(real: Any, answers: dict[bytes, Any]) -> Any:
-            async def echo(**arguments: Any) -> Any:
+        def make(real: Any, answers: dict[bytes, Any], is_async: bool) -> Any:
+            # Same kind of function as the real tool, so the echo pays the same worker-thread hop.
+            async def echo_async(**arguments: Any) -> Any:
                 key = _key(arguments)
-                answer = answers.get(key)
-                if answer is None:  # first time: build it (untimed warm-up), then only echo it
-                    answer = answers[key] = await real(**arguments)
-                return answer
+                if key not in answers:  # first time: build it (untimed warm-up), then only echo it
+                    answers[key] = await real(**arguments)
+                return answers[key]
 
-            return echo
+            def echo_sync(**arguments: Any) -> Any:
+                key = _key(arguments)
+                if key not in answers:
+                    answers[key] = real(**arguments)
+                return answers[key]
 
-        echo_tool = tool.model_copy(update={"name": ECHO_PREFIX + tool.name, "fn": make(real, answers), "is_async": True})
+            return echo_async if is_async else echo_sync
+
+        echo = make(real, answers, tool.is_async)
+        echo_tool = tool.model_copy(update={"name": ECHO_PREFIX + tool.name, "fn": echo})
         manager._tools[echo_tool.name] = echo_tool
         names.append(echo_tool.name)
     return names

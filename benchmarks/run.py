@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -263,7 +264,7 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
         "papers": stats.papers,
         "samples": stats.samples,
         "papercode_path": str(Path(queries.__file__).parent),
-        "problems": report.counts_by_code(),
+        "problems": dict(Counter(problem.code for problem in report.problems)),
     }
     if payload.get("cache_dir"):
         result["snapshot_write_s"] = _write_snapshot(corpus, roots, Path(payload["cache_dir"]))
@@ -368,6 +369,7 @@ def make_calls(roots: Sequence[Path], per_tool: int, seed: int, filtered_search:
 
 def direct_call(corpus: Any, tool: str, args: dict[str, Any]) -> Any:
     from papercode import queries
+    from papercode.materialize import outcome_for
     from papercode.search import SearchFilters
 
     if tool == "get_harvested_code_for_paper":
@@ -384,7 +386,9 @@ def direct_call(corpus: Any, tool: str, args: dict[str, Any]) -> Any:
     if tool == "find_papers_for_repo":
         return queries.papers_for_repo(corpus, args["repo"], args.get("limit", 25), None)
     if tool == "get_code":
-        return queries.code(corpus, args["code_sha256"])
+        # Offline and nothing stored: the index work of get_code and its answer.
+        found = queries.find_code(corpus, args["code_sha256"])
+        return queries.code_answer(corpus, found, outcome_for(found.rows[0], "not_materialized"))
     if tool == "corpus_stats":
         return queries.corpus_stats(corpus)
     raise ValueError(tool)

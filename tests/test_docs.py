@@ -13,7 +13,8 @@ from mcp import Client
 from papercode.app import PapercodeServer
 from papercode.cli import build_parser
 from papercode.loading import Limits
-from papercode.settings import ENVIRONMENT
+from papercode.materialize import OUTCOMES
+from papercode.settings import OPTIONS, Settings, options_markdown
 
 README = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
 
@@ -50,7 +51,13 @@ def test_every_flag_is_documented(flag: str) -> None:
     assert _mentioned(flag), f"{flag} is not in README.md"
 
 
-@pytest.mark.parametrize("variable", sorted(ENVIRONMENT.values()))
+def test_readme_settings_table_is_rendered_from_the_declared_options() -> None:
+    # After changing `settings.OPTIONS`, paste the output of
+    # `.venv/bin/python -c "from papercode.settings import options_markdown; print(options_markdown(), end='')"`.
+    assert options_markdown() in README, "README.md's settings table has drifted from papercode.settings.OPTIONS"
+
+
+@pytest.mark.parametrize("variable", sorted({option.env for option in OPTIONS if option.env}))
 def test_every_environment_variable_is_documented(variable: str) -> None:
     assert _mentioned(variable), f"{variable} is not in README.md"
 
@@ -66,11 +73,14 @@ def test_every_command_is_documented(command: str) -> None:
         ("--max-file-bytes", Limits().max_file_bytes),
         ("--max-line-bytes", Limits().max_line_bytes),
         ("--max-string-chars", Limits().max_string_chars),
+        ("--watch-interval", Settings().watch_interval),
+        ("--port", Settings().port),
     ],
 )
-def test_documented_defaults_match_the_code(flag: str, default: int) -> None:
+def test_documented_defaults_match_the_code(flag: str, default: float) -> None:
     (row,) = [line for line in README.splitlines() if line.startswith(f"| `{flag}")]
-    assert str(default) in row
+    shown = str(int(default)) if float(default).is_integer() else str(default)
+    assert f"| {shown} " in row
 
 
 @pytest.mark.anyio
@@ -84,3 +94,8 @@ async def test_every_tool_prompt_and_resource_is_documented(server: PapercodeSer
     missing = [name for name in tools if f"`{name}(" not in README]  # each tool has a row in the table
     missing += [name for name in [*prompts, *resources, *templates] if name not in README]
     assert not missing, f"not in README.md: {missing}"
+
+
+@pytest.mark.parametrize("outcome", sorted(OUTCOMES))
+def test_every_code_outcome_is_explained(outcome: str) -> None:
+    assert f"| `{outcome}` | {OUTCOMES[outcome]} |" in README  # type: ignore[index]

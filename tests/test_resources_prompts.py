@@ -87,14 +87,13 @@ async def test_unknown_paper_resource_is_invalid_params(client: Client, uri: str
 async def test_code_resource_is_get_codes_answer(client: Client) -> None:
     answer = await read_json(client, "code://992ab7ae4b4bf55c")
     assert answer == await tool_answer(client, "get_code", code_sha256="992ab7ae4b4bf55c")
-    (match,) = answer["matches"]
-    assert match["withheld"] == "licence_restricted" and "code" not in match
+    assert answer["withheld"] == "licence_restricted" and "code" not in answer
 
 
 async def test_code_resource_takes_a_prefix(client: Client) -> None:
     answer = await read_json(client, "code://2a890c3f")
     assert answer["query"]["resolved"] == "2a890c3f8ff19f47"
-    assert [match["withheld"] for match in answer["matches"]] == ["not_materialized"]
+    assert answer["withheld"] == "not_materialized"
 
 
 @pytest.mark.parametrize("sha", ["deadbeefdeadbeef", "zz", "1e"])

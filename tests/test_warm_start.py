@@ -45,7 +45,7 @@ def _answers(corpus: Corpus) -> tuple[object, ...]:
         queries.samples_by_status(corpus, "unverified", repo_kind="official", inline_only=True, language="Python").model_dump(),
         queries.paper_detail(corpus, "/paper/berts-are-generative-in-context-learners").model_dump(),
         queries.papers_for_repo(corpus, "https://github.com/nyu-dl/bert-gen").model_dump(),
-        queries.code(corpus, "013a68b0").model_dump(),
+        queries.find_code(corpus, "013a68b0"),
         queries.complete(corpus, "arxiv_id", "19"),
         queries.complete(corpus, "code_sha256", "1e"),
     )

@@ -6,6 +6,8 @@ are omitted from answers when empty (never sent as null).
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 ATTRIBUTION = "CC BY-SA 4.0, Code-with-Papers (codewithpapers.app/attribution); not affiliated with Papers with Code"
@@ -22,7 +24,7 @@ class Query(Answer):
 
 class PaperRef(Answer):
     arxiv_id: str | None = None
-    slug: str | None = Field(None, description="When there is no arXiv id")
+    slug: str | None = Field(default=None, description="When there is no arXiv id")
     title: str
 
 
@@ -57,12 +59,16 @@ class SampleCounts(Answer):
     pointer_only: int
 
 
+class HarvestedSample(Sample):
+    stored: bool | None = None
+
+
 class HarvestedCode(Answer):
     query: Query
     paper: PaperHead
     counts: SampleCounts
     matched: int
-    samples: list[Sample]
+    samples: list[HarvestedSample]
     next_cursor: str | None = None
     note: str | None = None
     claim: str | None = None
@@ -142,12 +148,18 @@ class RepoPapers(Answer):
 class CodeMatch(Sample):
     file_url: str
     papers: list[PaperRef]
-    code: str | None = None
-    withheld: str | None = None
 
 
 class CodeAnswer(Answer):
     query: Query
+    code: str | None = Field(default=None, description="The harvested module; sha256(code)[:16] == code_sha256")
+    verified: bool | None = None
+    source: Literal["store", "fetched"] | None = None
+    requires: list[str] | None = Field(default=None, description="Non-stdlib imports")
+    repo: str | None = None
+    path: str | None = None
+    licence: str | None = None
+    withheld: str | None = Field(default=None, description="Why there is no code, e.g. licence_restricted: link only")
     matches: list[CodeMatch]
     note: str | None = None
 

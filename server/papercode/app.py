@@ -12,7 +12,9 @@ import weakref
 from collections.abc import Callable
 from typing import Annotated, Any
 
+import anyio.to_thread
 import orjson
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
@@ -33,8 +35,10 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import BaseModel, Field, ValidationError
 
 from . import __version__, answers, queries
+from .codestore import CodeStore
 from .corpus import Corpus
 from .errors import QueryError
+from .materialize import VerifiedCode
 from .search import SearchFilters
 
 log = logging.getLogger(__name__)
@@ -52,13 +56,14 @@ INSTRUCTIONS = (
 )
 
 MAX_URI_CHARS = 1_000
+CODE_TEMPLATE = "code://{code_sha256}"
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
 PaperId = Annotated[
-    str, Field(description="arXiv id in any form (1902.04094, arXiv:1902.04094v2, arxiv URL, hep-th/9901001) or paper slug")
+    str, Field(description="arXiv id in any form (1902.04094, arXiv:1902.04094v2, URL, hep-th/9901001) or paper slug")
 ]
-Limit = Annotated[int, Field(ge=1, le=queries.MAX_LIMIT, description="Page size (1-100)")]
+Limit = Annotated[int, Field(ge=1, le=queries.MAX_LIMIT)]
 Cursor = Annotated[str | None, Field(description="next_cursor from the previous page")]
 Statuses = Annotated[
     str | list[str],
@@ -163,7 +168,13 @@ class PapercodeServer(MCPServer):
             raise MCPError(
                 INVALID_PARAMS, f"invalid_argument: resource URI is over {MAX_URI_CHARS:,} characters; see resources/templates/list"
             )
-        return await super().read_resource(uri, context)
+        contents = await super().read_resource(uri, context)
+        if str(uri).startswith(CODE_TEMPLATE.split("{")[0]) and isinstance(contents, list):
+            # The answer is JSON; verified code also comes as its own text/x-python content.
+            code = orjson.loads(contents[0].content).get("code") if contents else None
+            if isinstance(code, str):
+                contents.append(ReadResourceContents(content=code, mime_type="text/x-python"))
+        return contents
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None) -> Any:
         # Bad prompt arguments are the client's mistake: invalid params, never an internal error.
@@ -181,12 +192,19 @@ class PapercodeServer(MCPServer):
         return await super().get_prompt(name, arguments, context)
 
 
-def build_server(source: CorpusSource) -> PapercodeServer:
-    """The papercode MCP server answering from whatever corpus `source` returns."""
+def build_server(source: CorpusSource, code: VerifiedCode | None = None) -> PapercodeServer:
+    """The papercode MCP server answering from whatever corpus `source` returns, with verified
+    code from `code` (by default none is stored and nothing is fetched).
+
+    Tools that read the index are plain functions: the SDK runs them in worker threads, so a slow
+    call never holds up the event loop. `get_code` may download, so it is async and hands its
+    blocking parts to threads itself.
+    """
     server = PapercodeServer("papercode", title="papercode", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    code = code or VerifiedCode(CodeStore(None))
 
     @server.tool(annotations=READ_ONLY)
-    async def get_harvested_code_for_paper(
+    def get_harvested_code_for_paper(
         arxiv_id: PaperId,
         status: Annotated[Statuses | None, Field(description="Only these statuses (list or comma-separated)")] = None,
         repo_kind: RepoKind = None,
@@ -194,13 +212,13 @@ def build_server(source: CorpusSource) -> PapercodeServer:
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, answers.HarvestedCode]:
         """Code samples (functions) harvested for one paper, best first: official repos, then status
-        ran_honours > ran > ran_draft_wrong > ran_violates > unverified. Returns the paper, counts
-        by status and repo_kind, a page of samples and what the statuses claim.
+        ran_honours > ran > ran_draft_wrong > ran_violates > unverified. Returns the paper, counts,
+        a page of samples (stored: code ready) and what the statuses claim.
         Next: get_code(code_sha256); inline_ok false means link only."""
-        return _reply(queries.harvested_code(source(), arxiv_id, status, repo_kind, limit, cursor))
+        return _reply(queries.harvested_code(source(), arxiv_id, status, repo_kind, limit, cursor, code.is_stored))
 
     @server.tool(annotations=READ_ONLY)
-    async def list_samples_by_status(
+    def list_samples_by_status(
         status: Statuses,
         repo_kind: RepoKind = None,
         language: Annotated[str | None, Field(description="e.g. python")] = None,
@@ -210,11 +228,11 @@ def build_server(source: CorpusSource) -> PapercodeServer:
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, answers.SampleList]:
         """Samples across the corpus with the given status(es), each with its paper, and the total.
-        Finds working code by quality rather than by paper. Next: get_code(code_sha256)."""
+        Next: get_code(code_sha256)."""
         return _reply(queries.samples_by_status(source(), status, repo_kind, language, licence, inline_only, limit, cursor))
 
     @server.tool(annotations=READ_ONLY)
-    async def search_papers(
+    def search_papers(
         query: Annotated[str, Field(description="Plain words, e.g. 'bert generative in-context'; empty to browse newest first")] = "",
         task: Annotated[str | None, Field(description="Task name or slug, e.g. language-modeling")] = None,
         method: Annotated[str | None, Field(description="Method name, e.g. BERT")] = None,
@@ -224,24 +242,22 @@ def build_server(source: CorpusSource) -> PapercodeServer:
         official_code: Annotated[bool | None, Field(description="Only papers with (true) or without (false) an official repo")] = None,
         year_from: int | None = None,
         year_to: int | None = None,
-        limit: Annotated[int, Field(ge=1, le=queries.MAX_LIMIT, description="Page size (1-100)")] = 10,
+        limit: Annotated[int, Field(ge=1, le=queries.MAX_LIMIT)] = 10,
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, answers.SearchResult]:
         """Ranked full-text search of titles, abstracts, authors, tasks and methods; filters combine.
-        Hits carry id, title, year, authors, tasks, sample count, best status and a snippet.
         Next: get_harvested_code_for_paper or get_paper."""
         filters = SearchFilters(task, method, framework, has_samples, status, official_code, year_from, year_to)
         return _reply(queries.search_papers(source(), query, filters, limit, cursor))
 
     @server.tool(annotations=READ_ONLY)
-    async def get_paper(paper: PaperId) -> Annotated[CallToolResult, answers.PaperDetail]:
+    def get_paper(paper: PaperId) -> Annotated[CallToolResult, answers.PaperDetail]:
         """One paper: metadata, abstract, tasks, methods, code links (official first, framework,
-        licence) and a summary of its samples. Also takes /paper/<slug> and paperswithcode.com or
-        codewithpapers.app URLs. Next: get_harvested_code_for_paper."""
+        licence) and a summary of its samples. Next: get_harvested_code_for_paper."""
         return _reply(queries.paper_detail(source(), paper))
 
     @server.tool(annotations=READ_ONLY)
-    async def find_papers_for_repo(
+    def find_papers_for_repo(
         repo: Annotated[str, Field(description="owner/name or a GitHub URL (any case, .git, /tree/... allowed)")],
         limit: Limit = 25,
         cursor: Cursor = None,
@@ -250,22 +266,22 @@ def build_server(source: CorpusSource) -> PapercodeServer:
         and the statuses of that repo's samples. Next: get_harvested_code_for_paper."""
         return _reply(queries.papers_for_repo(source(), repo, limit, cursor))
 
-    @server.tool(annotations=READ_ONLY)
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=code.fetching))
     async def get_code(
         code_sha256: Annotated[str, Field(description="A sample's code_sha256 (16 hex), or a unique prefix of 8+")],
     ) -> Annotated[CallToolResult, answers.CodeAnswer]:
-        """The sample(s) with this code hash, their papers and file_url. Code text only from a
-        verified copy and only when inline_ok; else `withheld` says why (licence_restricted: link
-        only, never reproduce; not_materialized)."""
-        return _reply(queries.code(source(), code_sha256))
+        """A sample's code: its function and what it needs from its file, rebuilt from the source
+        and proven by its hash. Never when inline_ok is false; then, or when unverifiable,
+        `withheld` says why and file_url points at the file."""
+        return _reply(await code_answer(source(), code, code_sha256))
 
     @server.tool(annotations=READ_ONLY)
-    async def corpus_stats() -> Annotated[CallToolResult, answers.CorpusStats]:
+    def corpus_stats() -> Annotated[CallToolResult, answers.CorpusStats]:
         """What the corpus holds: papers, samples, counts by status, repo kind, licence and
         language, snapshots, harvest dates and load problems."""
-        return _reply(queries.corpus_stats(source()))
+        return _reply(queries.corpus_stats(source(), code.store.problems))
 
-    _register_resources(server, source)
+    _register_resources(server, source, code)
     _register_prompts(server, source)
     _register_completions(server, source)
     # SDK 2.3 derives schemas from the signatures but offers no public hook to trim them, so the
@@ -278,6 +294,13 @@ def build_server(source: CorpusSource) -> PapercodeServer:
     return server
 
 
+async def code_answer(corpus: Corpus, code: VerifiedCode, code_sha256: str) -> answers.CodeAnswer:
+    """get_code's answer: find the samples (in a thread: index work), then their verified code."""
+    found = await anyio.to_thread.run_sync(queries.find_code, corpus, code_sha256)
+    obtained = await code.obtain(found.rows)
+    return queries.code_answer(corpus, found, obtained)
+
+
 def _json(answer: BaseModel) -> str:
     return orjson.dumps(answer.model_dump(mode="json", exclude_none=True)).decode()
 
@@ -286,7 +309,7 @@ def _not_found(error: QueryError) -> ResourceNotFoundError:
     return ResourceNotFoundError(str(error))
 
 
-def _register_resources(server: MCPServer, source: CorpusSource) -> None:
+def _register_resources(server: MCPServer, source: CorpusSource, code: VerifiedCode) -> None:
     @server.resource("paper://{+arxiv_id}", mime_type="application/json", title="Paper", description="get_paper's view of one paper")
     def paper_resource(arxiv_id: str) -> str:
         try:
@@ -295,17 +318,20 @@ def _register_resources(server: MCPServer, source: CorpusSource) -> None:
             raise _not_found(error) from error
 
     @server.resource(
-        "code://{code_sha256}", mime_type="application/json", title="Code sample", description="get_code's answer for one code hash"
+        CODE_TEMPLATE,
+        mime_type="application/json",
+        title="Code sample",
+        description="get_code's answer for one code hash; verified code follows as text/x-python",
     )
-    def code_resource(code_sha256: str) -> str:
+    async def code_resource(code_sha256: str) -> str:
         try:
-            return _json(queries.code(source(), code_sha256))
+            return _json(await code_answer(source(), code, code_sha256))
         except QueryError as error:
             raise _not_found(error) from error
 
     @server.resource("corpus://stats", mime_type="application/json", title="Corpus statistics")
     def stats_resource() -> str:
-        return _json(queries.corpus_stats(source()))
+        return _json(queries.corpus_stats(source(), code.store.problems))
 
     @server.resource(
         "corpus://load-report",
@@ -314,7 +340,7 @@ def _register_resources(server: MCPServer, source: CorpusSource) -> None:
         description="Every rejected or suspect record, with path, line and reason",
     )
     def load_report_resource() -> str:
-        return orjson.dumps(queries.load_report(source())).decode()
+        return orjson.dumps(queries.load_report(source(), code.store.problems)).decode()
 
 
 def _register_prompts(server: MCPServer, source: CorpusSource) -> None:

@@ -1,5 +1,7 @@
-"""`papercode serve | call | check`: run the server, call a tool in-process, check the records.
+"""`papercode serve | call | check | materialize`: run the server, call a tool in-process, check the
+records, fill the verified code store.
 
+Every setting comes from `settings.OPTIONS`; a bad value is one line on stderr and exit 2.
 Logs and diagnostics go to stderr; in `serve` stdout carries only the MCP protocol.
 """
 
@@ -7,116 +9,105 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import signal
 import sys
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
 
 from . import __version__
+from .codestore import CodeStore
 from .corpus import Corpus
-from .loading import Limits, LoadReport
-from .progress import LoadProgress
-from .settings import ENVIRONMENT, Settings, env_cache_dir, env_float, env_int, env_records
+from .errors import QueryError
+from .harvest import interpreter
+from .materialize import OUTCOMES, Materializer, MaterializeSummary, VerifiedCode, materialize_corpus
+from .progress import LoadProgress, MaterializeProgress
+from .settings import OPTIONS, Option, SettingError, Settings, settings_for
+from .sources import LocalClones, SourceFetcher
 
 log = logging.getLogger("papercode")
+
+EXAMPLES_SHOWN = 20
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="papercode", description="MCP server: from research papers to the code that implements them.")
     parser.add_argument("--version", action="version", version=f"papercode {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-
-    def corpus_options(sub: argparse.ArgumentParser, cached: bool = True) -> None:
-        sub.add_argument(
-            "--records",
-            action="append",
-            type=Path,
-            metavar="DIR",
-            help=f"records directory or file; repeatable (env {ENVIRONMENT['records']}, {os.pathsep!r}-separated; default: bundled records)",
-        )
-        sub.add_argument("--max-file-bytes", type=int, help=f"cap on a .json/.txt record file (env {ENVIRONMENT['max_file_bytes']})")
-        sub.add_argument("--max-line-bytes", type=int, help=f"cap on one .jsonl line (env {ENVIRONMENT['max_line_bytes']})")
-        sub.add_argument("--max-string-chars", type=int, help=f"longer titles/abstracts are cut (env {ENVIRONMENT['max_string_chars']})")
-        sub.add_argument("--log-level", help=f"stderr log level (env {ENVIRONMENT['log_level']}; default WARNING)")
-        if cached:
-            sub.add_argument("--cache-dir", type=Path, help=f"index snapshot directory for warm starts (env {ENVIRONMENT['cache_dir']})")
-            sub.add_argument("--no-cache", action="store_true", help="always build the index from the records; write no snapshot")
-
-    serve = commands.add_parser("serve", help="run the MCP server (stdio by default)")
-    corpus_options(serve)
-    serve.add_argument("--transport", choices=["stdio", "sse", "streamable-http"], default="stdio")
-    serve.add_argument("--host", default="127.0.0.1", help="HTTP transports: address to bind (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="HTTP transports: port (default 8000)")
-    serve.add_argument("--watch", action="store_true", help="poll the records and reload the index when they change")
-    serve.add_argument("--watch-interval", type=float, help=f"seconds between polls (env {ENVIRONMENT['watch_interval']}; default 5)")
-
-    call = commands.add_parser("call", help="call one tool in-process and print its answer")
-    corpus_options(call)
+    subcommands = {
+        "serve": commands.add_parser("serve", help="run the MCP server (stdio by default)"),
+        "call": commands.add_parser("call", help="call one tool in-process and print its answer"),
+        "check": commands.add_parser("check", help="load the records, check the code store, print the report (exit 1 on any problem)"),
+        "materialize": commands.add_parser("materialize", help="fill the verified code store from local clones or GitHub"),
+    }
+    for option in OPTIONS:
+        for command, sub in subcommands.items():
+            if command in option.commands:
+                _add_option(sub, option)
+    call = subcommands["call"]
     call.add_argument("tool", help="tool name, e.g. get_harvested_code_for_paper")
     call.add_argument("arguments", nargs="*", metavar="key=value", help="tool arguments; values are coerced to the tool's types")
-
-    check = commands.add_parser("check", help="load the records and print the load report (exit 1 if anything was rejected)")
-    corpus_options(check, cached=False)
+    materialize = subcommands["materialize"]
+    materialize.add_argument("--repos", type=Path, metavar="DIR", help="local clones laid out as DIR/<owner>/<name>/...")
+    materialize.add_argument("--fetch", action="store_true", help="download source files (from --code-base-url)")
+    materialize.add_argument("--status", metavar="STATUS", help="only samples with this status (several: comma-separated)")
+    materialize.add_argument("--paper", action="append", metavar="ID", help="only this paper's samples (arXiv id or slug); repeatable")
+    materialize.add_argument("--repo", action="append", metavar="OWNER/NAME", help="only samples from this repository; repeatable")
     return parser
 
 
-def settings_from(args: argparse.Namespace) -> Settings:
-    defaults = Settings()
+def _dest(option: Option) -> str:
+    return option.flag.removeprefix("--").replace("-", "_")
 
-    def positive(flag: int | None, name: str, default: int) -> int:
-        value = flag if flag is not None else env_int(name)
-        if value is not None and value <= 0:
-            raise SystemExit(f"papercode: --{name.replace('_', '-')} must be positive")
-        return value if value is not None else default
 
-    limits = Limits(
-        max_file_bytes=positive(args.max_file_bytes, "max_file_bytes", defaults.limits.max_file_bytes),
-        max_line_bytes=positive(args.max_line_bytes, "max_line_bytes", defaults.limits.max_line_bytes),
-        max_string_chars=positive(args.max_string_chars, "max_string_chars", defaults.limits.max_string_chars),
-    )
-    settings = replace(
-        defaults,
-        limits=limits,
-        log_level=(args.log_level or os.environ.get(ENVIRONMENT["log_level"]) or defaults.log_level).upper(),
-    )
-    records = tuple(args.records) if args.records else env_records()
-    if records:
-        settings = replace(settings, records=records)
-    cache_dir = getattr(args, "cache_dir", None) or env_cache_dir()
-    if getattr(args, "no_cache", False) or cache_dir == Path("off"):
-        settings = replace(settings, cache_dir=None)
-    elif cache_dir is not None:
-        settings = replace(settings, cache_dir=cache_dir)
-    if args.command == "serve":
-        interval = args.watch_interval if args.watch_interval is not None else env_float("watch_interval")
-        if interval is not None and interval <= 0:
-            raise SystemExit("papercode: --watch-interval must be positive")
-        settings = replace(
-            settings,
-            transport=args.transport,
-            host=args.host,
-            port=args.port,
-            watch=args.watch,
-            watch_interval=interval or defaults.watch_interval,
-        )
-    return settings
+def _add_option(parser: argparse.ArgumentParser, option: Option) -> None:
+    help_text = option.help + (f" (env {option.env})" if option.env else "") + f"; default: {option.default.replace('`', '')}"
+    help_text = help_text.replace("%", "%%")
+    if option.parse is None:
+        parser.add_argument(option.flag, dest=_dest(option), action="store_true", help=help_text)
+    else:
+        action = "append" if option.repeatable else "store"
+        parser.add_argument(option.flag, dest=_dest(option), action=action, metavar=option.metavar, help=help_text)
+
+
+def given_flags(args: argparse.Namespace) -> dict[str, Any]:
+    return {option.flag: getattr(args, _dest(option), None) for option in OPTIONS}
+
+
+def fail(message: str) -> int:
+    """A mistake in how papercode was started: one line on stderr, exit 2."""
+    sys.stderr.write(f"papercode: {message}\n")
+    return 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    settings = settings_from(args)
+    try:
+        settings = settings_for(args.command, given_flags(args))
+    except SettingError as error:
+        return fail(f"{error}. Next: see papercode {args.command} --help")
     logging.basicConfig(stream=sys.stderr, level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if args.command == "check":
-        return print_check(Corpus.load(list(settings.records), settings.limits, LoadProgress()).index.report)
+        return check(settings)
     if args.command == "call":
-        corpus = Corpus.open(list(settings.records), settings.limits, settings.cache_dir, LoadProgress())
-        return anyio.run(call_tool, corpus, args.tool, args.arguments)
+        return anyio.run(call_tool, settings, args.tool, args.arguments)
+    if args.command == "materialize":
+        return materialize(settings, args)
     return serve(settings)
+
+
+def open_corpus(settings: Settings) -> Corpus:
+    return Corpus.open(list(settings.records), settings.limits, settings.cache_dir, LoadProgress())
+
+
+def verified_code(settings: Settings) -> VerifiedCode:
+    """get_code's code: the store, plus on-demand downloads unless offline."""
+    store = CodeStore.for_records(settings.code_dir, settings.records)
+    fetcher = None if settings.offline else SourceFetcher(settings.code_base_url)
+    return VerifiedCode(store, Materializer(store, fetcher=fetcher) if fetcher else None)
 
 
 def serve(settings: Settings) -> int:
@@ -130,7 +121,7 @@ def serve(settings: Settings) -> int:
         build=lambda key: Corpus.open(roots, settings.limits, settings.cache_dir, progress, key=key),
         fingerprint=lambda: records_key(roots, settings.limits),
     )
-    server = build_server(live)
+    server = build_server(live, verified_code(settings))
     live.on_swap(server.notify_corpus_changed)
 
     async def run() -> None:
@@ -153,7 +144,7 @@ def serve(settings: Settings) -> int:
     return 0
 
 
-async def call_tool(corpus: Corpus, tool: str, pairs: list[str]) -> int:
+async def call_tool(settings: Settings, tool: str, pairs: list[str]) -> int:
     from mcp import Client
 
     from .app import build_server
@@ -162,29 +153,87 @@ async def call_tool(corpus: Corpus, tool: str, pairs: list[str]) -> int:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key:
-            sys.stderr.write(f"papercode call: expected key=value, got {pair!r}\n")
-            return 2
+            return fail(f"call: expected key=value, got {pair!r}")
         arguments[key] = value
-    async with Client(build_server(lambda: corpus)) as client:
-        result = await client.call_tool(tool, arguments)
+    corpus = await anyio.to_thread.run_sync(open_corpus, settings)
+    code = verified_code(settings)
+    try:
+        async with Client(build_server(lambda: corpus, code)) as client:
+            result = await client.call_tool(tool, arguments)
+    finally:
+        await code.aclose()
     text = "".join(block.text for block in result.content if block.type == "text")
     (sys.stderr if result.is_error else sys.stdout).write(text + "\n")
     return 1 if result.is_error else 0
 
 
-def print_check(report: LoadReport) -> int:
+def check(settings: Settings) -> int:
+    """Load the records and verify every file in the code store; exit 1 if anything is wrong."""
+    report = Corpus.load(list(settings.records), settings.limits, LoadProgress()).index.report
+    store = CodeStore.for_records(settings.code_dir, settings.records)
+    verified, bad = store.verify_all()
     out = sys.stdout.write
     out(f"records: {', '.join(report.roots)}\n")
     out(f"files: {report.files_seen} found, {report.files_read} read\n")
     out(f"records: {report.records_read} read, {report.records_indexed} indexed\n")
     out(f"problems: {report.rejected} rejected, {report.warnings} warnings\n")
+    out(f"code store: {verified} verified, {bad} bad ({', '.join(map(str, store.dirs))})\n")
+    _print_grouped(((problem.severity, problem.code), f"{problem.where()}: {problem.reason}") for problem in [*report.problems, *store.problems])
+    return 1 if report.rejected or bad else 0
+
+
+def materialize(settings: Settings, args: argparse.Namespace) -> int:
+    if not args.repos and not args.fetch:
+        return fail("materialize needs a source: --repos DIR (local clones) and/or --fetch (download). Next: add one")
+    if args.repos and not args.repos.is_dir():
+        return fail(f"--repos {args.repos} is not a directory. Next: pass the directory that holds <owner>/<name> clones")
+    from . import queries
+
+    corpus = open_corpus(settings)
+    try:
+        rows = queries.samples_for(corpus, args.status, args.paper or (), args.repo or ())
+    except QueryError as error:
+        return fail(str(error))
+    store = CodeStore(settings.code_dir)
+    clones = LocalClones(args.repos) if args.repos else None
+    fetcher = SourceFetcher(settings.code_base_url) if args.fetch else None
+    materializer = Materializer(store, clones=clones, fetcher=fetcher)
+
+    async def run() -> MaterializeSummary:
+        try:
+            return await materialize_corpus(rows, materializer, MaterializeProgress())
+        finally:
+            if fetcher is not None:
+                await fetcher.aclose()
+
+    summary = anyio.run(run)
+    print_materialized(summary, store)
+    return 0 if summary.usable else 1
+
+
+def print_materialized(summary: MaterializeSummary, store: CodeStore) -> None:
+    out = sys.stdout.write
+    out(f"materialized {len(summary.outcomes)} samples with {interpreter()} into {store.write_dir}\n")
+    for outcome, count in summary.counts.most_common():
+        out(f"  {outcome:<22}{count:>8}  {OUTCOMES[outcome]}\n")  # type: ignore[index]
+    _print_grouped(
+        ((outcome.outcome, ""), f"{outcome.sha} {outcome.repo}/{outcome.path}:{outcome.entry}: {outcome.reason}")
+        for outcome in summary.outcomes
+        if not outcome.verified and outcome.outcome != "already_stored"
+    )
+    if not summary.usable:
+        out("nothing could be verified\n")
+
+
+def _print_grouped(items: Iterable[tuple[tuple[str, str], str]]) -> None:
     grouped: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for problem in report.problems:
-        grouped[(problem.severity, problem.code)].append(f"{problem.where()}: {problem.reason}")
-    for (severity, code), items in sorted(grouped.items()):
-        out(f"\n{severity} {code} ({len(items)}):\n")
-        for item in items[:20]:
-            out(f"  {item}\n")
-        if len(items) > 20:
-            out(f"  … and {len(items) - 20} more\n")
-    return 1 if report.rejected else 0
+    for key, line in items:
+        grouped[key].append(line)
+    out = sys.stdout.write
+    for (first, second), lines in sorted(grouped.items()):
+        out(f"\n{first} {second} ({len(lines)}):\n".replace("  (", " ("))
+        for line in lines[:EXAMPLES_SHOWN]:
+            out(f"  {line}\n")
+        if len(lines) > EXAMPLES_SHOWN:
+            out(f"  … and {len(lines) - EXAMPLES_SHOWN} more\n")
+

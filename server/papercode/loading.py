@@ -79,9 +79,6 @@ class LoadReport:
     def warnings(self) -> int:
         return sum(1 for problem in self.problems if problem.severity == "warning")
 
-    def counts_by_code(self) -> dict[str, int]:
-        return dict(Counter(problem.code for problem in self.problems))
-
 
 @dataclass(frozen=True, slots=True)
 class LoadedRecord:

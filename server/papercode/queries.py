@@ -8,8 +8,8 @@ raises `QueryError` with a machine code and the next step.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, TypedDict
 
 from . import answers
@@ -17,6 +17,8 @@ from .corpus import Corpus
 from .errors import QueryError
 from .ids import SHA_PREFIX_LENGTH, normalize_hex, normalize_repo, parse_arxiv_id, parse_slug
 from .index import PaperRow, SampleRow, task_key
+from .loading import Problem
+from .materialize import SampleOutcome
 from .records import REPO_KINDS
 from .search import SearchFilters, best_status
 
@@ -173,7 +175,9 @@ def harvested_code(
     repo_kind: str | None = None,
     limit: int = 25,
     cursor: str | None = None,
+    stored: Callable[[str], bool] | None = None,
 ) -> answers.HarvestedCode:
+    """One page of a paper's samples; `stored` says which codes the verified store holds."""
     paper, query = resolve_paper(corpus, arxiv_id)
     statuses = resolve_statuses(corpus, status) if status else None
     kind = check_repo_kind(corpus, repo_kind)
@@ -193,7 +197,10 @@ def harvested_code(
         paper=answers.PaperHead(**_paper_ref(paper), date=paper.date, url_abs=paper.url_abs),
         counts=sample_counts(everything),
         matched=len(matching),
-        samples=[answers.Sample(**_sample_fields(row)) for row in page],
+        samples=[
+            answers.HarvestedSample(**_sample_fields(row), stored=True if stored and row.inline_ok and stored(row.code_sha256) else None)
+            for row in page
+        ],
         next_cursor=_page_cursor(corpus, page_query, offset, len(page), len(matching)),
         note=note,
         claim=paper.claim,
@@ -237,6 +244,24 @@ def samples_by_status(
         ],
         next_cursor=_page_cursor(corpus, page_query, offset, len(page), total),
     )
+
+
+def samples_for(corpus: Corpus, status: str | None, papers: Sequence[str], repos: Sequence[str]) -> list[SampleRow]:
+    """Every sample of the corpus, or those with these statuses, of these papers, from these repos."""
+    statuses = set(resolve_statuses(corpus, status)) if status else None
+    wanted_repos = set()
+    for repo in repos:
+        name = normalize_repo(repo)
+        if name is None:
+            raise QueryError("invalid_argument", f"{_quote(repo)} is not a repository", "pass owner/name or https://github.com/owner/name")
+        wanted_repos.add(name)
+    chosen = [resolve_paper(corpus, paper)[0] for paper in papers] if papers else corpus.index.papers
+    return [
+        row
+        for paper in chosen
+        for row in corpus.index.samples_of(paper)
+        if (statuses is None or row.status in statuses) and (not wanted_repos or row.repo.lower() in wanted_repos)
+    ]
 
 
 def search_papers(
@@ -367,7 +392,17 @@ def papers_for_repo(corpus: Corpus, repo: str, limit: int = 25, cursor: str | No
     )
 
 
-def code(corpus: Corpus, code_sha256: str) -> answers.CodeAnswer:
+@dataclass(frozen=True, slots=True)
+class FoundCode:
+    """The samples one code hash names: what `get_code` answers about."""
+
+    query: answers.Query
+    sha: str
+    rows: list[SampleRow]
+
+
+def find_code(corpus: Corpus, code_sha256: str) -> FoundCode:
+    """The samples with this code hash (16 hex, or a unique prefix of 8+)."""
     text = code_sha256.strip()
     prefix = normalize_hex(text) if len(text) <= 64 else None
     if prefix is None:
@@ -394,29 +429,47 @@ def code(corpus: Corpus, code_sha256: str) -> answers.CodeAnswer:
     sha = candidates[0]
     index = corpus.index
     rows = [index.samples[i] for i in index.sample_ids_for_sha(sha)]
+    return FoundCode(answers.Query(asked=code_sha256, resolved=sha), sha, rows)
+
+
+# What the agent should do when code is withheld, by reason.
+_WITHHELD_NEXT = {
+    "licence_restricted": "do not copy or reproduce this code; link to file_url",
+    "not_materialized": "read it at file_url (it may have changed since the harvest), or ask the operator to run papercode materialize",
+    "fetch_failed": "call again in a minute, or read it at file_url (unverified)",
+}
+_UNVERIFIABLE_NEXT = "the code at file_url is not provably the harvested code; read it there only as unverified"
+
+
+def code_answer(corpus: Corpus, found: FoundCode, obtained: SampleOutcome) -> answers.CodeAnswer:
+    """get_code's answer: the verified code, or the samples and why their code is withheld."""
+    index = corpus.index
     matches = []
-    for row in _distinct_samples(rows):
+    for row in _distinct_samples(found.rows):
         carriers = [
             answers.PaperRef(**_paper_ref(index.papers[r.paper]))
-            for r in rows
+            for r in found.rows
             if (r.repo, r.path, r.entry) == (row.repo, row.path, row.entry)
         ]
-        matches.append(
-            answers.CodeMatch(
-                **_sample_fields(row),
-                file_url=row.file_url,
-                papers=carriers,
-                # No verified code store exists yet, so code is never inlined; licence comes first.
-                withheld="licence_restricted" if not row.inline_ok else "not_materialized",
-            )
+        matches.append(answers.CodeMatch(**_sample_fields(row), file_url=row.file_url, papers=carriers))
+    if obtained.verified:
+        origin = next(row for row in found.rows if (row.repo, row.path) == (obtained.repo, obtained.path))
+        return answers.CodeAnswer(
+            query=found.query,
+            code=obtained.code,
+            verified=True,
+            source="store" if obtained.source == "store" else "fetched",
+            requires=list(obtained.requires),
+            repo=origin.repo,
+            path=origin.path,
+            licence=origin.licence,
+            matches=matches,
         )
-    restricted = any(not row.inline_ok for row in rows)
-    note = (
-        "licence_restricted: the licence allows only a pointer; do not copy this code, link to file_url"
-        if restricted
-        else "not_materialized: no verified copy of this code is stored; read it at file_url (it may have changed since the harvest)"
+    reason = obtained.outcome
+    next_step = _WITHHELD_NEXT.get(reason, _UNVERIFIABLE_NEXT)
+    return answers.CodeAnswer(
+        query=found.query, withheld=reason, matches=matches, note=f"{reason}: {obtained.reason.rstrip('.')}. Next: {next_step}."
     )
-    return answers.CodeAnswer(query=answers.Query(asked=code_sha256, resolved=sha), matches=matches, note=note)
 
 
 def _distinct_samples(rows: list[SampleRow]) -> list[SampleRow]:
@@ -426,7 +479,7 @@ def _distinct_samples(rows: list[SampleRow]) -> list[SampleRow]:
     return list(seen.values())
 
 
-def corpus_stats(corpus: Corpus) -> answers.CorpusStats:
+def corpus_stats(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> answers.CorpusStats:
     index = corpus.index
     licences = index.licence_counts
     top = dict(licences.most_common(LICENCES_SHOWN))
@@ -442,36 +495,38 @@ def corpus_stats(corpus: Corpus) -> answers.CorpusStats:
         by_language=dict(index.language_counts.most_common()),
         snapshots=sorted(index.snapshots),
         read_at_range=list(index.read_at_range or ()),
-        load=load_summary(corpus),
+        load=load_summary(corpus, code_problems),
     )
 
 
-def load_summary(corpus: Corpus) -> answers.LoadSummary:
+def load_summary(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> answers.LoadSummary:
+    """The load report's counts; bad files found in the code store count as rejected too."""
     report = corpus.index.report
+    problems = [*report.problems, *code_problems]
     return answers.LoadSummary(
         files_seen=report.files_seen,
         files_read=report.files_read,
         records_read=report.records_read,
         records_indexed=report.records_indexed,
-        rejected=report.rejected,
+        rejected=report.rejected + len(code_problems),
         warnings=report.warnings,
-        by_reason=report.counts_by_code(),
-        first_problems=[f"{p.severity} {p.code} {p.where()}: {p.reason}" for p in report.problems[:FIRST_PROBLEMS]],
+        by_reason=dict(Counter(problem.code for problem in problems)),
+        first_problems=[f"{p.severity} {p.code} {p.where()}: {p.reason}" for p in problems[:FIRST_PROBLEMS]],
     )
 
 
 LOAD_REPORT_PROBLEMS = 500
 
 
-def load_report(corpus: Corpus) -> dict[str, object]:
+def load_report(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> dict[str, object]:
     """The full load report (problems capped, with the count of the rest)."""
-    problems = corpus.index.report.problems
+    problems = [*corpus.index.report.problems, *code_problems]
     shown = [
         {"severity": p.severity, "code": p.code, "path": p.path, "line": p.line, "reason": p.reason}
         for p in problems[:LOAD_REPORT_PROBLEMS]
     ]
     return {
-        "summary": load_summary(corpus).model_dump(exclude={"first_problems"}),
+        "summary": load_summary(corpus, code_problems).model_dump(exclude={"first_problems"}),
         "problems": [{key: value for key, value in item.items() if value is not None} for item in shown],
         "more_problems": max(0, len(problems) - LOAD_REPORT_PROBLEMS),
     }

@@ -1,28 +1,31 @@
-"""One frozen settings object, from command-line flags over `PAPERCODE_*` environment variables."""
+"""Every setting, declared once: its flag, environment variable, default, check and meaning.
+
+The table (`OPTIONS`) drives the command line (`cli.py` adds each option to the commands that take
+it), the environment (`PAPERCODE_*`), validation (one line naming the flag or variable and what to
+pass instead), and the README's settings table (`options_markdown`, checked by a test). A flag
+beats its environment variable, which beats the default.
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from .loading import Limits
-from .snapshot import default_cache_dir
 
 Transport = Literal["stdio", "sse", "streamable-http"]
-N = TypeVar("N", int, float)
+TRANSPORTS: tuple[Transport, ...] = ("stdio", "sse", "streamable-http")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+DEFAULT_CODE_BASE_URL = "https://raw.githubusercontent.com"
+_LIMITS = Limits()
 
-# Every setting: (flag, environment variable, help). The README documents each; a test checks.
-ENVIRONMENT = {
-    "records": "PAPERCODE_RECORDS",
-    "max_file_bytes": "PAPERCODE_MAX_FILE_BYTES",
-    "max_line_bytes": "PAPERCODE_MAX_LINE_BYTES",
-    "max_string_chars": "PAPERCODE_MAX_STRING_CHARS",
-    "log_level": "PAPERCODE_LOG_LEVEL",
-    "cache_dir": "PAPERCODE_CACHE_DIR",
-    "watch_interval": "PAPERCODE_WATCH_INTERVAL",
-}
+
+class SettingError(ValueError):
+    """A bad setting value; the message is one line saying what is wrong and what to pass."""
 
 
 def bundled_records_dir() -> Path:
@@ -31,51 +34,205 @@ def bundled_records_dir() -> Path:
     return packaged if packaged.is_dir() else Path(__file__).resolve().parents[2] / "records"
 
 
+def user_cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/papercode`, else `~/.cache/papercode`."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "papercode"
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     records: tuple[Path, ...] = field(default_factory=lambda: (bundled_records_dir(),))
-    limits: Limits = field(default_factory=Limits)
+    max_file_bytes: int = _LIMITS.max_file_bytes
+    max_line_bytes: int = _LIMITS.max_line_bytes
+    max_string_chars: int = _LIMITS.max_string_chars
     log_level: str = "WARNING"
-    cache_dir: Path | None = field(default_factory=default_cache_dir)
+    cache_dir: Path | None = field(default_factory=user_cache_dir)
+    code_dir: Path = field(default_factory=lambda: user_cache_dir() / "code")
+    offline: bool = False
+    code_base_url: str = DEFAULT_CODE_BASE_URL
     watch: bool = False
     watch_interval: float = 5.0
     transport: Transport = "stdio"
     host: str = "127.0.0.1"
     port: int = 8000
 
-
-def env_records() -> tuple[Path, ...] | None:
-    value = os.environ.get(ENVIRONMENT["records"], "").strip()
-    if not value:
-        return None
-    return tuple(Path(part).expanduser() for part in value.split(os.pathsep) if part.strip())
+    @property
+    def limits(self) -> Limits:
+        return Limits(self.max_file_bytes, self.max_line_bytes, self.max_string_chars)
 
 
-def env_cache_dir() -> Path | None:
-    """PAPERCODE_CACHE_DIR: a directory, or `off` for no snapshot; None when unset."""
-    value = os.environ.get(ENVIRONMENT["cache_dir"], "").strip()
-    if not value:
-        return None
-    return Path("off") if value.lower() == "off" else Path(value).expanduser()
+# -- value checks: text (from a flag or the environment) -> value, or SettingError --------
 
 
-def env_float(name: str) -> float | None:
-    return _env_number(name, float, "a number")
+def _positive(kind: Callable[[str], Any], what: str) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise SettingError(f"must be {what}, got {text!r}") from None
+        if not value > 0 or value != value or value == float("inf"):  # NaN and inf are numbers too
+            raise SettingError(f"must be positive, got {text!r}")
+        return value
+
+    return parse
 
 
-def env_int(name: str) -> int | None:
-    return _env_number(name, int, "a whole number")
+def _port(text: str) -> int:
+    value = _positive(int, "a whole number")(text)
+    if value > 65_535:
+        raise SettingError(f"must be a port number from 1 to 65535, got {text!r}")
+    return int(value)
 
 
-def _env_number(name: str, kind: type[N], what: str) -> N | None:
-    """A positive number from the setting's environment variable; None when it is unset."""
-    value = os.environ.get(ENVIRONMENT[name], "").strip()
-    if not value:
-        return None
+def _one_of(choices: tuple[str, ...], *, upper: bool = False) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        value = text.strip().upper() if upper else text.strip()
+        if value not in choices:
+            raise SettingError(f"must be one of {', '.join(choices)}, got {text!r}")
+        return value
+
+    return parse
+
+
+def _directory(text: str) -> Path:
+    if not text.strip():
+        raise SettingError("must be a directory path, got an empty value")
+    return Path(text).expanduser()
+
+
+def _directories(text: str) -> tuple[Path, ...]:
+    paths = tuple(Path(part).expanduser() for part in text.split(os.pathsep) if part.strip())
+    if not paths:
+        raise SettingError(f"must be one or more directories ({os.pathsep!r}-separated), got an empty value")
+    return paths
+
+
+def _cache_directory(text: str) -> Path | None:
+    return None if text.strip().lower() == "off" else _directory(text)
+
+
+def _switch(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off", ""):
+        return False
+    raise SettingError(f"must be 1 or 0, got {text!r}")
+
+
+def _base_url(text: str) -> str:
+    parts = urlsplit(text.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+        raise SettingError(f"must be an http(s) URL like {DEFAULT_CODE_BASE_URL}, got {text!r}")
+    return text.strip().rstrip("/")
+
+
+def _text(text: str) -> str:
+    return text.strip()
+
+
+# -- the table ------------------------------------------------------------------------------
+
+CORPUS_COMMANDS = frozenset({"serve", "call", "check", "materialize"})
+ANSWER_COMMANDS = frozenset({"serve", "call"})
+CACHED_COMMANDS = frozenset({"serve", "call", "materialize"})
+CODE_COMMANDS = frozenset({"serve", "call", "materialize"})
+SERVE = frozenset({"serve"})
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One setting of `Settings`, as the command line, the environment and the README know it."""
+
+    name: str  # the `Settings` field
+    flag: str
+    help: str
+    default: str  # as the README shows it
+    commands: frozenset[str]
+    parse: Callable[[str], Any] | None = None  # None: an on/off flag with no value
+    env: str | None = None
+    metavar: str | None = None
+    env_note: str = ""  # how the variable's value reads, when not like the flag's
+    repeatable: bool = False
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("records", "--records", "where the records are (a directory or file)", "the bundled `records/`", CORPUS_COMMANDS,
+           _directories, "PAPERCODE_RECORDS", "DIR", f"`{os.pathsep}`-separated", repeatable=True),
+    Option("max_file_bytes", "--max-file-bytes", "a larger `.json`/`.txt` file (after gunzip) is rejected",
+           f"{_LIMITS.max_file_bytes} (32 MiB)", CORPUS_COMMANDS, _positive(int, "a whole number"), "PAPERCODE_MAX_FILE_BYTES", "N"),
+    Option("max_line_bytes", "--max-line-bytes", "a longer `.jsonl` line is rejected", f"{_LIMITS.max_line_bytes} (8 MiB)",
+           CORPUS_COMMANDS, _positive(int, "a whole number"), "PAPERCODE_MAX_LINE_BYTES", "N"),
+    Option("max_string_chars", "--max-string-chars", "longer titles, abstracts, proceedings and author names are cut (warning)",
+           str(_LIMITS.max_string_chars), CORPUS_COMMANDS, _positive(int, "a whole number"), "PAPERCODE_MAX_STRING_CHARS", "N"),
+    Option("log_level", "--log-level", "stderr logging", "WARNING", CORPUS_COMMANDS, _one_of(LOG_LEVELS, upper=True),
+           "PAPERCODE_LOG_LEVEL", "LEVEL"),
+    Option("cache_dir", "--cache-dir", "index snapshots for warm starts",
+           "`$XDG_CACHE_HOME/papercode` or `~/.cache/papercode`", CACHED_COMMANDS, _cache_directory, "PAPERCODE_CACHE_DIR", "DIR",
+           "`off` disables"),
+    Option("cache_dir", "--no-cache", "build from the records every time; write no snapshot", "off", CACHED_COMMANDS),
+    Option("code_dir", "--code-dir", "the verified code store (`<prefix>.py` files); a `code/` folder in a records directory is read too",
+           "`$XDG_CACHE_HOME/papercode/code` or `~/.cache/papercode/code`", CORPUS_COMMANDS, _directory, "PAPERCODE_CODE_DIR", "DIR"),
+    Option("offline", "--offline", "get_code serves only stored code: no on-demand download", "off", ANSWER_COMMANDS, env="PAPERCODE_OFFLINE",
+           env_note="`1` turns it on"),
+    Option("code_base_url", "--code-base-url", "where source files are downloaded from (`<url>/<owner>/<name>/HEAD/<path>`)",
+           DEFAULT_CODE_BASE_URL, CODE_COMMANDS, _base_url, "PAPERCODE_CODE_BASE_URL", "URL"),
+    Option("watch", "--watch", "poll the records and reload when they change", "off", SERVE),
+    Option("watch_interval", "--watch-interval", "time between polls; each poll stats every record file", "5", SERVE,
+           _positive(float, "a number of seconds"), "PAPERCODE_WATCH_INTERVAL", "SECONDS"),
+    Option("transport", "--transport", "`stdio`, `sse` or `streamable-http`", "stdio", SERVE, _one_of(TRANSPORTS),
+           "PAPERCODE_TRANSPORT", "NAME"),
+    Option("host", "--host", "address the HTTP transports bind", "127.0.0.1", SERVE, _text, "PAPERCODE_HOST", "ADDRESS"),
+    Option("port", "--port", "port of the HTTP transports", "8000", SERVE, _port, "PAPERCODE_PORT", "N"),
+)
+
+
+def settings_for(command: str, given: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Settings:
+    """Settings for `command` from the flags `given` (by `Option.flag`; None or False: not given)
+    over the environment over the defaults. Raises SettingError naming the flag or variable."""
+    environ = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    for option in OPTIONS:
+        if command not in option.commands or option.name in values:
+            continue
+        raw = given.get(option.flag)
+        if option.parse is None:  # an on/off flag; --no-cache switches the cache off
+            if raw:
+                values[option.name] = None if option.name == "cache_dir" else True
+            elif option.env and environ.get(option.env, "").strip():
+                values[option.name] = _checked(_switch, environ[option.env], option.env)
+            continue
+        if raw is not None and raw != []:
+            if option.repeatable:
+                values[option.name] = tuple(item for text in raw for item in _checked(option.parse, text, option.flag))
+            else:
+                values[option.name] = _checked(option.parse, raw, option.flag)
+        elif option.env and environ.get(option.env, "").strip():
+            values[option.name] = _checked(option.parse, environ[option.env], option.env)
+    return replace(Settings(), **values)
+
+
+def _checked(parse: Callable[[str], Any], text: str, source: str) -> Any:
     try:
-        number = kind(value)
-    except ValueError:
-        raise SystemExit(f"papercode: {ENVIRONMENT[name]} must be {what}, got {value!r}") from None
-    if number <= 0:
-        raise SystemExit(f"papercode: {ENVIRONMENT[name]} must be positive, got {number}")
-    return number
+        return parse(text)
+    except SettingError as error:
+        raise SettingError(f"{source} {error}") from None
+
+
+def options_markdown() -> str:
+    """The README's settings table, rendered from `OPTIONS`."""
+    rows = ["| flag | environment | default | commands | meaning |", "|---|---|---|---|---|"]
+    order = ("serve", "call", "check", "materialize")
+    for option in OPTIONS:
+        flag = f"`{option.flag} {option.metavar}`" if option.metavar else f"`{option.flag}`"
+        if option.repeatable:
+            flag += " (repeatable)"
+        env = f"`{option.env}`" if option.env else ""
+        if option.env and option.env_note:
+            env += f" ({option.env_note})"
+        commands = ", ".join(command for command in order if command in option.commands)
+        rows.append(f"| {flag} | {env} | {option.default} | {commands} | {option.help} |")
+    return "\n".join(rows) + "\n"
+
+

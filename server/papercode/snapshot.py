@@ -47,11 +47,6 @@ _HEADER = struct.Struct(f">{len(_MAGIC)}sI32sQIQI")
 _CHUNK = 1 << 22
 
 
-def default_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "papercode"
-
-
 def records_key(roots: list[Path], limits: Limits) -> bytes:
     """Identifies the exact record files a corpus was built from (paths, sizes, mtimes)."""
     digest = hashlib.sha256(f"{__version__}\0{FORMAT_VERSION}\0{limits!r}\0".encode())
