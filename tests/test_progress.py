@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import io
 import re
+from collections import Counter
 from pathlib import Path
 
 from papercode.loading import load_records
-from papercode.progress import LoadProgress
+from papercode.progress import LoadProgress, MaterializeProgress
 from papercode.settings import bundled_records_dir
 
 
@@ -42,3 +43,19 @@ def test_loader_reports_every_file() -> None:
     screen = Terminal()
     load_records([Path(bundled_records_dir())], progress=LoadProgress(stream=screen, interval=0))
     assert "2/2 files, 2 records" in screen.getvalue()
+
+
+def test_materialize_progress_counts_samples_and_verified() -> None:
+    screen = Terminal()
+    progress = MaterializeProgress(stream=screen, interval=0)
+    progress(3, 10, Counter(verified=2, hash_mismatch=1))
+    progress(10, 10, Counter(verified=6, already_stored=2, file_missing=2))
+    text = screen.getvalue()
+    assert re.search(r"materializing: 3/10 samples, 2 verified, ETA \d+", text)
+    assert "10/10 samples, 8 verified, done" in text and text.endswith("\n")
+
+
+def test_materialize_progress_is_quiet_off_a_terminal() -> None:
+    pipe = io.StringIO()
+    MaterializeProgress(stream=pipe, interval=0)(1, 1, Counter(verified=1))
+    assert pipe.getvalue() == ""
