@@ -6,6 +6,7 @@ import pytest
 
 from papercode.ids import (
     ArxivId,
+    arxiv_id_from_number,
     canonical_arxiv_id,
     is_sha_prefix,
     normalize_hex,
@@ -155,3 +156,27 @@ def test_is_sha_prefix_wants_exactly_16_lower_hex() -> None:
     assert not is_sha_prefix("2a890c3f8ff19f4")
     assert not is_sha_prefix("2a890c3f8ff19f477")
     assert not is_sha_prefix(None)
+
+
+@pytest.mark.parametrize(
+    ("number", "arxiv_id"),
+    [
+        (2406.04823, "2406.04823"),  # what the Inspector CLI sends for --tool-arg arxiv_id=2406.04823
+        (1902.04094, "1902.04094"),
+        (704.0001, "0704.0001"),  # the year-month's leading zero is lost in a number
+        (2001.1, "2001.10000"),  # so are a 5-digit number's trailing zeros
+        (1501.0001, "1501.00010"),
+        (1412.698, "1412.6980"),  # before 1501: 4-digit numbers
+        (1412.6980, "1412.6980"),
+    ],
+)
+def test_a_json_number_becomes_the_arxiv_id_it_spells(number: float, arxiv_id: str) -> None:
+    assert arxiv_id_from_number(number) == arxiv_id
+    parsed = parse_arxiv_id(arxiv_id_from_number(number))
+    assert parsed is not None and parsed.canonical == arxiv_id
+
+
+@pytest.mark.parametrize(("number", "text"), [(1902, "1902"), (1e20, "1e+20"), (12345.5, "12345.5"), (2406.048231, "2406.048231")])
+def test_a_number_that_is_no_arxiv_id_stays_its_plain_text(number: float, text: str) -> None:
+    assert arxiv_id_from_number(number) == text
+    assert parse_arxiv_id(text) is None

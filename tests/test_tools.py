@@ -126,6 +126,27 @@ async def test_unknown_tool_is_a_flagged_not_found(client: Client) -> None:
 # -- get_harvested_code_for_paper -----------------------------------------------------------
 
 
+async def test_ids_sent_as_json_numbers_resolve_exactly(load_corpus: LoadCorpus, connect: Connect) -> None:
+    # The Inspector CLI (Node >= 22.19) and some models send unquoted ids: JSON numbers.
+    records = [make_record(arxiv_id, f"paper-{n}", [make_sample(sha_for(arxiv_id))]) for n, arxiv_id in enumerate(["0704.0001", "2001.10000"])]
+    async with connect(load_corpus(records)) as client:
+        for number, arxiv_id in ((704.0001, "0704.0001"), (2001.1, "2001.10000")):
+            harvested = await call(client, "get_harvested_code_for_paper", arxiv_id=number)
+            paper = await call(client, "get_paper", paper=number)
+            assert harvested["query"]["resolved"] == paper["query"]["resolved"] == arxiv_id
+
+
+async def test_real_ids_sent_as_numbers(client: Client) -> None:
+    answer = await call(client, "get_harvested_code_for_paper", arxiv_id=2406.04823)
+    assert answer["query"] == {"asked": BERTS_ICL, "resolved": BERTS_ICL} and answer["counts"]["total"] == 26
+    assert (await call(client, "get_paper", paper=1902.04094))["title"] == BERT_MOUTH_TITLE
+
+
+async def test_a_number_that_is_no_arxiv_id_is_looked_up_as_its_text(client: Client) -> None:
+    text = await fail(client, "get_paper", paper=1902)
+    assert text.startswith("not_found: no paper with slug 1902 ")
+
+
 async def test_harvested_bert_mouth_counts(client: Client) -> None:
     answer = await call(client, "get_harvested_code_for_paper", arxiv_id=BERT_MOUTH)
     assert answer["counts"] == {

@@ -32,12 +32,13 @@ from mcp.types import (
     ToolAnnotations,
 )
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 from . import __version__, answers, queries
 from .codestore import CodeStore
 from .corpus import Corpus
 from .errors import QueryError
+from .ids import arxiv_id_from_number
 from .materialize import VerifiedCode
 from .search import SearchFilters
 
@@ -60,8 +61,17 @@ CODE_TEMPLATE = "code://{code_sha256}"
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
+def _id_from_number(value: object) -> object:
+    # The Inspector CLI and some models send ids unquoted; a JSON number becomes the id it spells.
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return arxiv_id_from_number(value)
+    return value
+
+
 PaperId = Annotated[
-    str, Field(description="arXiv id in any form (1902.04094, arXiv:1902.04094v2, URL, hep-th/9901001) or paper slug")
+    str,
+    BeforeValidator(_id_from_number),
+    Field(description="arXiv id in any form (1902.04094, arXiv:1902.04094v2, URL, hep-th/9901001) or paper slug"),
 ]
 Limit = Annotated[int, Field(ge=1, le=queries.MAX_LIMIT)]
 Cursor = Annotated[str | None, Field(description="next_cursor from the previous page")]

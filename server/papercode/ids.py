@@ -63,6 +63,24 @@ def parse_arxiv_id(text: str) -> ArxivId | None:
     return ArxivId(canonical=canonical, version=int(version) if version else None)
 
 
+def arxiv_id_from_number(value: float) -> str:
+    """The arXiv id a JSON number spells, as clients send unquoted ids (`--tool-arg arxiv_id=2406.04823`).
+
+    A number loses the leading zero of the year-month (0704.0001 arrives as 704.0001) and trailing
+    zeros of the sequence number (2001.10000 arrives as 2001.1): the year-month is padded to 4 digits
+    and the number to 5 digits from 1501 on, 4 before. Anything else is returned as its plain text.
+    """
+    text = repr(value) if isinstance(value, float) else str(value)
+    whole, dot, fraction = text.partition(".")
+    if not dot or not whole.isdigit() or not fraction.isdigit() or len(whole) > 4:
+        return text
+    year_month = whole.zfill(4)
+    digits = 5 if year_month >= "1501" else 4
+    if len(fraction) > digits:
+        return text
+    return f"{year_month}.{fraction.ljust(digits, '0')}"
+
+
 def canonical_arxiv_id(raw: object) -> str | None:
     """The index key for a record's `arxiv_id` field (which should be bare already)."""
     if not isinstance(raw, str):
