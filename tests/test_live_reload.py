@@ -5,16 +5,23 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import warnings
 from pathlib import Path
 
 import anyio
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.subscriptions import ResourceUpdated
+from mcp.types import INVALID_PARAMS, LoggingMessageNotificationParams
 
+from conftest import make_record, write_records
 from papercode import queries
-from papercode.app import build_server
+from papercode.app import PapercodeServer, build_server
 from papercode.corpus import Corpus
 from papercode.loading import Limits
+from papercode.notices import ClientLog
 from papercode.reload import LiveCorpus
 from papercode.settings import bundled_records_dir
 from papercode.snapshot import records_key
@@ -43,7 +50,7 @@ def _live(records: Path) -> LiveCorpus:
 async def _swapped(live: LiveCorpus) -> anyio.Event:
     event = anyio.Event()
 
-    async def mark() -> None:
+    async def mark(corpus: Corpus) -> None:
         event.set()
 
     live.on_swap(mark)
@@ -112,30 +119,121 @@ async def test_sighup_reloads(records: Path) -> None:
     assert [paper.key for paper in live().index.papers] == ["1902.04094"]
 
 
-async def test_clients_see_the_new_corpus_and_are_notified(records: Path) -> None:
-    live = _live(records)
+def _server_over(live: LiveCorpus) -> PapercodeServer:
     server = build_server(live)
     live.on_swap(server.notify_corpus_changed)
-    published: list[object] = []
-    server.events.subscribe(published.append)
-    notified = anyio.Event()
-    seen: list[str] = []
+    live.on_failure(server.notify_reload_failed)
+    return server
 
-    async def on_message(message: object) -> None:
-        root = getattr(message, "root", message)
-        method = getattr(root, "method", None)
-        if method == "notifications/resources/list_changed":
-            seen.append(method)
-            notified.set()
 
-    async with Client(server, mode="legacy", message_handler=on_message) as client:
+class LogInbox:
+    """What a client receives as `notifications/message`, and every other notification method."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[str, str]] = []
+        self.methods: list[str] = []
+        self._changed = anyio.Event()
+
+    async def on_log(self, params: LoggingMessageNotificationParams) -> None:
+        self.messages.append((params.level, str(params.data)))
+        changed, self._changed = self._changed, anyio.Event()
+        changed.set()
+
+    async def on_message(self, message: object) -> None:
+        method = getattr(getattr(message, "root", message), "method", None)
+        if method is not None:
+            self.methods.append(method)
+
+    async def wait_for(self, count: int) -> None:
+        with anyio.fail_after(WAIT):
+            while True:
+                changed = self._changed
+                if len(self.messages) >= count:
+                    return
+                await changed.wait()
+
+
+async def _set_level(client: Client, level: str) -> None:
+    with warnings.catch_warnings():  # logging is deprecated in 2026-07-28; this is the handshake era
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        await client.set_logging_level(level)  # type: ignore[arg-type]
+
+
+async def test_handshake_clients_that_set_a_level_hear_of_reloads(records: Path) -> None:
+    live = _live(records)
+    inbox = LogInbox()
+    async with Client(_server_over(live), mode="legacy", logging_callback=inbox.on_log, message_handler=inbox.on_message) as client:
+        await _set_level(client, "info")
         first = await client.call_tool("corpus_stats", {})
         assert first.structured_content is not None and first.structured_content["papers"] == 2
         (records / "000_14282948c0d959ec.txt").unlink()
         assert await live.reload("test") is True
-        with anyio.fail_after(WAIT):
-            await notified.wait()
+        await inbox.wait_for(1)
         second = await client.call_tool("corpus_stats", {})
         assert second.structured_content is not None and second.structured_content["papers"] == 1
-    assert seen == ["notifications/resources/list_changed"]
-    assert [type(event).__name__ for event in published] == ["ResourcesListChanged"]
+    assert inbox.messages == [("info", "records reloaded: 1 papers, 26 samples (0 rejected)")]
+    # The resource list never changes, and the server does not claim listChanged: it sends none.
+    assert "notifications/resources/list_changed" not in inbox.methods
+
+
+async def test_a_failed_reload_reaches_clients_at_error_level_only(records: Path) -> None:
+    live = _live(records)
+    inbox = LogInbox()
+    async with Client(_server_over(live), mode="legacy", logging_callback=inbox.on_log) as client:
+        await _set_level(client, "error")
+        (records / "000_14282948c0d959ec.txt").unlink()
+        assert await live.reload("test") is True  # info: below the level asked for
+        shutil.rmtree(records)
+        assert await live.reload("test") is False
+        await inbox.wait_for(1)
+    ((level, text),) = inbox.messages
+    assert level == "error" and text.startswith("reload failed, still serving the previous records:") and "does not exist" in text
+
+
+async def test_a_client_setting_a_level_hears_of_load_problems(tmp_path: Path) -> None:
+    records = write_records(tmp_path / "records", [make_record(), {"title": "no key"}])
+    inbox = LogInbox()
+    corpus = Corpus.load([records])
+    async with Client(build_server(lambda: corpus), mode="legacy", logging_callback=inbox.on_log) as client:
+        await _set_level(client, "warning")
+        await inbox.wait_for(1)
+    assert inbox.messages == [("warning", "loaded 1 papers; 1 records, samples or files rejected and 0 warnings: read corpus://load-report")]
+
+
+async def test_set_level_refuses_an_unknown_level() -> None:
+    # Clients validate the level themselves, so the middleware is called directly with what a raw client could send.
+    async def never(ctx: object) -> None:
+        raise AssertionError("setLevel must be answered by papercode, not passed on")
+
+    ctx = ServerRequestContext(
+        session=None,  # type: ignore[arg-type]
+        lifespan_context=None,
+        protocol_version="2025-11-25",
+        method="logging/setLevel",
+        params={"level": "loud"},
+    )
+    with pytest.raises(MCPError) as error:
+        await ClientLog()(ctx, never)
+    assert error.value.code == INVALID_PARAMS and "debug, info" in error.value.message
+
+
+async def test_capabilities_say_what_the_server_does_in_each_era(corpus: Corpus) -> None:
+    async with Client(build_server(lambda: corpus), mode="legacy") as legacy:
+        handshake = legacy.server_capabilities
+    async with Client(build_server(lambda: corpus)) as modern:
+        assert modern.protocol_version == "2026-07-28"
+        discovered = modern.server_capabilities
+    assert handshake.logging is not None  # logging/setLevel is answered, and messages follow
+    assert handshake.resources is not None and handshake.resources.list_changed is False and handshake.resources.subscribe is False
+    assert discovered.logging is None  # 2026-07-28: logging is per request, and papercode sends none
+    assert discovered.resources is not None and discovered.resources.subscribe is True  # served by subscriptions/listen
+
+
+async def test_listen_streams_hear_that_the_corpus_resources_changed(records: Path) -> None:
+    live = _live(records)
+    async with Client(_server_over(live)) as client, client.listen(resource_subscriptions=["corpus://stats"]) as events:
+        (records / "000_14282948c0d959ec.txt").unlink()
+        assert await live.reload("test") is True
+        with anyio.fail_after(WAIT):
+            event = await events.__anext__()
+    assert event == ResourceUpdated(uri="corpus://stats")

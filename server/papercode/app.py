@@ -8,7 +8,6 @@ every tool error the model reads starts with a machine code and ends with the ne
 from __future__ import annotations
 
 import logging
-import weakref
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -19,7 +18,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
-from mcp.shared.subscriptions import ResourcesListChanged
+from mcp.shared.subscriptions import ResourceUpdated
 from mcp.types import (
     INVALID_PARAMS,
     CallToolResult,
@@ -31,7 +30,6 @@ from mcp.types import (
     TextContent,
     ToolAnnotations,
 )
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 from . import __version__, answers, queries
@@ -40,6 +38,7 @@ from .corpus import Corpus
 from .errors import QueryError
 from .ids import arxiv_id_from_number
 from .materialize import VerifiedCode
+from .notices import ClientLog
 from .search import SearchFilters
 
 log = logging.getLogger(__name__)
@@ -58,6 +57,7 @@ INSTRUCTIONS = (
 
 MAX_URI_CHARS = 1_000
 CODE_TEMPLATE = "code://{code_sha256}"
+CORPUS_RESOURCES = ("corpus://stats", "corpus://load-report")
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
@@ -136,33 +136,28 @@ def _is_keyword(value: Any) -> bool:
 
 class PapercodeServer(MCPServer):
     """MCPServer whose tool errors read `<code>: … Next: …` instead of `Error executing tool …`,
-    and which tells connected clients when a reload changed the corpus."""
+    and which tells connected clients about reloads the way each protocol era allows (`notices`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.events = InMemorySubscriptionBus()
         super().__init__(*args, subscriptions=self.events, **kwargs)
-        # Handshake-era connections get change notifications pushed on their standalone channel;
-        # 2026-07-28 clients receive them through `subscriptions/listen` on the bus.
-        self._legacy_connections: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.client_log = ClientLog()
+        self.middleware.append(self.client_log)
 
-    def _remember_connection(self, context: Context | None) -> None:
-        if context is None or context.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            return
-        # A ServerSession is per request; the connection behind it is what outlives the call.
-        # SDK 2.3 exposes it only as `_connection` (pinned by mcp<2.4; tests cover it).
-        connection = getattr(context.request_context.session, "_connection", None)
-        if connection is not None:
-            self._legacy_connections.add(connection)
+    async def notify_corpus_changed(self, corpus: Corpus) -> None:
+        """After a reload swapped `corpus` in: what it holds now."""
+        for uri in CORPUS_RESOURCES:
+            await self.events.publish(ResourceUpdated(uri=uri))
+        index = corpus.index
+        await self.client_log.send(
+            "info", f"records reloaded: {len(index.papers):,} papers, {len(index.samples):,} samples ({index.report.rejected:,} rejected)"
+        )
 
-    async def notify_corpus_changed(self) -> None:
-        """After a reload: resources (papers, codes, stats) changed."""
-        await self.events.publish(ResourcesListChanged())
-        for connection in list(self._legacy_connections):
-            await connection.notify("notifications/resources/list_changed", None)  # best effort, never raises
+    async def notify_reload_failed(self, reason: str) -> None:
+        await self.client_log.send("error", f"reload failed, still serving the previous records: {reason}")
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         try:
-            self._remember_connection(context)
             return await super().call_tool(name, arguments, context)
         except ToolError as error:
             if isinstance(error, UnexpectedToolError) and not isinstance(error.__cause__, QueryError):
@@ -212,6 +207,7 @@ def build_server(source: CorpusSource, code: VerifiedCode | None = None) -> Pape
     """
     server = PapercodeServer("papercode", title="papercode", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
     code = code or VerifiedCode(CodeStore(None))
+    server.client_log.greeting = lambda: queries.load_notice(source(), code.store.problems)
 
     @server.tool(annotations=READ_ONLY)
     def get_harvested_code_for_paper(

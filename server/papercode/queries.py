@@ -515,6 +515,18 @@ def load_summary(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> answe
     )
 
 
+def load_notice(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> tuple[str, str] | None:
+    """(level, text) telling a client that loading found problems; None when it found none."""
+    summary = load_summary(corpus, code_problems)
+    if not summary.rejected and not summary.warnings:
+        return None
+    return (
+        "warning",
+        f"loaded {summary.records_indexed:,} papers; {summary.rejected:,} records, samples or files rejected and "
+        f"{summary.warnings:,} warnings: read corpus://load-report",
+    )
+
+
 LOAD_REPORT_PROBLEMS = 500
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import signal
 from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 import anyio
 import anyio.abc
@@ -21,7 +22,9 @@ log = logging.getLogger(__name__)
 
 Builder = Callable[[bytes | None], Corpus]
 """Builds a corpus for the records whose fingerprint it is given (None: it works it out)."""
-Listener = Callable[[], Awaitable[None]]
+SwapListener = Callable[[Corpus], Awaitable[None]]
+FailureListener = Callable[[str], Awaitable[None]]
+T = TypeVar("T")
 
 # Problems that mean the records could not be read at all: serving an empty corpus would lose
 # everything the old one had, so the rebuild counts as failed.
@@ -36,16 +39,21 @@ class LiveCorpus:
         # A corpus from `Corpus.open` knows the fingerprint it was built from: no second walk.
         self._seen = self._current.records_key or fingerprint()
         self._rebuilding = anyio.Lock()
-        self._listeners: list[Listener] = []
+        self._on_swap: list[SwapListener] = []
+        self._on_failure: list[FailureListener] = []
         self.last_error: str | None = None
         self.reloads = 0
 
     def __call__(self) -> Corpus:
         return self._current
 
-    def on_swap(self, listener: Listener) -> None:
-        """Call `listener` after each successful swap (e.g. to notify clients)."""
-        self._listeners.append(listener)
+    def on_swap(self, listener: SwapListener) -> None:
+        """Call `listener` with the new corpus after each successful swap (e.g. to notify clients)."""
+        self._on_swap.append(listener)
+
+    def on_failure(self, listener: FailureListener) -> None:
+        """Call `listener` with the reason after each failed reload."""
+        self._on_failure.append(listener)
 
     async def reload(self, why: str) -> bool:
         """Rebuild now; True when the new corpus was swapped in."""
@@ -55,25 +63,23 @@ class LiveCorpus:
             try:
                 fresh = await anyio.to_thread.run_sync(self._build, self._seen)
             except Exception as exc:  # keep serving the old corpus whatever went wrong
-                return self._failed(f"{type(exc).__name__}: {exc}")
-            fatal = [p for p in fresh.index.report.problems if p.code in _FATAL_CODES]
-            if fatal:
-                return self._failed("; ".join(f"{p.path}: {p.reason}" for p in fatal))
-            self._current = fresh
-            self.last_error = None
-            self.reloads += 1
-            log.info("reloaded: %d papers, %d samples", len(fresh.index.papers), len(fresh.index.samples))
-        for listener in self._listeners:
-            try:
-                await listener()
-            except Exception:
-                log.exception("reload listener failed")
-        return True
-
-    def _failed(self, reason: str) -> bool:
-        self.last_error = reason
-        log.error("reload failed, still serving the previous index: %s", reason)
-        return False
+                failure: str | None = f"{type(exc).__name__}: {exc}"
+            else:
+                fatal = [p for p in fresh.index.report.problems if p.code in _FATAL_CODES]
+                failure = "; ".join(f"{p.path}: {p.reason}" for p in fatal) or None
+            if failure is None:
+                self._current = fresh
+                self.last_error = None
+                self.reloads += 1
+                log.info("reloaded: %d papers, %d samples", len(fresh.index.papers), len(fresh.index.samples))
+            else:
+                self.last_error = failure
+                log.error("reload failed, still serving the previous index: %s", failure)
+        if failure is None:
+            await _tell(self._on_swap, fresh)
+        else:
+            await _tell(self._on_failure, failure)
+        return failure is None
 
     async def watch(self, interval: float) -> None:
         """Poll the record files every `interval` seconds; rebuild when any changed."""
@@ -89,3 +95,11 @@ class LiveCorpus:
             task_status.started()
             async for _ in signals:
                 await self.reload("SIGHUP")
+
+
+async def _tell(listeners: list[Callable[[T], Awaitable[None]]], value: T) -> None:
+    for listener in listeners:
+        try:
+            await listener(value)
+        except Exception:
+            log.exception("reload listener failed")

@@ -1,0 +1,79 @@
+"""What connected clients are told, and only what the server says it does.
+
+Handshake-era clients (protocol <= 2025-11-25) get the `logging` capability: `logging/setLevel`
+is answered here, as SDK middleware (the SDK's public, per-request hook), and from then on that
+client receives `notifications/message` at or above its level: the load summary when the corpus
+has problems, and each reload or failed reload. Nothing else is pushed to them (the resource list
+never changes, so `resources.listChanged` stays false, as advertised). 2026-07-28 clients learn
+of a reload on their `subscriptions/listen` stream (`resources/updated` for `corpus://stats` and
+`corpus://load-report`, which the SDK advertises as `subscribe`), and get no log stream: that
+era makes logging a per-request opt-in and papercode's tool calls have nothing to log.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.session import ServerSession
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, LoggingMessageNotification, LoggingMessageNotificationParams
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+log = logging.getLogger(__name__)
+
+LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+MAX_LISTENERS = 256  # sessions that set a level; the least recently heard from is dropped first
+LOGGER = "papercode"
+
+
+class ClientLog:
+    """`logging/setLevel` for handshake-era clients, and the messages they asked for."""
+
+    def __init__(self) -> None:
+        # keyed by the identity of the client's initialize params: one entry per connection
+        self._listeners: OrderedDict[int, tuple[ServerSession, int]] = OrderedDict()
+        self.greeting: Callable[[], tuple[str, str] | None] | None = None  # what a client learns on setting a level
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        """SDK middleware: advertise `logging` at initialize; answer `logging/setLevel`."""
+        if ctx.method == "initialize":
+            result = await call_next(ctx)
+            if isinstance(result, dict) and isinstance(result.get("capabilities"), dict):
+                result["capabilities"]["logging"] = {}
+            return result
+        if ctx.method == "logging/setLevel" and ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
+            level = (ctx.params or {}).get("level")
+            if level not in LEVELS:
+                raise MCPError(INVALID_PARAMS, f"invalid_argument: level must be one of {', '.join(LEVELS)}")
+            await self._listen(ctx.session, LEVELS.index(level))
+            return {}
+        return await call_next(ctx)
+
+    async def _listen(self, session: ServerSession, level: int) -> None:
+        key = id(session.client_params) if session.client_params is not None else id(session)
+        self._listeners.pop(key, None)
+        self._listeners[key] = (session, level)
+        while len(self._listeners) > MAX_LISTENERS:
+            self._listeners.popitem(last=False)
+        greeting = self.greeting() if self.greeting else None
+        if greeting is not None:
+            await self._send(key, session, level, *greeting)
+
+    async def send(self, level: str, text: str) -> None:
+        """Tell every client that asked for `level` or more."""
+        for key, (session, wanted) in list(self._listeners.items()):
+            await self._send(key, session, wanted, level, text)
+
+    async def _send(self, key: int, session: ServerSession, wanted: int, level: str, text: str) -> None:
+        if LEVELS.index(level) < wanted:
+            return
+        message = LoggingMessageNotification(params=LoggingMessageNotificationParams(level=level, logger=LOGGER, data=text))  # type: ignore[arg-type]
+        try:
+            await session.send_notification(message)
+        except Exception:  # the client has gone: stop telling it
+            log.debug("dropping a log listener that is gone", exc_info=True)
+            self._listeners.pop(key, None)
