@@ -4,6 +4,8 @@ resource it should document, and the default limits it quotes."""
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
 from pathlib import Path
 
@@ -16,7 +18,8 @@ from papercode.loading import Limits
 from papercode.materialize import OUTCOMES
 from papercode.settings import OPTIONS, Settings, options_markdown
 
-README = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+README_PATH = Path(__file__).parents[1] / "README.md"
+README = README_PATH.read_text(encoding="utf-8")
 
 
 def _mentioned(name: str) -> bool:
@@ -52,9 +55,14 @@ def test_every_flag_is_documented(flag: str) -> None:
 
 
 def test_readme_settings_table_is_rendered_from_the_declared_options() -> None:
-    # After changing `settings.OPTIONS`, paste the output of
-    # `.venv/bin/python -c "from papercode.settings import options_markdown; print(options_markdown(), end='')"`.
-    assert options_markdown() in README, "README.md's settings table has drifted from papercode.settings.OPTIONS"
+    """After changing `settings.OPTIONS`, rewrite the table with PAPERCODE_UPDATE_SNAPSHOTS=1 and review the diff."""
+    table = options_markdown()
+    if os.environ.get("PAPERCODE_UPDATE_SNAPSHOTS") and table not in README:
+        start = README.index("| flag | environment | default | commands | meaning |")
+        end = README.index("\n\n", start)
+        README_PATH.write_text(README[:start] + table.rstrip("\n") + README[end:], encoding="utf-8")
+        pytest.skip("README.md's settings table rewritten; run again to check it")
+    assert table in README, "README.md's settings table has drifted from papercode.settings.OPTIONS (PAPERCODE_UPDATE_SNAPSHOTS=1 rewrites it)"
 
 
 @pytest.mark.parametrize("variable", sorted({option.env for option in OPTIONS if option.env}))
@@ -99,3 +107,22 @@ async def test_every_tool_prompt_and_resource_is_documented(server: PapercodeSer
 @pytest.mark.parametrize("outcome", sorted(OUTCOMES))
 def test_every_code_outcome_is_explained(outcome: str) -> None:
     assert f"| `{outcome}` | {OUTCOMES[outcome]} |" in README  # type: ignore[index]
+
+
+@pytest.mark.anyio
+async def test_readme_tool_table_matches_each_tools_input_schema(server: PapercodeServer) -> None:
+    """Each row's `name(arg, optional?, with_default=value)` is the tool's schema: names, order, required, defaults."""
+    rows = dict(re.findall(r"^\| `(\w+)\(([^)]*)\)` \|", README, re.MULTILINE))
+    async with Client(server) as client:
+        tools = {tool.name: tool.input_schema for tool in (await client.list_tools()).tools}
+    assert set(rows) == set(tools)
+    for name, signature in rows.items():
+        schema = tools[name]
+        documented = [part.strip() for part in signature.split(",") if part.strip()]
+        assert [part.split("=")[0].rstrip("?") for part in documented] == list(schema.get("properties", {})), name
+        for part in documented:
+            argument = part.split("=")[0].rstrip("?")
+            optional = part.endswith("?") or "=" in part
+            assert optional is (argument not in schema.get("required", [])), (name, part)
+            if "=" in part:
+                assert part.split("=", 1)[1] == json.dumps(schema["properties"][argument]["default"]), (name, part)

@@ -72,17 +72,35 @@ async def test_stdio_serves_records_given_by_flag(tmp_path: Path) -> None:
     assert (stats.structured_content["papers"], stats.structured_content["samples"]) == (1, 26)
 
 
-async def test_the_repositorys_mcp_json_launches_a_working_server(tmp_path: Path) -> None:
-    """mcp.json is what hosts run from a checkout (after the README's setup): it must serve."""
+@pytest.mark.parametrize("name", ["mcp.json", ".mcp.json"])
+async def test_the_repositorys_mcp_json_launches_a_working_server(tmp_path: Path, name: str) -> None:
+    """mcp.json (and .mcp.json, which Claude Code reads) is what hosts run from a checkout after the README's setup."""
     root = Path(__file__).resolve().parents[1]
-    (entry,) = json.loads((root / "mcp.json").read_text())["mcpServers"].values()
+    (entry,) = json.loads((root / name).read_text())["mcpServers"].values()
     params = StdioServerParameters(
         command=str(root / entry["command"]),
         args=entry["args"],
-        env={"HOME": str(tmp_path), **entry.get("env", {})},
+        env={"HOME": str(tmp_path), "PAPERCODE_OFFLINE": "1", **entry.get("env", {})},
         cwd=root,
     )
     with anyio.fail_after(STARTUP_AND_CALLS_SECONDS):
         async with Client(params, mode="legacy") as client:
             result = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH})
     assert result.structured_content is not None and result.structured_content["counts"]["total"] == 10
+
+
+async def test_mcp_run_serves_the_bundled_records(tmp_path: Path) -> None:
+    """`mcp run server/papercode_mcp.py` (what `mcp dev` starts inside the Inspector) finds the server object."""
+    root = Path(__file__).resolve().parents[1]
+    params = StdioServerParameters(
+        command=str(Path(sys.executable).parent / "mcp"),
+        args=["run", str(root / "server" / "papercode_mcp.py")],
+        env={"HOME": str(tmp_path), "PAPERCODE_CACHE_DIR": str(tmp_path / "cache"), "PAPERCODE_OFFLINE": "1"},
+        cwd=tmp_path,
+    )
+    with anyio.fail_after(STARTUP_AND_CALLS_SECONDS):
+        async with Client(params) as client:
+            stats = await client.call_tool("corpus_stats", {})
+            paper = await client.call_tool("get_paper", {"paper": 2406.04823})
+    assert stats.structured_content is not None and (stats.structured_content["papers"], stats.structured_content["samples"]) == (2, 36)
+    assert paper.structured_content is not None and paper.structured_content["query"]["resolved"] == BERTS_ICL

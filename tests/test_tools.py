@@ -1030,7 +1030,8 @@ async def test_limit_bounds_are_accepted(client: Client, tool: str, arguments: d
 
 BAD_CALLS = [
     ("get_harvested_code_for_paper", {}),
-    ("get_harvested_code_for_paper", {"arxiv_id": 1902.04094}),
+    ("get_harvested_code_for_paper", {"arxiv_id": ["1902.04094"]}),
+    ("get_paper", {"paper": True}),
     ("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH, "limit": "many"}),
     ("list_samples_by_status", {}),
     ("list_samples_by_status", {"status": "ran", "inline_only": "perhaps"}),

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -23,10 +24,15 @@ from .codestore import CodeStore
 from .corpus import Corpus
 from .errors import QueryError
 from .harvest import interpreter
+from .hostconfig import HOSTS, snippet
 from .materialize import OUTCOMES, Materializer, MaterializeSummary, VerifiedCode, materialize_corpus
 from .progress import LoadProgress, MaterializeProgress
 from .settings import OPTIONS, Option, SettingError, Settings, settings_for
 from .sources import LocalClones, SourceFetcher
+
+if TYPE_CHECKING:
+    from .app import PapercodeServer
+    from .reload import LiveCorpus
 
 log = logging.getLogger("papercode")
 
@@ -42,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         "call": commands.add_parser("call", help="call one tool in-process and print its answer"),
         "check": commands.add_parser("check", help="load the records, check the code store, print the report (exit 1 on any problem)"),
         "materialize": commands.add_parser("materialize", help="fill the verified code store from local clones or GitHub"),
+        "config": commands.add_parser("config", help="print the configuration snippet for an MCP host, with this installation's paths"),
     }
     for option in OPTIONS:
         for command, sub in subcommands.items():
@@ -50,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     call = subcommands["call"]
     call.add_argument("tool", help="tool name, e.g. get_harvested_code_for_paper")
     call.add_argument("arguments", nargs="*", metavar="key=value", help="tool arguments; values are coerced to the tool's types")
+    subcommands["config"].add_argument("client", metavar="HOST", choices=HOSTS, help=f"the MCP host to configure: {', '.join(HOSTS)}")
     materialize = subcommands["materialize"]
     materialize.add_argument("--repos", type=Path, metavar="DIR", help="local clones laid out as DIR/<owner>/<name>/...")
     materialize.add_argument("--fetch", action="store_true", help="download source files (from --code-base-url)")
@@ -90,12 +98,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingError as error:
         return fail(f"{error}. Next: see papercode {args.command} --help")
     logging.basicConfig(stream=sys.stderr, level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    problem = records_problem(settings.records)
+    if problem:
+        return fail(problem)
     if args.command == "check":
         return check(settings)
     if args.command == "call":
         return anyio.run(call_tool, settings, args.tool, args.arguments)
     if args.command == "materialize":
         return materialize(settings, args)
+    if args.command == "config":
+        return config(settings, args.client)
     return serve(settings)
 
 
@@ -110,7 +123,18 @@ def verified_code(settings: Settings) -> VerifiedCode:
     return VerifiedCode(store, Materializer(store, fetcher=fetcher) if fetcher else None)
 
 
-def serve(settings: Settings) -> int:
+def records_problem(roots: Iterable[Path]) -> str | None:
+    """Why the records cannot be read at all (one line with the next step), or None."""
+    for root in roots:
+        if not root.exists():
+            return f"--records {root}: no such file or directory. Next: pass the directory that holds your record files"
+        if not os.access(root, os.R_OK | (os.X_OK if root.is_dir() else 0)):
+            return f"--records {root}: permission denied. Next: make it readable by this user, or pass another directory"
+    return None
+
+
+def build_live_server(settings: Settings) -> tuple[PapercodeServer, LiveCorpus]:
+    """The server over a reloadable corpus of `settings.records`, with verified code."""
     from .app import build_server
     from .reload import LiveCorpus
     from .snapshot import records_key
@@ -123,6 +147,18 @@ def serve(settings: Settings) -> int:
     )
     server = build_server(live, verified_code(settings))
     live.on_swap(server.notify_corpus_changed)
+    live.on_failure(server.notify_reload_failed)
+    return server, live
+
+
+def serve(settings: Settings) -> int:
+    from .serving import StartupError, bind, serve_http
+
+    try:
+        sock = None if settings.transport == "stdio" else bind(settings.host, settings.port)
+    except StartupError as error:
+        return fail(str(error))
+    server, live = build_live_server(settings)
 
     async def run() -> None:
         async with anyio.create_task_group() as tasks:
@@ -130,14 +166,10 @@ def serve(settings: Settings) -> int:
                 tasks.start_soon(live.watch, settings.watch_interval)
             if hasattr(signal, "SIGHUP"):
                 await tasks.start(live.reload_on_sighup)
-            if settings.transport == "stdio":
+            if sock is None:
                 await server.run_stdio_async()
             else:
-                log.warning("serving MCP over %s on http://%s:%d", settings.transport, settings.host, settings.port)
-                if settings.transport == "sse":
-                    await server.run_sse_async(host=settings.host, port=settings.port)
-                else:
-                    await server.run_streamable_http_async(host=settings.host, port=settings.port)
+                await serve_http(server, settings, sock)
             tasks.cancel_scope.cancel()
 
     anyio.run(run)
@@ -209,6 +241,14 @@ def materialize(settings: Settings, args: argparse.Namespace) -> int:
     summary = anyio.run(run)
     print_materialized(summary, store)
     return 0 if summary.usable else 1
+
+
+def config(settings: Settings, host: str) -> int:
+    records = [] if settings.records == Settings().records else list(settings.records)
+    text, where = snippet(host, records, (settings.host, settings.port))
+    sys.stdout.write(text + "\n")
+    sys.stderr.write(f"papercode: paste this into {where}\n")
+    return 0
 
 
 def print_materialized(summary: MaterializeSummary, store: CodeStore) -> None:

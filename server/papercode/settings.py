@@ -79,10 +79,13 @@ def _positive(kind: Callable[[str], Any], what: str) -> Callable[[str], Any]:
 
 
 def _port(text: str) -> int:
-    value = _positive(int, "a whole number")(text)
-    if value > 65_535:
-        raise SettingError(f"must be a port number from 1 to 65535, got {text!r}")
-    return int(value)
+    try:
+        value = int(text)
+    except ValueError:
+        raise SettingError(f"must be a port number from 0 to 65535, got {text!r}") from None
+    if not 0 <= value <= 65_535:
+        raise SettingError(f"must be a port number from 0 to 65535, got {text!r}")
+    return value
 
 
 def _one_of(choices: tuple[str, ...], *, upper: bool = False) -> Callable[[str], str]:
@@ -135,6 +138,8 @@ def _text(text: str) -> str:
 # -- the table ------------------------------------------------------------------------------
 
 CORPUS_COMMANDS = frozenset({"serve", "call", "check", "materialize"})
+RECORDS_COMMANDS = CORPUS_COMMANDS | {"config"}
+HTTP_COMMANDS = frozenset({"serve", "config"})
 ANSWER_COMMANDS = frozenset({"serve", "call"})
 CACHED_COMMANDS = frozenset({"serve", "call", "materialize"})
 CODE_COMMANDS = frozenset({"serve", "call", "materialize"})
@@ -158,7 +163,7 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("records", "--records", "where the records are (a directory or file)", "the bundled `records/`", CORPUS_COMMANDS,
+    Option("records", "--records", "where the records are (a directory or file)", "the bundled `records/`", RECORDS_COMMANDS,
            _directories, "PAPERCODE_RECORDS", "DIR", f"`{os.pathsep}`-separated", repeatable=True),
     Option("max_file_bytes", "--max-file-bytes", "a larger `.json`/`.txt` file (after gunzip) is rejected",
            f"{_LIMITS.max_file_bytes} (32 MiB)", CORPUS_COMMANDS, _positive(int, "a whole number"), "PAPERCODE_MAX_FILE_BYTES", "N"),
@@ -183,8 +188,8 @@ OPTIONS: tuple[Option, ...] = (
            _positive(float, "a number of seconds"), "PAPERCODE_WATCH_INTERVAL", "SECONDS"),
     Option("transport", "--transport", "`stdio`, `sse` or `streamable-http`", "stdio", SERVE, _one_of(TRANSPORTS),
            "PAPERCODE_TRANSPORT", "NAME"),
-    Option("host", "--host", "address the HTTP transports bind", "127.0.0.1", SERVE, _text, "PAPERCODE_HOST", "ADDRESS"),
-    Option("port", "--port", "port of the HTTP transports", "8000", SERVE, _port, "PAPERCODE_PORT", "N"),
+    Option("host", "--host", "address the HTTP transports bind", "127.0.0.1", HTTP_COMMANDS, _text, "PAPERCODE_HOST", "ADDRESS"),
+    Option("port", "--port", "port of the HTTP transports (0: any free port; the startup line on stderr names it)", "8000", HTTP_COMMANDS, _port, "PAPERCODE_PORT", "N"),
 )
 
 
@@ -223,7 +228,7 @@ def _checked(parse: Callable[[str], Any], text: str, source: str) -> Any:
 def options_markdown() -> str:
     """The README's settings table, rendered from `OPTIONS`."""
     rows = ["| flag | environment | default | commands | meaning |", "|---|---|---|---|---|"]
-    order = ("serve", "call", "check", "materialize")
+    order = ("serve", "call", "check", "materialize", "config")
     for option in OPTIONS:
         flag = f"`{option.flag} {option.metavar}`" if option.metavar else f"`{option.flag}`"
         if option.repeatable:
