@@ -12,7 +12,8 @@ from typing import Any
 
 import orjson
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
+from mcp.types import INVALID_PARAMS
 
 from conftest import (
     BERT_MOUTH,
@@ -118,9 +119,21 @@ async def test_every_tool_has_an_output_schema_and_a_description(client: Client)
         assert tool.description and len(tool.description) > 40, tool.name
 
 
-async def test_unknown_tool_is_a_flagged_not_found(client: Client) -> None:
-    text = await fail(client, "get_everything")
-    assert text.startswith("not_found:") and "Next:" in text
+async def test_unknown_tool_is_a_protocol_error(client: Client) -> None:
+    with pytest.raises(MCPError) as error:
+        await client.call_tool("get_everything", {})
+    assert error.value.code == INVALID_PARAMS
+    assert error.value.message == "not_found: unknown tool 'get_everything'; call tools/list for the available tools"
+
+
+async def test_numbers_for_text_arguments_are_read_as_their_text(client: Client) -> None:
+    # What the Inspector CLI sends for --tool-arg code_sha256=18666511 and --tool-arg query=2406.04823.
+    code = await call(client, "get_code", code_sha256=18666511)
+    assert code["query"] == {"asked": "18666511", "resolved": "1866651164e5bad9"}
+    search = await call(client, "search_papers", query=2406.04823)
+    assert search["query"] == "2406.04823"
+    lost = await fail(client, "get_code", code_sha256=186665116400000.0)  # 1866651164e5 as JSON: digits are gone
+    assert lost.startswith("invalid_argument: '186665116400000.0' is not a hex code hash") and "as a string" in lost
 
 
 # -- get_harvested_code_for_paper -----------------------------------------------------------
@@ -1050,3 +1063,14 @@ async def test_bad_arguments_are_flagged_invalid_argument_with_next_step(client:
     assert text.startswith("invalid_argument:"), text
     assert "Next:" in text
     assert "Error executing tool" not in text
+
+
+@pytest.mark.parametrize(
+    "status",
+    [["ran"] * 21, ",".join(["ran"] * 21), ["ran", "x" * 65], "ran," + "x" * 65],
+    ids=["21-items", "21-comma-separated", "long-item", "long-comma-separated"],
+)
+async def test_an_oversized_status_list_is_refused(client: Client, status: str | list[str]) -> None:
+    for tool, arguments in (("list_samples_by_status", {"status": status}), ("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH, "status": status})):
+        text = await fail(client, tool, **arguments)
+        assert text.startswith("invalid_argument: status takes at most 20 values of at most 64 characters") and "Next:" in text

@@ -13,6 +13,8 @@ from typing import Annotated, Any
 
 import anyio.to_thread
 import orjson
+from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
@@ -68,6 +70,13 @@ def _id_from_number(value: object) -> object:
     return value
 
 
+def _text_from_number(value: object) -> object:
+    # An all-digit hash prefix arrives as an integer, exactly; a float has lost digits and reads as what it is.
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value) if isinstance(value, int) else repr(value)
+    return value
+
+
 PaperId = Annotated[
     str,
     BeforeValidator(_id_from_number),
@@ -99,8 +108,6 @@ def tool_error_text(tool: str, error: Exception) -> str:
     if isinstance(error, UnexpectedToolError):
         return f"internal_error: {tool} failed unexpectedly. Next: retry once; if it fails again, report it to the server's operator."
     message = str(error)
-    if message.startswith("Unknown tool"):
-        return f"not_found: {message}. Next: call tools/list for the available tools."
     return f"invalid_argument: {message}. Next: check the arguments against the input schema and call again."
 
 
@@ -160,6 +167,8 @@ class PapercodeServer(MCPServer):
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as error:
+            if str(error).startswith("Unknown tool"):  # a protocol error (the spec's -32602), not a failed call
+                raise MCPError(INVALID_PARAMS, f"not_found: unknown tool {repr(name)[:80]}; call tools/list for the available tools") from None
             if isinstance(error, UnexpectedToolError) and not isinstance(error.__cause__, QueryError):
                 log.error("tool %s crashed", name, exc_info=error.__cause__ or error)
             return CallToolResult(content=[TextContent(type="text", text=tool_error_text(name, error))], is_error=True)
@@ -197,7 +206,9 @@ class PapercodeServer(MCPServer):
         return await super().get_prompt(name, arguments, context)
 
 
-def build_server(source: CorpusSource, code: VerifiedCode | None = None) -> PapercodeServer:
+def build_server(
+    source: CorpusSource, code: VerifiedCode | None = None, *, auth: tuple[TokenVerifier, AuthSettings] | None = None
+) -> PapercodeServer:
     """The papercode MCP server answering from whatever corpus `source` returns, with verified
     code from `code` (by default none is stored and nothing is fetched).
 
@@ -205,7 +216,16 @@ def build_server(source: CorpusSource, code: VerifiedCode | None = None) -> Pape
     call never holds up the event loop. `get_code` may download, so it is async and hands its
     blocking parts to threads itself.
     """
-    server = PapercodeServer("papercode", title="papercode", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    verifier, auth_settings = auth if auth else (None, None)
+    server = PapercodeServer(
+        "papercode",
+        title="papercode",
+        instructions=INSTRUCTIONS,
+        version=__version__,
+        log_level="WARNING",
+        token_verifier=verifier,
+        auth=auth_settings,
+    )
     code = code or VerifiedCode(CodeStore(None))
     server.client_log.greeting = lambda: queries.load_notice(source(), code.store.problems)
 
@@ -239,7 +259,9 @@ def build_server(source: CorpusSource, code: VerifiedCode | None = None) -> Pape
 
     @server.tool(annotations=READ_ONLY)
     def search_papers(
-        query: Annotated[str, Field(description="Plain words, e.g. 'bert generative in-context'; empty to browse newest first")] = "",
+        query: Annotated[
+            str, BeforeValidator(_id_from_number), Field(description="Plain words, e.g. 'bert generative in-context'; empty to browse newest first")
+        ] = "",
         task: Annotated[str | None, Field(description="Task name or slug, e.g. language-modeling")] = None,
         method: Annotated[str | None, Field(description="Method name, e.g. BERT")] = None,
         framework: Annotated[str | None, Field(description="pytorch, tf, jax, ...")] = None,
@@ -274,7 +296,9 @@ def build_server(source: CorpusSource, code: VerifiedCode | None = None) -> Pape
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=code.fetching))
     async def get_code(
-        code_sha256: Annotated[str, Field(description="A sample's code_sha256 (16 hex), or a unique prefix of 8+")],
+        code_sha256: Annotated[
+            str, BeforeValidator(_text_from_number), Field(description="A sample's code_sha256 (16 hex), or a unique prefix of 8+")
+        ],
     ) -> Annotated[CallToolResult, answers.CodeAnswer]:
         """A sample's code: its function and what it needs from its file, rebuilt from the source
         and proven by its hash. Never when inline_ok is false; then, or when unverifiable,

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from . import __version__
+from . import __version__, logs
 from .codestore import CodeStore
 from .corpus import Corpus
 from .errors import QueryError
@@ -31,8 +31,11 @@ from .settings import OPTIONS, Option, SettingError, Settings, settings_for
 from .sources import LocalClones, SourceFetcher
 
 if TYPE_CHECKING:
+    from mcp.server.auth.settings import AuthSettings
+
     from .app import PapercodeServer
     from .reload import LiveCorpus
+    from .serving import StaticTokens
 
 log = logging.getLogger("papercode")
 
@@ -97,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = settings_for(args.command, given_flags(args))
     except SettingError as error:
         return fail(f"{error}. Next: see papercode {args.command} --help")
-    logging.basicConfig(stream=sys.stderr, level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(settings.log_level)
     problem = records_problem(settings.records)
     if problem:
         return fail(problem)
@@ -133,8 +136,8 @@ def records_problem(roots: Iterable[Path]) -> str | None:
     return None
 
 
-def build_live_server(settings: Settings) -> tuple[PapercodeServer, LiveCorpus]:
-    """The server over a reloadable corpus of `settings.records`, with verified code."""
+def build_live_server(settings: Settings, auth: tuple[StaticTokens, AuthSettings] | None = None) -> tuple[PapercodeServer, LiveCorpus]:
+    """The server over a reloadable corpus of `settings.records`, with verified code (and HTTP auth, when given)."""
     from .app import build_server
     from .reload import LiveCorpus
     from .snapshot import records_key
@@ -145,20 +148,27 @@ def build_live_server(settings: Settings) -> tuple[PapercodeServer, LiveCorpus]:
         build=lambda key: Corpus.open(roots, settings.limits, settings.cache_dir, progress, key=key),
         fingerprint=lambda: records_key(roots, settings.limits),
     )
-    server = build_server(live, verified_code(settings))
+    server = build_server(live, verified_code(settings), auth=auth)
     live.on_swap(server.notify_corpus_changed)
     live.on_failure(server.notify_reload_failed)
     return server, live
 
 
 def serve(settings: Settings) -> int:
-    from .serving import StartupError, bind, serve_http
+    from .serving import StartupError, StaticTokens, add_health_route, auth_for, bind, check_exposure, read_tokens, serve_http, url_of
 
+    sock = None
     try:
-        sock = None if settings.transport == "stdio" else bind(settings.host, settings.port)
+        if settings.transport != "stdio":
+            tokens = read_tokens(settings, os.environ)
+            check_exposure(settings, tokens)
+            sock = bind(settings.host, settings.port)
     except StartupError as error:
         return fail(str(error))
-    server, live = build_live_server(settings)
+    auth = (StaticTokens(tokens), auth_for(url_of(sock, settings.transport))) if sock is not None and tokens else None
+    server, live = build_live_server(settings, auth)
+    if sock is not None:
+        add_health_route(server, live.health)
 
     async def run() -> None:
         async with anyio.create_task_group() as tasks:
@@ -177,7 +187,7 @@ def serve(settings: Settings) -> int:
 
 
 async def call_tool(settings: Settings, tool: str, pairs: list[str]) -> int:
-    from mcp import Client
+    from mcp import Client, MCPError
 
     from .app import build_server
 
@@ -191,7 +201,11 @@ async def call_tool(settings: Settings, tool: str, pairs: list[str]) -> int:
     code = verified_code(settings)
     try:
         async with Client(build_server(lambda: corpus, code)) as client:
-            result = await client.call_tool(tool, arguments)
+            try:
+                result = await client.call_tool(tool, arguments)
+            except MCPError as error:  # a protocol error, e.g. an unknown tool
+                sys.stderr.write(f"{error.error.message}\n")
+                return 1
     finally:
         await code.aclose()
     text = "".join(block.text for block in result.content if block.type == "text")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import PurePath
 from typing import Any, TypedDict
 
 from . import answers
@@ -27,6 +28,8 @@ MAX_ID_CHARS = 300
 MAX_QUERY_CHARS = 1_000
 MAX_YEAR = 9999
 MIN_SHA_PREFIX = 8
+MAX_STATUSES = 20  # a list argument's bound: there are five statuses, and a few unknown ones at most
+MAX_STATUS_CHARS = 64
 AUTHORS_SHOWN = 10
 METHODS_SHOWN = 10
 CODE_LINKS_SHOWN = 10
@@ -85,7 +88,13 @@ def resolve_paper(corpus: Corpus, asked: str) -> tuple[PaperRow, answers.Query]:
 
 def resolve_statuses(corpus: Corpus, status: str | Sequence[str]) -> list[str]:
     """One status or several (a list, or comma-separated); statuses seen in the corpus count."""
-    raw = status.split(",") if isinstance(status, str) else list(status)
+    raw = status.split(",", MAX_STATUSES) if isinstance(status, str) else list(status[: MAX_STATUSES + 1])
+    if len(raw) > MAX_STATUSES or any(isinstance(value, str) and len(value) > MAX_STATUS_CHARS for value in raw):
+        raise QueryError(
+            "invalid_argument",
+            f"status takes at most {MAX_STATUSES} values of at most {MAX_STATUS_CHARS} characters",
+            f"call again with one or more of: {', '.join(corpus.index.statuses())}",
+        )
     wanted = [value.strip().lower() for value in raw if isinstance(value, str) and value.strip()]
     valid = corpus.index.statuses()
     unknown = [value for value in wanted if value not in valid]
@@ -407,7 +416,9 @@ def find_code(corpus: Corpus, code_sha256: str) -> FoundCode:
     prefix = normalize_hex(text) if len(text) <= 64 else None
     if prefix is None:
         raise QueryError(
-            "invalid_argument", f"{_quote(text)} is not a hex code hash", "pass the code_sha256 of a sample (16 hex characters)"
+            "invalid_argument",
+            f"{_quote(text)} is not a hex code hash",
+            "pass the code_sha256 of a sample (16 hex characters) as a string: a bare number loses digits",
         )
     prefix = prefix[:SHA_PREFIX_LENGTH]
     if len(prefix) < MIN_SHA_PREFIX:
@@ -499,10 +510,22 @@ def corpus_stats(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> answe
     )
 
 
+def shown_problems(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> list[Problem]:
+    """Load problems as answers show them: record paths relative to their records directory and
+    code store files by name, so no answer reveals where the server keeps its files."""
+    roots = sorted((root.rstrip("/") + "/" for root in corpus.index.report.roots), key=len, reverse=True)
+
+    def relative(path: str) -> str:
+        return next((path[len(root) :] for root in roots if path.startswith(root)), PurePath(path).name)
+
+    shown = [replace(problem, path=relative(problem.path)) for problem in corpus.index.report.problems]
+    return shown + [replace(problem, path=f"code store: {PurePath(problem.path).name}") for problem in code_problems]
+
+
 def load_summary(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> answers.LoadSummary:
     """The load report's counts; bad files found in the code store count as rejected too."""
     report = corpus.index.report
-    problems = [*report.problems, *code_problems]
+    problems = shown_problems(corpus, code_problems)
     return answers.LoadSummary(
         files_seen=report.files_seen,
         files_read=report.files_read,
@@ -532,7 +555,7 @@ LOAD_REPORT_PROBLEMS = 500
 
 def load_report(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> dict[str, object]:
     """The full load report (problems capped, with the count of the rest)."""
-    problems = [*corpus.index.report.problems, *code_problems]
+    problems = shown_problems(corpus, code_problems)
     shown = [
         {"severity": p.severity, "code": p.code, "path": p.path, "line": p.line, "reason": p.reason}
         for p in problems[:LOAD_REPORT_PROBLEMS]

@@ -47,6 +47,10 @@ class LiveCorpus:
     def __call__(self) -> Corpus:
         return self._current
 
+    def health(self) -> dict[str, object]:
+        """What `GET /healthz` says: readiness and counts only (no paths, no corpus details)."""
+        return {"status": "ok", "papers": len(self._current.index.papers), "last_reload_error": self.last_error}
+
     def on_swap(self, listener: SwapListener) -> None:
         """Call `listener` with the new corpus after each successful swap (e.g. to notify clients)."""
         self._on_swap.append(listener)

@@ -56,6 +56,13 @@ class Settings:
     transport: Transport = "stdio"
     host: str = "127.0.0.1"
     port: int = 8000
+    auth_token_env: str | None = None
+    insecure_no_auth: bool = False
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    stateless: bool = False
+    max_sessions: int = 100
+    session_idle_timeout: float = 600.0
 
     @property
     def limits(self) -> Limits:
@@ -135,6 +142,20 @@ def _text(text: str) -> str:
     return text.strip()
 
 
+def _variable_name(text: str) -> str:
+    name = text.strip()
+    if not name.replace("_", "a").isalnum() or name[0].isdigit():
+        raise SettingError(f"must name an environment variable (the token itself never goes on the command line), got {text[:40]!r}")
+    return name
+
+
+def _names(text: str) -> tuple[str, ...]:
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not names:
+        raise SettingError("must not be empty")
+    return names
+
+
 # -- the table ------------------------------------------------------------------------------
 
 CORPUS_COMMANDS = frozenset({"serve", "call", "check", "materialize"})
@@ -189,7 +210,23 @@ OPTIONS: tuple[Option, ...] = (
     Option("transport", "--transport", "`stdio`, `sse` or `streamable-http`", "stdio", SERVE, _one_of(TRANSPORTS),
            "PAPERCODE_TRANSPORT", "NAME"),
     Option("host", "--host", "address the HTTP transports bind", "127.0.0.1", HTTP_COMMANDS, _text, "PAPERCODE_HOST", "ADDRESS"),
-    Option("port", "--port", "port of the HTTP transports (0: any free port; the startup line on stderr names it)", "8000", HTTP_COMMANDS, _port, "PAPERCODE_PORT", "N"),
+    Option("port", "--port", "port of the HTTP transports (0: any free port; the startup line on stderr names it)", "8000",
+           HTTP_COMMANDS, _port, "PAPERCODE_PORT", "N"),
+    Option("auth_token_env", "--auth-token-env", "HTTP: require `Authorization: Bearer <token>`, the token(s) read from this environment "
+           "variable (comma-separated, to rotate)", "no auth", HTTP_COMMANDS, _variable_name, "PAPERCODE_AUTH_TOKEN_ENV", "VAR"),
+    Option("insecure_no_auth", "--insecure-no-auth", "HTTP: serve a non-loopback --host without a token (refused otherwise)", "off", SERVE,
+           env="PAPERCODE_INSECURE_NO_AUTH", env_note="`1` turns it on"),
+    Option("allowed_hosts", "--allowed-host", "HTTP: a `Host` header to accept besides loopback and --host, e.g. `papers.example.org` "
+           "or `papers.example.org:*`", "loopback and --host", SERVE, _names, "PAPERCODE_ALLOWED_HOSTS", "HOST", "comma-separated",
+           repeatable=True),
+    Option("allowed_origins", "--allowed-origin", "HTTP: an `Origin` to accept besides loopback, e.g. `https://papers.example.org`",
+           "loopback", SERVE, _names, "PAPERCODE_ALLOWED_ORIGINS", "ORIGIN", "comma-separated", repeatable=True),
+    Option("stateless", "--stateless", "streamable HTTP without sessions, answering JSON: for replicas behind a load balancer", "off",
+           SERVE, env="PAPERCODE_STATELESS", env_note="`1` turns it on"),
+    Option("max_sessions", "--max-sessions", "streamable HTTP: open sessions at most; a new one closes the least recently used",
+           "100", SERVE, _positive(int, "a whole number"), "PAPERCODE_MAX_SESSIONS", "N"),
+    Option("session_idle_timeout", "--session-idle-timeout", "streamable HTTP: a session idle this long is closed", "600", SERVE,
+           _positive(float, "a number of seconds"), "PAPERCODE_SESSION_IDLE_TIMEOUT", "SECONDS"),
 )
 
 
