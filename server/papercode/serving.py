@@ -87,7 +87,9 @@ def bind(host: str, port: int) -> socket.socket:
     """A listening socket on host:port, or StartupError saying why not."""
     try:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY on accepted connections only for such
+        # sockets, and without it every answer written in two parts waits ~40 ms for a delayed ACK.
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     except OSError as exc:
         raise StartupError(f"--host {host}: {exc.strerror or exc}. Next: pass an address of this machine, e.g. 127.0.0.1") from None
     try:
