@@ -21,6 +21,10 @@ def main(argv: list[str] | None = None) -> int:
     from .run import add_arguments
 
     add_arguments(run)
+    engines = sub.add_parser("search-engines", help="SQLite FTS5 against tantivy on the same documents and queries")
+    engines.add_argument("--sizes", default="10000,100000", help="comma-separated record counts (default 10000,100000)")
+    engines.add_argument("--data", type=Path, help="where corpora are generated and kept (default: as for run)")
+    engines.add_argument("--queries", type=int, default=300)
     plot = sub.add_parser("plot", help="plot load time and peak RSS against size from `run --json` output")
     plot.add_argument("--json", type=Path, required=True)
     plot.add_argument("--out", type=Path, default=Path(__file__).parent / "load_rss.png")
@@ -29,6 +33,15 @@ def main(argv: list[str] | None = None) -> int:
         from .plot import main as plot_main
 
         return plot_main(args.json, args.out)
+    if args.command == "search-engines":
+        from .run import DEFAULT_DATA, corpus_roots
+        from .search_engines import compare, format_comparison
+
+        sizes = [int(size) for size in args.sizes.split(",")]
+        for n in sizes:
+            roots = corpus_roots(args.data or DEFAULT_DATA, n, max(sizes), 0, "files")
+            print(format_comparison(n, compare(roots, args.queries)), flush=True)
+        return 0
     if args.command == "generate":
         out = write_corpus(args.out, args.n, seed=args.seed, layout=args.layout)
         print(f"wrote {args.n} records to {out} ({args.layout})", file=sys.stderr)

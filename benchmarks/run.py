@@ -3,12 +3,16 @@
 For each size, everything is measured in one run over the same bytes:
 
 1. **parse floor** (subprocess): read every record file into memory, then time only `orjson.loads` over them (best of 3);
-2. **cold load** (a fresh subprocess, so RSS is clean): `Corpus.load(roots)`, wall time, split into phases (reading and
-   parsing, pydantic validation, index build, FTS5 build) by timing wrappers around the functions `Corpus.load` calls,
-   and `ru_maxrss` right after the load; then, in the same process, p50/p99 of every tool called as `queries.*`
-   directly and through the in-memory `mcp.Client(server)`;
+2. **cold build** (a fresh subprocess, so RSS is clean, with the GC policy `papercode`'s CLI sets at start): the stages
+   of `corpus.build_stages(roots)`: **keyed ready** (the index serves keyed lookups) and **search ready** (the full
+   text is built too, in a child process for a large corpus), split into phases by timing wrappers around the
+   functions the build calls; `ru_maxrss` of the process and of its largest child; then, in the same process, p50/p99
+   of every tool called as `queries.*` directly and through the in-memory `mcp.Client(server)`;
 3. **stdio** (a server subprocess from `benchmarks.echo_server`): on one connection, interleaved, MCP ping, each tool,
-   and its `echo_<tool>` twin that returns the same pre-built answer.
+   and its `echo_<tool>` twin that returns the same pre-built answer;
+4. **time to first answer** (`--first-answer`): `papercode serve` started over stdio with an empty cache directory
+   (cold) and again on the snapshot it wrote (warm): seconds from spawn to the `initialize` answer, to the first
+   `get_paper` answer, and to the first `search_papers` answer (each retried until it is not an error).
 
 The corpus for size n is the first n records of one generated corpus (`files`: the first n/1000 shards; `jsonl`: the
 first n/10000 bundles), so the sizes share bytes and only the largest is generated. Other sizes get their own directory.
@@ -48,10 +52,11 @@ TOOLS = (
     "corpus_stats",
 )
 FAST_TOOLS = ("get_harvested_code_for_paper", "list_samples_by_status", "get_paper", "get_code")
-TARGET_LOAD_RATIO = 1.5
+TARGET_KEYED_RATIO = 5.0  # keyed tools ready, over the parse floor
+TARGET_SEARCH_READY_RATIO = 7.0  # everything (search too) ready, over the parse floor
 TARGET_RSS_RATIO = 1.5
 TARGET_FAST_P50_MS = 1.0
-TARGET_SEARCH_P50_MS = 20.0
+TARGET_SEARCH_P50_MS = 15.0
 TARGET_ECHO_RATIO = 1.2
 TARGET_SIZE = 100_000
 TARGET_WARM_S = 1.0
@@ -212,54 +217,58 @@ class _Timer:
         return timed
 
 
+def cli_gc_policy() -> None:
+    """The GC policy `papercode`'s CLI applies once at start (see `cli.main`), so the build is measured as it runs there."""
+    import gc
+
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
+
+
 def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
-    """Cold load in this fresh process, then in-process tool latency over the loaded corpus."""
+    """Cold build in this fresh process (keyed ready, then search ready), then in-process tool latency over it."""
     roots = [Path(p) for p in payload["roots"]]
     import papercode.app  # noqa: F401 - imported before the load so that the baseline RSS includes the SDK
+    from papercode import builder, loading
     from papercode import corpus as corpus_module
-    from papercode import loading
-    from papercode import search as search_module
 
+    cli_gc_policy()
     baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     timer = _Timer()
     if payload.get("phases", True):
-        # Phase split: wrap what Corpus.load calls (loading.load_records, PaperIndex, SearchEngine) and, inside
-        # load_records, the parse and validate steps. The wrappers cost ~1 us a call.
-        # Whatever of these the code under test still has is wrapped; a refactor only loses the missing phases.
-        for module, attr, label in (
-            (loading, "_parse", "parse (orjson.loads)"),
-            (loading, "_validate", "validate (pydantic)"),
-            (corpus_module, "load_records", "load_records"),
-            (corpus_module, "PaperIndex", "index build (PaperIndex)"),
-            (corpus_module, "SearchEngine", "FTS5 build (SearchEngine)"),
-            # Documents stream into the engine during the index build: time those calls too.
-            (search_module.SearchEngine, "add", "FTS5 inserts (SearchEngine.add, during the index build)"),
-            (search_module.SearchEngine, "finish", "FTS5 finish (indexes, commit)"),
+        # Records stream through the build, so the phases interleave: wrap what it calls per record and once.
+        # The wrappers cost ~1 us a call. Whatever of these the code under test still has is wrapped.
+        for owner, attr, label in (
+            (loading, "_decode", "decode + checks (loading._decode)"),
+            (builder.IndexBuilder, "add", "index, per record (IndexBuilder.add)"),
+            (builder.IndexBuilder, "finish", "index, corpus-wide orders (IndexBuilder.finish)"),
         ):
-            if hasattr(module, attr):
-                setattr(module, attr, timer.wrap(label, getattr(module, attr)))
+            if hasattr(owner, attr):
+                setattr(owner, attr, timer.wrap(label, getattr(owner, attr)))
     start = time.perf_counter()
-    corpus = corpus_module.Corpus.load(roots)
-    load_s = time.perf_counter() - start
+    stages: dict[str, float] = {}
+    corpus = None
+    for corpus in corpus_module.build_stages(roots, loading.Limits()):
+        stages["search_ready_s" if corpus.search is not None else "keyed_s"] = time.perf_counter() - start
+    assert corpus is not None
+    load_s = stages["search_ready_s"]
+    keyed_s = stages.get("keyed_s", load_s)
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    child_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     phases = dict(timer.totals)
-    inner = phases.get("parse (orjson.loads)", 0.0) + phases.get("validate (pydantic)", 0.0)
-    if "load_records" in phases:
-        phases["read files + rest of load_records"] = phases.pop("load_records") - inner
-    elif "index build (PaperIndex)" in phases:  # records stream through the index: it includes their parse and validate
-        inner += phases.get("FTS5 inserts (SearchEngine.add, during the index build)", 0.0)
-        phases["read files + index build (PaperIndex)"] = phases.pop("index build (PaperIndex)") - inner
-    accounted = sum(phases.values())
     if phases:
-        phases["rest of Corpus.load"] = load_s - accounted
+        phases["walk + read + the rest of keyed"] = keyed_s - sum(phases.values())
+        phases["wait for the search database (built beside)"] = load_s - keyed_s
     from papercode import queries
 
     report = corpus.index.report
     stats = queries.corpus_stats(corpus)
     result: dict[str, Any] = {
         "load_s": load_s,
+        "keyed_s": keyed_s,
         "baseline_rss_bytes": baseline_kb * 1024,
         "peak_rss_bytes": peak_kb * 1024,
+        "child_peak_rss_bytes": child_kb * 1024,
         "phases": phases,
         "papers": stats.papers,
         "samples": stats.samples,
@@ -282,7 +291,7 @@ def _write_snapshot(corpus: Any, roots: Sequence[Path], cache_dir: Path) -> floa
     from papercode.loading import Limits
 
     start = time.perf_counter()
-    snapshot.save(snapshot.snapshot_path(cache_dir, list(roots)), snapshot.records_key(list(roots), Limits()), corpus)
+    snapshot.save(snapshot.snapshot_path(cache_dir, list(roots)), snapshot.records_key(list(roots), Limits()), corpus.index, corpus.search)
     return time.perf_counter() - start
 
 
@@ -298,7 +307,8 @@ def worker_warm(payload: dict[str, Any]) -> dict[str, Any]:
     def no_cold_build(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("the snapshot written by the load worker was not served")
 
-    corpus_module.Corpus.load = no_cold_build  # type: ignore[method-assign,assignment]
+    corpus_module.build_stages = no_cold_build  # type: ignore[assignment]
+    cli_gc_policy()
     baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
     corpus = corpus_module.Corpus.open(roots, cache_dir=Path(payload["cache_dir"]))
@@ -506,11 +516,51 @@ async def time_stdio(roots: Sequence[Path], calls: dict[str, list[dict[str, Any]
     return out
 
 
+async def time_first_answer(roots: Sequence[Path], cache_dir: Path, paper: str, query: str) -> dict[str, float]:
+    """`papercode serve` over stdio: seconds from spawn to the `initialize` answer, and to the first answer (not an
+    error) of `get_paper` and of `search_papers`, each retried every 50 ms for at most 10 minutes."""
+    from mcp import Client, StdioServerParameters
+
+    args = ["-m", "papercode", "serve", "--cache-dir", str(cache_dir)]
+    for root in roots:
+        args += ["--records", str(root)]
+    env = {"PYTHONPATH": _pythonpath(), "PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "")}
+    params = StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(REPO_ROOT))
+    started = time.perf_counter()
+    out: dict[str, float] = {}
+    async with Client(params) as client:
+        out["initialize_s"] = time.perf_counter() - started
+        for label, tool, arguments in (("get_paper_s", "get_paper", {"paper": paper}), ("search_s", "search_papers", {"query": query})):
+            deadline = time.perf_counter() + 600
+            while True:
+                result = await client.call_tool(tool, arguments)
+                if not result.is_error or time.perf_counter() > deadline:
+                    break
+                await asyncio.sleep(0.05)
+            out[label] = time.perf_counter() - started
+    return out
+
+
+def first_answers(roots: Sequence[Path], calls: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, float]]:
+    """Time to first answer, cold (empty cache) then warm (the snapshot the cold start wrote)."""
+    paper, query = calls["get_paper"][0]["paper"], calls["search_papers"][0]["query"]
+    with tempfile.TemporaryDirectory(prefix="papercode-bench-first-") as cache_dir:
+        cold = asyncio.run(time_first_answer(roots, Path(cache_dir), paper, query))
+        warm = asyncio.run(time_first_answer(roots, Path(cache_dir), paper, query))
+    return {"cold": cold, "warm": warm}
+
+
 # -- one size ------------------------------------------------------------------------------
 
 
 def measure(
-    roots: Sequence[Path], calls: int, stdio_calls: int, seed: int = 0, phases: bool = True, filtered_search: float = 0.2
+    roots: Sequence[Path],
+    calls: int,
+    stdio_calls: int,
+    seed: int = 0,
+    phases: bool = True,
+    filtered_search: float = 0.2,
+    first_answer: bool = False,
 ) -> dict[str, Any]:
     """Every number for one corpus: floor, cold load, RSS, in-process and stdio latency."""
     with tempfile.TemporaryDirectory(prefix="papercode-bench-cache-") as cache_dir:
@@ -527,10 +577,13 @@ def measure(
         warm = _worker("warm", payload) if "snapshot_write_s" in load else {}
     result: dict[str, Any] = {**floor, **load, **warm}
     result["load_vs_floor"] = load["load_s"] / floor["floor_s"]
-    result["rss_vs_raw"] = load["peak_rss_bytes"] / floor["raw_bytes"]
-    result["rss_above_baseline_vs_raw"] = (load["peak_rss_bytes"] - load["baseline_rss_bytes"]) / floor["raw_bytes"]
+    result["keyed_vs_floor"] = load["keyed_s"] / floor["floor_s"]
+    # The search child runs beside the build: count both peaks, as if they coincided.
+    result["rss_vs_raw"] = (load["peak_rss_bytes"] + load["child_peak_rss_bytes"]) / floor["raw_bytes"]
     if stdio_calls:
         result["stdio"] = asyncio.run(time_stdio(roots, load["calls"], stdio_calls))
+    if first_answer:
+        result["first_answer"] = first_answers(roots, load["calls"])
     result.pop("calls", None)
     return result
 
@@ -538,12 +591,29 @@ def measure(
 def targets(result: dict[str, Any]) -> list[tuple[str, bool, str]]:
     """(target, passed, measured) for the issue's targets (defined at 100k records)."""
     rows = [
-        (f"cold load <= {TARGET_LOAD_RATIO}x parse floor", result["load_vs_floor"] <= TARGET_LOAD_RATIO, f"{result['load_vs_floor']:.2f}x"),
-        (f"peak RSS <= {TARGET_RSS_RATIO}x raw bytes", result["rss_vs_raw"] <= TARGET_RSS_RATIO, f"{result['rss_vs_raw']:.2f}x"),
+        (
+            f"keyed ready <= {TARGET_KEYED_RATIO:g}x parse floor",
+            result["keyed_vs_floor"] <= TARGET_KEYED_RATIO,
+            f"{result['keyed_vs_floor']:.2f}x",
+        ),
+        (
+            f"search ready <= {TARGET_SEARCH_READY_RATIO:g}x parse floor",
+            result["load_vs_floor"] <= TARGET_SEARCH_READY_RATIO,
+            f"{result['load_vs_floor']:.2f}x",
+        ),
+        (
+            f"peak RSS (process + child) <= {TARGET_RSS_RATIO}x raw bytes",
+            result["rss_vs_raw"] <= TARGET_RSS_RATIO,
+            f"{result['rss_vs_raw']:.2f}x",
+        ),
     ]
     if "warm_total_s" in result:
         rows.append(
-            (f"warm start (Corpus.open on a snapshot) <= {TARGET_WARM_S:g} s", result["warm_total_s"] <= TARGET_WARM_S, f"{result['warm_total_s']:.3f} s")
+            (
+                f"warm start (Corpus.open on a snapshot) <= {TARGET_WARM_S:g} s",
+                result["warm_total_s"] <= TARGET_WARM_S,
+                f"{result['warm_total_s']:.3f} s",
+            )
         )
     direct = result.get("direct", {})
     for tool in FAST_TOOLS:
@@ -583,17 +653,18 @@ def format_size(n: int, r: dict[str, Any]) -> str:
     lines = [
         f"## {n:,} records ({r['files']:,} files, {r['papers']:,} papers, {r['samples']:,} samples, problems {r['problems'] or 'none'})"
     ]
-    lines.append(f"cold load         {r['load_s']:8.2f} s   parse floor {r['floor_s']:.2f} s   ratio {r['load_vs_floor']:.2f}x")
+    lines.append(f"keyed ready       {r['keyed_s']:8.2f} s   parse floor {r['floor_s']:.2f} s   ratio {r['keyed_vs_floor']:.2f}x")
+    lines.append(f"search ready      {r['load_s']:8.2f} s   parse floor {r['floor_s']:.2f} s   ratio {r['load_vs_floor']:.2f}x")
     for phase, seconds in r.get("phases", {}).items():
-        lines.append(f"  {phase:34s} {seconds:8.2f} s  ({seconds / r['load_s']:5.1%})")
+        lines.append(f"  {phase:48s} {seconds:8.2f} s  ({seconds / r['load_s']:5.1%})")
     if "warm_total_s" in r:
         lines.append(
             f"warm start        {r['warm_total_s']:8.3f} s   (of which, overlapped: a stat of every record file {r['warm_key_s']:.3f} s; snapshot written in"
             f" {r['snapshot_write_s']:.2f} s; RSS after {_mb(r['warm_rss_bytes'])})"
         )
     lines.append(
-        f"peak RSS          {_mb(r['peak_rss_bytes']):>10}   raw bytes {_mb(r['raw_bytes'])}   ratio {r['rss_vs_raw']:.2f}x"
-        f"   (baseline before load {_mb(r['baseline_rss_bytes'])}; above baseline {r['rss_above_baseline_vs_raw']:.2f}x)"
+        f"peak RSS          {_mb(r['peak_rss_bytes']):>10} + child {_mb(r['child_peak_rss_bytes'])}   raw bytes {_mb(r['raw_bytes'])}"
+        f"   ratio {r['rss_vs_raw']:.2f}x   (baseline before load {_mb(r['baseline_rss_bytes'])})"
     )
     if "direct" in r:
         lines.append("in-process (ms)                 queries.* p50    p99 | +JSON p50 | mcp.Client p50    p99")
@@ -611,6 +682,13 @@ def format_size(n: int, r: dict[str, Any]) -> str:
             lines.append(
                 f"  {tool:30s} {s['p50_ms']:6.3f} {s['echo_p50_ms']:9.3f} {s['vs_echo']:9.2f}x {s['vs_ping']:9.2f}x {s['echo_vs_ping']:9.2f}x"
                 f" {s['answer_bytes_median']:10,.0f}" + (f"  ({s['errors']} errors)" if s["errors"] else "")
+            )
+    first = r.get("first_answer")
+    if first:
+        for kind, row in first.items():
+            lines.append(
+                f"time to first answer ({kind:4s})   initialize {row['initialize_s']:.2f} s   get_paper {row['get_paper_s']:.2f} s"
+                f"   search_papers {row['search_s']:.2f} s   (from spawn of papercode serve over stdio)"
             )
     label = "targets" if n >= TARGET_SIZE else f"targets (defined at {TARGET_SIZE:,}; shown for reference)"
     lines.append(label)
@@ -638,7 +716,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"where corpora are generated and kept (default {DEFAULT_DATA})")
     parser.add_argument("--calls", type=int, default=300, help="in-process calls per tool (default 300)")
     parser.add_argument("--stdio-calls", type=int, default=200, help="stdio calls per tool, 0 to skip (default 200)")
-    parser.add_argument("--no-phases", action="store_true", help="time Corpus.load without the phase wrappers")
+    parser.add_argument("--no-phases", action="store_true", help="time the build without the phase wrappers")
     parser.add_argument("--json", type=Path, help="also write every number to this JSON file")
     parser.add_argument(
         "--filtered-search",
@@ -646,6 +724,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=0.2,
         help="share of search_papers calls with has_samples=true (default 0.2)",
     )
+    parser.add_argument("--first-answer", action="store_true", help="also time papercode serve's first answers over stdio, cold and warm")
     parser.add_argument("--smoke", action="store_true", help="500 records, few calls: a CI smoke check (< 60 s)")
 
 
@@ -659,7 +738,15 @@ def main(args: argparse.Namespace) -> int:
     largest = max(sizes)
     for n in sizes:
         roots = corpus_roots(args.data, n, largest, args.seed, args.layout)
-        r = measure(roots, args.calls, args.stdio_calls, args.seed, phases=not args.no_phases, filtered_search=args.filtered_search)
+        r = measure(
+            roots,
+            args.calls,
+            args.stdio_calls,
+            args.seed,
+            phases=not args.no_phases,
+            filtered_search=args.filtered_search,
+            first_answer=args.first_answer,
+        )
         results["sizes"][n] = r
         print(format_size(n, r), flush=True)
         if args.json:

@@ -12,7 +12,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.generate import generate_records, write_corpus  # noqa: E402
-from benchmarks.run import TARGET_LOAD_RATIO, TOOLS, format_size, measure, targets  # noqa: E402
+from benchmarks.run import TARGET_KEYED_RATIO, TARGET_SEARCH_READY_RATIO, TOOLS, format_size, measure, targets  # noqa: E402
 
 
 def test_generator_is_deterministic_and_consistent() -> None:
@@ -37,8 +37,8 @@ def test_smoke_measures_every_tool(tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "corpus", 200, seed=1)
     result = measure([corpus], calls=8, stdio_calls=3)
     assert result["papers"] == 200 and not result["problems"]
-    assert result["raw_bytes"] > 0 and result["floor_s"] > 0 and result["load_s"] > 0
-    assert result["load_vs_floor"] > 0 and result["rss_vs_raw"] > 0
+    assert result["raw_bytes"] > 0 and result["floor_s"] > 0 and 0 < result["keyed_s"] <= result["load_s"]
+    assert result["load_vs_floor"] > 0 and result["keyed_vs_floor"] > 0 and result["rss_vs_raw"] > 0
     for tool in TOOLS:
         assert result["direct"][tool]["p50_ms"] > 0
         assert result["client"][tool]["p50_ms"] > 0 and result["client"][tool]["errors"] == 0
@@ -52,4 +52,7 @@ def test_smoke_measures_every_tool(tmp_path: Path) -> None:
     for name, passed, measured in rows:
         (line,) = [line for line in report if name in line]
         assert line.split()[0] == ("PASS" if passed else "MISS") and line.endswith(measured)
-    assert next(passed for name, passed, _ in rows if name.startswith("cold load")) is (result["load_vs_floor"] <= TARGET_LOAD_RATIO)
+    assert next(passed for name, passed, _ in rows if name.startswith("keyed ready")) is (result["keyed_vs_floor"] <= TARGET_KEYED_RATIO)
+    assert next(passed for name, passed, _ in rows if name.startswith("search ready")) is (
+        result["load_vs_floor"] <= TARGET_SEARCH_READY_RATIO
+    )

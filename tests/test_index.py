@@ -226,3 +226,17 @@ def test_tampered_cursor_is_rejected(mangle: Callable[[str], str]) -> None:
         pager.decode({"tool": "t"}, mangle(cursor))
     assert str(error.value).startswith("invalid_argument: ")
     assert "Next: " in str(error.value)
+
+
+def test_a_later_duplicate_replaces_the_earlier_paper_everywhere(load_corpus: LoadCorpus) -> None:
+    older = make_record("2001.00001", "same", samples=[make_sample(sha_for("old", i), status="ran", repo="old/repo") for i in range(3)])
+    newer = make_record("2001.00001", "same", samples=[make_sample(sha_for("new", 0), status="unverified", repo="new/repo")])
+    older["syntology"]["read_at"], newer["syntology"]["read_at"] = "2026-01-01T00:00:00+00:00", "2026-06-01T00:00:00+00:00"
+    corpus = load_corpus([older, make_record("2001.00002", "other", samples=[make_sample(sha_for("other", 0))]), newer])
+    index = corpus.index
+    paper = index.paper_by_arxiv("2001.00001")
+    assert paper is not None and [row.code_sha256 for row in index.samples_of(paper)] == [sha_for("new", 0)]
+    assert index.live_samples == 2 and dict(index.status_counts) == {"unverified": 1, "ran": 1}
+    assert index.list_samples(index.statuses())[0] == 2
+    assert index.shas_with_prefix(sha_for("old", 0)) == [] and index.sample_ids_for_sha(sha_for("new", 0)) == list(paper.samples)
+    assert index.papers_for_repo("old/repo") is None and index.papers_for_repo("new/repo") == [paper.ordinal]

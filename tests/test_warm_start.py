@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from papercode import corpus as corpus_module
 from papercode import queries, snapshot
-from papercode.corpus import Corpus
+from papercode.corpus import Corpus, Stage, open_stages
 from papercode.loading import Limits
 from papercode.settings import bundled_records_dir
 
@@ -25,13 +29,13 @@ def records(tmp_path: Path) -> Path:
 def builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Counts cold builds, so a test can tell a warm start from a rebuild."""
     calls: list[int] = []
-    original = Corpus.load.__func__  # type: ignore[attr-defined]
+    original = corpus_module.build_stages
 
-    def counting(cls: type[Corpus], *args: object, **kwargs: object) -> Corpus:
+    def counting(*args: Any, **kwargs: Any) -> Iterator[Corpus]:
         calls.append(1)
-        return original(cls, *args, **kwargs)  # type: ignore[no-any-return]
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(Corpus, "load", classmethod(counting))
+    monkeypatch.setattr(corpus_module, "build_stages", counting)
     return calls
 
 
@@ -124,7 +128,7 @@ def test_snapshot_of_other_records_is_not_served(records: Path, tmp_path: Path, 
     shutil.copy(records / "001_68f0e4c467ea2cc0.txt", other)
     # A snapshot of the other records, planted under this corpus's name.
     other_corpus = Corpus.load([other])
-    snapshot.save(_snapshot_file(cache), snapshot.records_key([other], Limits()), other_corpus)
+    snapshot.save(_snapshot_file(cache), snapshot.records_key([other], Limits()), other_corpus.index, other_corpus.search)
     served = Corpus.open([records], cache_dir=cache)
     assert len(served.index.papers) == 2
 
@@ -154,3 +158,68 @@ def test_warm_start_knows_its_records_key(records: Path, tmp_path: Path) -> None
     cold = Corpus.open([records], cache_dir=tmp_path / "cache")
     warm = Corpus.open([records], cache_dir=tmp_path / "cache")
     assert cold.records_key == warm.records_key == snapshot.records_key([records], Limits())
+
+
+def _kinds(stages: list[Stage]) -> list[str]:
+    return [stage.kind for stage in stages]
+
+
+def test_stages_of_a_first_start_are_keyed_then_complete(records: Path, tmp_path: Path) -> None:
+    stages = list(open_stages([records], Limits(), tmp_path / "cache"))
+    assert _kinds(stages) == ["keyed", "complete"]
+    keyed, complete = stages
+    assert keyed.corpus.search is None and complete.corpus.search is not None
+    assert keyed.built_at is None and complete.built_at is None
+    assert queries.harvested_code(keyed.corpus, "1902.04094") == queries.harvested_code(complete.corpus, "1902.04094")
+    assert keyed.corpus.records_key == complete.corpus.records_key == snapshot.records_key([records], Limits())
+
+
+def test_stages_of_a_warm_start_are_one_complete(records: Path, tmp_path: Path, builds: list[int]) -> None:
+    list(open_stages([records], Limits(), tmp_path / "cache"))
+    (stage,) = open_stages([records], Limits(), tmp_path / "cache")
+    assert stage.kind == "complete" and stage.corpus.search is not None and stage.built_at is not None
+    assert builds == [1]
+
+
+def test_changed_records_serve_the_old_snapshot_as_stale_while_rebuilding(records: Path, tmp_path: Path) -> None:
+    list(open_stages([records], Limits(), tmp_path / "cache"))
+    (records / "000_14282948c0d959ec.txt").unlink()
+    stages = list(open_stages([records], Limits(), tmp_path / "cache"))
+    assert _kinds(stages) == ["stale", "keyed", "complete"]
+    assert [len(stage.corpus.index.papers) for stage in stages] == [2, 1, 1]
+    assert stages[0].built_at is not None and stages[0].corpus.search is not None
+    (again,) = open_stages([records], Limits(), tmp_path / "cache")  # the rebuild wrote the new snapshot
+    assert len(again.corpus.index.papers) == 1
+
+
+def test_a_damaged_snapshot_is_never_a_stage(records: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    list(open_stages([records], Limits(), cache))
+    path = _snapshot_file(cache)
+    path.write_bytes(path.read_bytes()[:-100])
+    assert _kinds(list(open_stages([records], Limits(), cache))) == ["keyed", "complete"]
+
+
+def test_stages_without_a_cache(records: Path) -> None:
+    assert _kinds(list(open_stages([records], Limits(), None))) == ["keyed", "complete"]
+
+
+def test_stages_may_be_resumed_in_another_thread(records: Path, tmp_path: Path) -> None:
+    # The server runs each step of the generator in whichever worker thread is free.
+    stages = open_stages([records], Limits(), tmp_path / "cache")
+    first: list[str] = []
+    stepped, release = threading.Event(), threading.Event()
+
+    def first_step() -> None:
+        first.append(next(stages).kind)
+        stepped.set()
+        release.wait(60)  # alive until the next step is done, so that step cannot get this thread's id
+
+    worker = threading.Thread(target=first_step)
+    worker.start()
+    try:
+        assert stepped.wait(60)
+        assert [*first, next(stages).kind] == ["keyed", "complete"]
+    finally:
+        release.set()
+        worker.join(60)

@@ -1,17 +1,27 @@
-"""A loaded corpus: the index, its search engine and its cursor pager, built together."""
+"""A loaded corpus: the index, its search engine and its cursor pager, and the stages of getting one.
+
+`open_stages` is the whole story of a start: a current snapshot is served at once; otherwise the
+records are built, and the corpus is handed over twice: as soon as keyed lookups work (the
+search database is still being built, in another process for a large corpus), then complete.
+An intact snapshot of other records (they changed since) is served meanwhile, marked stale.
+This is the only module that composes a `Corpus` from its parts.
+"""
 
 from __future__ import annotations
 
-import gc
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 from . import snapshot
+from .builder import build_index
 from .index import PaperIndex
-from .loading import Limits, LoadReport, ProgressCallback, iter_records
+from .loading import Limits, LoadReport, ProgressCallback, find_record_files, iter_records
 from .paging import Pager
 from .search import SearchEngine
+from .search_build import SearchMismatch, start_search_build
 
 log = logging.getLogger(__name__)
 
@@ -19,36 +29,19 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True, slots=True)
 class Corpus:
     index: PaperIndex
-    search: SearchEngine
+    search: SearchEngine | None  # None while the full text is still being built (a "keyed" stage)
     pager: Pager
     records_key: bytes | None = None  # what the records looked like when it was built (see `snapshot`)
 
     @classmethod
+    def compose(cls, index: PaperIndex, search: SearchEngine | None, records_key: bytes | None = None) -> Corpus:
+        return cls(index=index, search=search, pager=Pager(index.fingerprint), records_key=records_key)
+
+    @classmethod
     def load(cls, roots: list[Path], limits: Limits | None = None, progress: ProgressCallback | None = None) -> Corpus:
-        """Build from the records (cold start)."""
-        # The build allocates millions of objects that all stay alive; the cyclic GC would walk
-        # them again and again for nothing (a third of the load time, measured). Freeze what
-        # survives so later collections skip the index too.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            report = LoadReport()
-            search = SearchEngine()
-            index = PaperIndex(iter_records(roots, report, limits, progress), report, search.add)
-            corpus = cls(index=index, search=search.finish(), pager=Pager(index.fingerprint))
-        finally:
-            gc.freeze()
-            if gc_was_enabled:
-                gc.enable()
-        log.info(
-            "indexed %d papers, %d samples from %d files (%d rejected, %d warnings)",
-            len(index.papers),
-            len(index.samples),
-            report.files_read,
-            report.rejected,
-            report.warnings,
-        )
-        return corpus
+        """Build from the records (cold start), search included."""
+        *_, complete = build_stages(roots, limits or Limits(), progress)
+        return complete
 
     @classmethod
     def open(
@@ -63,18 +56,95 @@ class Corpus:
 
         `key` is `snapshot.records_key(roots, limits)` when the caller has it already.
         """
-        limits = limits or Limits()
-        if cache_dir is None:
-            return cls.load(roots, limits, progress)
-        path = snapshot.snapshot_path(cache_dir, roots)
-        # With a snapshot on disk, the records are checked on the other core while it is restored.
-        pending = snapshot.PendingKey(roots, limits, background=path.exists()) if key is None else None
-        corpus = snapshot.load(path, pending or key or b"")
-        if corpus is not None:
-            log.info("warm start from %s (%d papers)", path, len(corpus.index.papers))
-            return corpus
-        # The key is taken before the build: records changed during it must not look current.
-        key = key or (pending.result() if pending else snapshot.records_key(roots, limits))
-        corpus = replace(cls.load(roots, limits, progress), records_key=key)
-        snapshot.save(path, key, corpus)
-        return corpus
+        *_, last = _stages(roots, limits or Limits(), cache_dir, progress, key, stale=False)
+        return last.corpus
+
+
+StageKind = Literal["stale", "keyed", "complete"]
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    kind: StageKind
+    corpus: Corpus  # "keyed": corpus.search is None (full text not built yet); others: complete
+    built_at: str | None  # ISO time the snapshot was written, for "stale" (and for "complete" from a snapshot)
+
+
+def open_stages(
+    roots: list[Path], limits: Limits, cache_dir: Path | None, progress: ProgressCallback | None = None, key: bytes | None = None
+) -> Iterator[Stage]:
+    """Blocking generator, run in a worker thread.
+
+    - current snapshot: yields one "complete" stage.
+    - intact snapshot built from other records (they changed since): yields "stale" (the old
+      corpus) at once, then builds: "keyed" as soon as keyed lookups work, then "complete" (and
+      writes the new snapshot).
+    - no usable snapshot (none, corrupt, foreign format): "keyed" then "complete".
+    A corrupt or foreign snapshot is never yielded.
+    """
+    return _stages(roots, limits, cache_dir, progress, key, stale=True)
+
+
+def _stages(
+    roots: list[Path], limits: Limits, cache_dir: Path | None, progress: ProgressCallback | None, key: bytes | None, *, stale: bool
+) -> Iterator[Stage]:
+    if cache_dir is None:
+        for corpus in build_stages(roots, limits, progress):
+            yield Stage("complete" if corpus.search is not None else "keyed", corpus, None)
+        return
+    path = snapshot.snapshot_path(cache_dir, roots)
+    # With a snapshot on disk, the records are checked on the other core while it is restored.
+    pending = snapshot.PendingKey(roots, limits, background=path.exists()) if key is None else None
+    # Not keeping a stale one: a known key rejects it before the index is even read.
+    found = snapshot.load(path, None if stale or key is None else key)
+    # The key is taken before the build: records changed during it must not look current.
+    key = key or (pending.result() if pending else snapshot.records_key(roots, limits))
+    if found is not None:
+        restored = Corpus.compose(found.index, found.search, found.key)
+        if found.key == key:
+            log.info("warm start from %s (%d papers)", path, len(found.index.papers))
+            yield Stage("complete", restored, found.built_at)
+            return
+        log.warning("snapshot %s was built from other records (they changed); rebuilding", path)
+        if stale:
+            yield Stage("stale", restored, found.built_at)
+    for corpus in build_stages(roots, limits, progress):
+        corpus = replace(corpus, records_key=key)
+        if corpus.search is None:
+            yield Stage("keyed", corpus, None)
+        else:
+            yield Stage("complete", corpus, None)  # served first; the snapshot is written when the caller asks for more
+            snapshot.save(path, key, corpus.index, corpus.search)
+
+
+def build_stages(roots: list[Path], limits: Limits, progress: ProgressCallback | None = None, *, child: bool = True) -> Iterator[Corpus]:
+    """Build from the records: the corpus without search as soon as keyed lookups work, then complete."""
+    report = LoadReport()
+    files = [found for root in roots for found in find_record_files(root, report)]
+    search = start_search_build(roots, limits, sum(found.size for found in files), child=child)
+    try:
+        index = build_index(iter_records(roots, report, limits, progress, files=files), report, search.documents)
+    except BaseException:
+        search.cancel()
+        raise
+    log.info(
+        "indexed %d papers, %d samples from %d files (%d rejected, %d warnings)",
+        len(index.papers),
+        len(index.samples),
+        report.files_read,
+        report.rejected,
+        report.warnings,
+    )
+    try:
+        yield Corpus.compose(index, None)
+    except GeneratorExit:  # nobody waits for the full text
+        search.cancel()
+        raise
+    try:
+        engine = search.result(index.fingerprint)
+    except SearchMismatch as exc:  # build both again, here, from one read of the records
+        log.warning("%s; building the index and its search again in this process", exc)
+        *_, complete = build_stages(roots, limits, progress, child=False)
+        yield complete
+        return
+    yield Corpus.compose(index, engine)

@@ -1,9 +1,14 @@
-"""Find record files, parse them with orjson, validate them, and report every problem.
+"""Find record files, decode and validate them, and report every problem.
 
 The loader never raises for bad data: each rejected file, line, record or sample becomes a
 `Problem` in the `LoadReport`, and every good record is kept. Memory is bounded by the
 `Limits`: whole-file reads are capped, `.jsonl` is streamed a line at a time with a line cap,
 and over-long strings are cut.
+
+Two paths, one answer. Every record is first decoded by msgspec straight into the `RecordData`
+structs (the fields papercode uses, validated in C; unknown fields skipped). A record that
+fails there is parsed again with orjson and validated by the pydantic models, which say exactly
+what is wrong (and drop only the bad samples); that slow path runs only for bad records.
 """
 
 from __future__ import annotations
@@ -21,11 +26,12 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISREG
 from typing import IO, Any, Literal, NamedTuple, cast
 
+import msgspec
 import orjson
 from pydantic import ValidationError
 
 from .ids import canonical_arxiv_id, slug_from_record_url
-from .records import KNOWN_STATUSES, Record
+from .records import KNOWN_STATUSES, RECORD_DECODER, Record, RecordData, SyntologyData
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +90,7 @@ class LoadReport:
 class LoadedRecord:
     """A validated record, its keys (resolved once) and where it came from (`line` for `.jsonl`)."""
 
-    record: Record
+    record: RecordData
     path: str
     line: int | None = None
     arxiv_id: str | None = None  # canonical, no version
@@ -112,6 +118,13 @@ class RecordFile(NamedTuple):
     device: int
     inode: int
 
+
+_PROGRESS_EVERY = 1_000  # records between progress calls inside one `.jsonl` file
+_COUNT_STATUS = operator.attrgetter("status")
+_COUNT_KIND = operator.attrgetter("repo_kind")
+_INLINE = operator.attrgetter("inline_ok")
+
+_KNOWN_STATUSES = frozenset(KNOWN_STATUSES)
 
 _RECORD_SUFFIXES_ALL = RECORD_SUFFIXES + tuple(suffix + ".gz" for suffix in RECORD_SUFFIXES)
 _ENTRY_NAME = operator.attrgetter("name")  # a C-level sort key: this sort runs on every warm start
@@ -198,26 +211,33 @@ def _os_reason(exc: BaseException) -> str:
 
 
 def iter_records(
-    roots: list[Path], report: LoadReport, limits: Limits | None = None, progress: ProgressCallback | None = None
+    roots: list[Path],
+    report: LoadReport,
+    limits: Limits | None = None,
+    progress: ProgressCallback | None = None,
+    files: list[RecordFile] | None = None,
 ) -> Iterator[LoadedRecord]:
     """Every valid record under `roots`, one at a time (so memory holds one record, not all).
 
+    `files` is what `find_record_files` found under `roots` when the caller walked them already.
+    `progress` is called after each file and every thousand records inside a `.jsonl` file.
     Duplicates are not resolved here: see `DuplicateFilter`.
     """
     limits = limits or Limits()
     report.roots = [str(root) for root in roots]
-    files: list[str] = []
-    for root in roots:
-        files.extend(found.path for found in find_record_files(root, report))
-    report.files_seen = len(files)
-    for done, path in enumerate(files, 1):
-        for value, line in _read_file(path, limits, report):
+    if files is None:
+        files = [found for root in roots for found in find_record_files(root, report)]
+    report.files_seen = total = len(files)
+    for done, found in enumerate(files, 1):
+        for data, line in _read_file(found.path, found.size, limits, report):
             report.records_read += 1
-            loaded = _validate(value, path, line, limits, report)
+            loaded = _decode(data, found.path, line, limits, report)
             if loaded is not None:
                 yield loaded
+            if progress is not None and line is not None and line % _PROGRESS_EVERY == 0:
+                progress(done - 1, total, report.records_read)
         if progress is not None:
-            progress(done, len(files), report.records_read)
+            progress(done, total, report.records_read)
 
 
 def load_records(
@@ -268,8 +288,13 @@ class DuplicateFilter:
 # -- reading -------------------------------------------------------------------------------
 
 
-def _read_file(path: str, limits: Limits, report: LoadReport) -> Iterator[tuple[Any, int | None]]:
-    """Parsed JSON values from one file, with their line numbers for `.jsonl`."""
+def _read_file(path: str, size: int, limits: Limits, report: LoadReport) -> Iterator[tuple[bytes, int | None]]:
+    """The raw JSON texts in one file: the whole file, or each non-blank line of a `.jsonl` (with its number).
+
+    `size` is what the walk saw: reading that much plus one byte allocates no more than the file
+    needs (a read of the whole cap would allocate 32 MiB per file), and a file that grew since is
+    read on to the cap.
+    """
     name = path
     try:
         with _open(path) as stream:
@@ -277,7 +302,13 @@ def _read_file(path: str, limits: Limits, report: LoadReport) -> Iterator[tuple[
                 report.files_read += 1
                 yield from _read_jsonl(stream, name, limits, report)
                 return
-            data = stream.read(limits.max_file_bytes + 1)
+            cap = limits.max_file_bytes + 1
+            if name.endswith(".gz"):
+                data = stream.read(cap)
+            else:
+                data = stream.read(min(size + 1, cap))
+                if len(data) == size + 1 and len(data) < cap:
+                    data += stream.read(cap - len(data))
     except IsADirectoryError:
         report.add("error", "not_a_file", name, "is a directory, not a record file")
         return
@@ -289,18 +320,17 @@ def _read_file(path: str, limits: Limits, report: LoadReport) -> Iterator[tuple[
     if len(data) > limits.max_file_bytes:
         report.add("error", "too_large", name, f"file is over the {limits.max_file_bytes:,}-byte cap")
         return
-    value = _parse(data, name, None, report)
-    if value is not None:
-        yield value, None
+    yield data, None
 
 
 def _open(path: str) -> IO[bytes]:
     if path.endswith(".gz"):
         return cast(IO[bytes], gzip.open(path, "rb"))
-    return open(path, "rb")
+    # A whole file is read in one call, so no buffer is needed; `.jsonl` is read a line at a time (buffered).
+    return open(path, "rb", buffering=-1 if path.endswith(".jsonl") else 0)
 
 
-def _read_jsonl(stream: IO[bytes], name: str, limits: Limits, report: LoadReport) -> Iterator[tuple[Any, int]]:
+def _read_jsonl(stream: IO[bytes], name: str, limits: Limits, report: LoadReport) -> Iterator[tuple[bytes, int]]:
     line_number = 0
     while True:
         line = stream.readline(limits.max_line_bytes + 1)
@@ -313,9 +343,7 @@ def _read_jsonl(stream: IO[bytes], name: str, limits: Limits, report: LoadReport
             continue
         if not line.strip():
             continue
-        value = _parse(line, name, line_number, report)
-        if value is not None:
-            yield value, line_number
+        yield line, line_number
 
 
 def _skip_rest_of_line(stream: IO[bytes]) -> None:
@@ -354,10 +382,23 @@ def _json_kind(value: Any) -> str:
 # -- validation ----------------------------------------------------------------------------
 
 
+def _decode(data: bytes, name: str, line: int | None, limits: Limits, report: LoadReport) -> LoadedRecord | None:
+    """One record from its JSON text: the fast path, else the exact one (see the module docstring)."""
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    try:
+        record = RECORD_DECODER.decode(data)
+    except (msgspec.DecodeError, RecursionError):  # a ValidationError is a DecodeError too
+        value = _parse(data, name, line, report)
+        return None if value is None else _validate(value, name, line, limits, report)
+    return _accept(record, 0, name, line, limits, report)
+
+
 def _validate(value: dict[str, Any], name: str, line: int | None, limits: Limits, report: LoadReport) -> LoadedRecord | None:
+    """The exact path: pydantic says what is wrong; a record whose only faults are samples keeps the rest."""
     dropped = 0
     try:
-        record = Record.model_validate(value)
+        Record.model_validate(value)
     except ValidationError as exc:
         bad_samples = _bad_sample_positions(exc)
         if bad_samples is None:
@@ -366,7 +407,17 @@ def _validate(value: dict[str, Any], name: str, line: int | None, limits: Limits
         kept = _without_bad_samples(value, bad_samples, exc, name, line, report)
         if kept is None:
             return None
-        record, dropped = kept, len(bad_samples)
+        value, dropped = kept, len(bad_samples)
+    try:
+        record = msgspec.convert(value, RecordData)
+    except msgspec.ValidationError as exc:  # the two schemas disagree: reject, and say where
+        report.add("error", "invalid_record", name, str(exc), line)
+        return None
+    return _accept(record, dropped, name, line, limits, report)
+
+
+def _accept(record: RecordData, dropped: int, name: str, line: int | None, limits: Limits, report: LoadReport) -> LoadedRecord | None:
+    """Checks past the schema: a key to find the record by, caps on free text, the harvest's own sums."""
     arxiv_id, slug = canonical_arxiv_id(record.arxiv_id), slug_from_record_url(record.url)
     if arxiv_id is None and slug is None:
         report.add("error", "no_key", name, "record has neither a valid arxiv_id nor a /paper/<slug> url", line)
@@ -374,7 +425,8 @@ def _validate(value: dict[str, Any], name: str, line: int | None, limits: Limits
     if record.arxiv_id is not None and arxiv_id is None:
         report.add("warning", "bad_arxiv_id", name, f"arxiv_id {record.arxiv_id[:40]!r} is not an arXiv id; indexed by slug only", line)
     _cap_strings(record, limits, name, line, report)
-    _check_harvest(record, dropped, name, line, report)
+    if record.syntology is not None:
+        _check_harvest(record.syntology, dropped, name, line, report)
     return LoadedRecord(record, name, line, arxiv_id, slug)
 
 
@@ -392,15 +444,17 @@ def _bad_sample_positions(exc: ValidationError) -> set[int] | None:
 
 def _without_bad_samples(
     value: dict[str, Any], bad: set[int], exc: ValidationError, name: str, line: int | None, report: LoadReport
-) -> Record | None:
+) -> dict[str, Any] | None:
     for error in exc.errors():
         position = error["loc"][2]
         field_path = ".".join(str(part) for part in error["loc"][3:]) or "sample"
         report.add("error", "invalid_sample", name, f"sample {position} dropped: {field_path}: {error['msg']}", line)
     harvest = dict(value["syntology"])
     harvest["samples"] = [sample for i, sample in enumerate(harvest["samples"]) if i not in bad]
+    kept = {**value, "syntology": harvest}
     try:
-        return Record.model_validate({**value, "syntology": harvest})
+        Record.model_validate(kept)
+        return kept
     except ValidationError as again:
         report.add("error", "invalid_record", name, _describe(again), line)
         return None
@@ -413,7 +467,7 @@ def _describe(exc: ValidationError, most: int = 3) -> str:
     return "; ".join(parts) + more
 
 
-def _cap_strings(record: Record, limits: Limits, name: str, line: int | None, report: LoadReport) -> None:
+def _cap_strings(record: RecordData, limits: Limits, name: str, line: int | None, report: LoadReport) -> None:
     """Cut the free-text fields answers show; identifiers are left alone (the file cap bounds them)."""
     cap = limits.max_string_chars
     for field_name in ("title", "abstract", "proceeding"):
@@ -421,18 +475,17 @@ def _cap_strings(record: Record, limits: Limits, name: str, line: int | None, re
         if isinstance(text, str) and len(text) > cap:
             setattr(record, field_name, text[:cap])
             report.add("warning", "string_truncated", name, f"{field_name} cut from {len(text):,} to {cap:,} characters", line)
-    long_names = [i for i, author in enumerate(record.authors) if len(author) > cap]
+    authors = record.authors or []
+    long_names = [i for i, author in enumerate(authors) if len(author) > cap]
     if long_names:
-        record.authors = [author[:cap] for author in record.authors]
+        record.authors = [author[:cap] for author in authors]
         report.add("warning", "string_truncated", name, f"{len(long_names)} author name(s) cut to {cap:,} characters", line)
 
 
-def _check_harvest(record: Record, dropped: int, name: str, line: int | None, report: LoadReport) -> None:
-    harvest = record.syntology
-    if harvest is None:
-        return
-    statuses = Counter(sample.status for sample in harvest.samples)
-    unknown = sorted(set(statuses) - set(KNOWN_STATUSES))
+def _check_harvest(harvest: SyntologyData, dropped: int, name: str, line: int | None, report: LoadReport) -> None:
+    samples = harvest.samples or []
+    statuses = Counter(map(_COUNT_STATUS, samples))
+    unknown = sorted(statuses.keys() - _KNOWN_STATUSES)
     if unknown:
         shown = ", ".join(repr(status[:40]) for status in unknown[:5]) + (" …" if len(unknown) > 5 else "")
         report.add("warning", "unknown_status", name, f"unknown status value(s) kept and indexed: {shown}", line)
@@ -442,11 +495,14 @@ def _check_harvest(record: Record, dropped: int, name: str, line: int | None, re
         report.add("warning", "summary_mismatch", name, "syntology.summary disagrees with the samples; the samples win", line)
     if harvest.by_repo_kind is not None:
         declared = _nonzero({kind: counts.samples for kind, counts in harvest.by_repo_kind.items()})
-        if declared != dict(Counter(sample.repo_kind for sample in harvest.samples)):
+        if declared != dict(Counter(map(_COUNT_KIND, samples))):
             report.add("warning", "by_repo_kind_mismatch", name, "syntology.by_repo_kind disagrees with the samples; the samples win", line)
-    pointer_only = sum(1 for sample in harvest.samples if not sample.inline_ok)
-    if harvest.n_pointer_only_for_licence is not None and harvest.n_pointer_only_for_licence != pointer_only:
-        report.add("warning", "pointer_only_mismatch", name, "n_pointer_only_for_licence disagrees with the samples; the samples win", line)
+    if harvest.n_pointer_only_for_licence is not None:
+        pointer_only = len(samples) - sum(map(_INLINE, samples))
+        if harvest.n_pointer_only_for_licence != pointer_only:
+            report.add(
+                "warning", "pointer_only_mismatch", name, "n_pointer_only_for_licence disagrees with the samples; the samples win", line
+            )
 
 
 def _nonzero(counts: dict[str, int]) -> dict[str, int]:

@@ -7,8 +7,9 @@ never cost a record its place. Types are strict where a wrong type would mislead
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
+import msgspec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
 
 from .ids import SHA_PREFIX_LENGTH
@@ -17,6 +18,8 @@ from .ids import SHA_PREFIX_LENGTH
 # kept and rank after these.
 KNOWN_STATUSES: tuple[str, ...] = ("ran_honours", "ran", "ran_draft_wrong", "ran_violates", "unverified")
 REPO_KINDS: tuple[str, ...] = ("official", "named_in_paper", "found_in_text", "listed", "community")
+# The index keeps verification levels in a 64-bit column (its lowest value means "none").
+LEVEL_MIN, LEVEL_MAX = -(2**63) + 1, 2**63 - 1
 
 
 def _zero_one_flag(value: Any) -> Any:
@@ -81,7 +84,7 @@ class Sample(_Open):
     link_basis: StrictStr | None = None
     language: Word | None = None
     status: Word
-    verification_level: StrictInt | None = None
+    verification_level: Annotated[StrictInt, Field(ge=LEVEL_MIN, le=LEVEL_MAX)] | None = None
     contract_check: Word | None = None
     metamorphic_tier: StrictStr | None = None
     behaviour_fingerprint: StrictBool | None = None
@@ -129,3 +132,117 @@ class Record(_Open):
     @classmethod
     def _null_is_empty(cls, value: Any) -> Any:
         return [] if value is None else value
+
+
+# -- the fast path -------------------------------------------------------------------------
+#
+# msgspec Structs with the same fields, types and bounds as the pydantic models above. The loader
+# decodes every record straight into these (unknown fields are skipped in C, nothing is built for
+# them); only a record they reject goes through the pydantic models, which then say exactly what
+# is wrong with it. They must never accept what the models reject: `tests/test_fast_records.py`
+# holds the two to the same answers. Not tracked by the cyclic GC (`gc=False`): they hold data
+# only, never a cycle.
+
+_FastFlag = bool | Literal[0, 1]  # 0/1 as written by the archive: read it with bool()
+# msgspec matches a pattern with `re.search`, where `$` also matches before a final newline: the
+# length bound shuts that out.
+_FastSha = Annotated[
+    str, msgspec.Meta(min_length=SHA_PREFIX_LENGTH, max_length=SHA_PREFIX_LENGTH, pattern=rf"^[0-9a-f]{{{SHA_PREFIX_LENGTH}}}$")
+]
+_FastName = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
+_FastRepo = Annotated[str, msgspec.Meta(min_length=3, max_length=140)]
+_FastWord = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+_FastPath = Annotated[str, msgspec.Meta(min_length=1, max_length=400)]
+_FastUrl = Annotated[str, msgspec.Meta(max_length=1_000)]
+_FastTitle = Annotated[str, msgspec.Meta(min_length=1)]
+_FastLevel = Annotated[int, msgspec.Meta(ge=LEVEL_MIN, le=LEVEL_MAX)]
+
+
+class _Fast(msgspec.Struct, gc=False):
+    pass
+
+
+class ReachData(_Fast):
+    status: str | None = None
+    spdx: str | None = None
+
+
+class CodeLinkData(_Fast):
+    repo_url: str
+    is_official: _FastFlag = False
+    mentioned_in_paper: _FastFlag | None = None
+    mentioned_in_github: _FastFlag | None = None
+    framework: str | None = None
+    reach: ReachData | None = None
+
+
+class TaskData(_Fast):
+    task_slug: str
+    task_name: str | None = None
+
+
+class MethodData(_Fast):
+    method_name: str
+    method_slug: str | None = None
+
+
+class SourceData(_Fast):
+    archive: str | None = None
+    snapshot: str | None = None
+    licence_url: str | None = None
+    row_kind: str | None = None
+
+
+class SampleData(_Fast):
+    code_sha256_prefix: _FastSha
+    entry: _FastName
+    repo: _FastRepo
+    repo_kind: _FastWord
+    path: _FastPath
+    status: _FastWord
+    inline_ok: bool
+    file_url: _FastUrl | None = None
+    link_basis: str | None = None
+    language: _FastWord | None = None
+    verification_level: _FastLevel | None = None
+    contract_check: _FastWord | None = None
+    metamorphic_tier: str | None = None
+    behaviour_fingerprint: bool | None = None
+    licence: _FastWord | None = None
+
+
+class RepoKindCountsData(_Fast):
+    samples: int = 0
+    ran: int = 0
+    repositories: int = 0
+
+
+class SyntologyData(_Fast):
+    read_at: str | None = None
+    claim: str | None = None
+    summary: dict[str, int] | None = None
+    by_repo_kind: dict[str, RepoKindCountsData] | None = None
+    n_pointer_only_for_licence: int | None = None
+    samples: list[SampleData] | None = None
+
+
+class RecordData(_Fast):
+    """A validated record as the index reads it (a null list stays None: read it as empty)."""
+
+    title: _FastTitle
+    url: str | None = None
+    arxiv_id: str | None = None
+    date: str | None = None
+    proceeding: str | None = None
+    authors: list[str] | None = None
+    abstract: str | None = None
+    url_abs: str | None = None
+    url_pdf: str | None = None
+    source: SourceData | None = None
+    code_links: list[CodeLinkData] | None = None
+    tasks: list[TaskData] | None = None
+    methods: list[MethodData] | None = None
+    syntology: SyntologyData | None = None
+
+
+RECORD_DECODER = msgspec.json.Decoder(RecordData)

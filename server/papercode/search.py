@@ -1,21 +1,32 @@
-"""Full-text paper search on SQLite FTS5 (in memory): tokenising, BM25 ranking and snippets.
+"""Full-text paper search on SQLite FTS5: tokenising, BM25 ranking and snippets.
 
 A user's query is plain words: it is reduced to word tokens and each is quoted, so FTS5
 syntax (quotes, `*`, `NEAR`, `col:`, parentheses) in the input can never raise. Filters are
 SQL over small side tables, so they combine with the ranking instead of post-filtering.
+
+`SearchBuilder` writes the database (in memory, then to a file); `SearchEngine` serves it
+read-only from that file, memory-mapped, with one connection for searches and another for
+abstracts, so `get_paper` never waits behind a slow search. `search_build` runs the builder in
+another process for large corpora.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
 import re
 import sqlite3
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
-from .index import PaperIndex, PaperRow, SearchDocument, status_rank, task_key
+from .index import status_rank, task_key
+
+if TYPE_CHECKING:
+    from .index import PaperIndex, PaperRow
 
 # Column weights for bm25(): title counts most, then tasks, authors, methods, abstract.
 _COLUMNS = ("title", "abstract", "authors", "tasks", "methods")
@@ -24,12 +35,34 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _MAX_TERMS = 32
 SNIPPET_TOKENS = 18
 _BATCH = 2_000  # documents buffered before one executemany
+_MMAP_BYTES = 1 << 40  # map the whole database: pages are read in place, not copied into SQLite's cache
 
 
 @functools.lru_cache(maxsize=1 << 16)  # method and framework names repeat across papers
 def facet_value(text: str) -> str:
     """Facets match loosely: case, spaces, hyphens and underscores do not matter."""
     return re.sub(r"[\s_\-]+", "-", text.strip().lower())
+
+
+class SearchDocument(NamedTuple):
+    """What the search engine indexes for one paper; produced while the index is built.
+
+    Plain values only: it crosses to the search builder's process as a pickled tuple.
+    """
+
+    paper: int
+    replacing: bool  # supersedes a document added before for the same paper (a duplicate's winner)
+    title: str
+    abstract: str
+    authors: str
+    tasks: list[tuple[str, str]]
+    methods: list[str]
+    frameworks: list[str]
+    statuses: list[str]
+    date: str | None
+    year: int | None
+    samples: int
+    official: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,14 +83,13 @@ class SearchHit:
     snippet: str | None
 
 
-class SearchEngine:
-    """An FTS5 table over every paper of one index, plus facet tables for the filters."""
+class SearchBuilder:
+    """Writes the search database: `add` each paper's document as the index is built, then `write`
+    (so no list of every paper's text is ever held)."""
 
     def __init__(self) -> None:
-        """An empty engine: `add` each paper's document, then `finish` (as the index is built,
-        so no list of every paper's text is ever held)."""
+        # One thread at a time, but not always the same one: `open_stages` may be resumed in another worker thread.
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
-        self._lock = threading.Lock()
         self._pending: dict[int, SearchDocument] = {}
         self._replaced: list[int] = []
         db = self._db
@@ -65,21 +97,30 @@ class SearchEngine:
         db.execute("CREATE TABLE meta(paper INTEGER PRIMARY KEY, date TEXT, year INTEGER, samples INTEGER, official INTEGER)")
         db.execute("CREATE TABLE facet(kind TEXT, value TEXT, paper INTEGER)")
 
-    def add(self, document: SearchDocument, replacing: bool = False) -> None:
-        """Index one paper's document; `replacing` when it supersedes one added before."""
-        if replacing and document.paper not in self._pending:
+    def add(self, document: SearchDocument) -> None:
+        """Index one paper's document (a replacing one supersedes what was added for its paper)."""
+        if document.replacing and document.paper not in self._pending:
             self._replaced.append(document.paper)
         self._pending[document.paper] = document
         if len(self._pending) >= _BATCH:
             self._flush()
 
-    def finish(self) -> SearchEngine:
-        """Write what is buffered and build the lookup indexes; the engine is then read-only."""
+    def write(self, path: Path) -> None:
+        """Build the lookup indexes and write the whole database to `path`; the builder is then spent."""
         self._flush()
-        self._db.execute("CREATE INDEX facet_lookup ON facet(kind, value, paper)")
-        self._db.execute("CREATE INDEX meta_date ON meta(date DESC, paper)")
-        self._db.commit()
-        return self
+        db = self._db
+        db.execute("CREATE INDEX facet_lookup ON facet(kind, value, paper)")
+        db.execute("CREATE INDEX meta_date ON meta(date DESC, paper)")
+        db.commit()
+        target = sqlite3.connect(path)
+        try:
+            db.backup(target)
+        finally:
+            target.close()
+            db.close()
+
+    def close(self) -> None:
+        self._db.close()
 
     def _flush(self) -> None:
         db, documents = self._db, list(self._pending.values())
@@ -91,99 +132,119 @@ class SearchEngine:
         self._pending.clear()
         self._replaced.clear()
 
-    @classmethod
-    def open_image(cls, path: Path) -> SearchEngine:
-        """Serve from a database file written by `save_image` (read-only, never modified)."""
-        engine = cls.__new__(cls)
-        engine._pending, engine._replaced = {}, []
-        engine._db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False)
-        engine._lock = threading.Lock()
-        return engine
+
+class SearchEngine:
+    """Serves one search database read-only: an FTS5 table over every paper, plus facet tables for the filters."""
+
+    def __init__(self, path: Path, *, unlink: bool = False) -> None:
+        """Open the database in `path` (never modified). With `unlink`, the file is removed once
+        open: the engine keeps reading it, and nothing is left behind when it goes."""
+        self._search_db, self._abstract_db = _open_read_only(path), _open_read_only(path)
+        self._search_lock, self._abstract_lock = threading.Lock(), threading.Lock()
+        if unlink:
+            with contextlib.suppress(OSError):
+                path.unlink()
+                os.rmdir(path.parent)
+
+    def close(self) -> None:
+        self._search_db.close()
+        self._abstract_db.close()
 
     def save_image(self, path: Path) -> None:
         """Write the whole database to `path` (for warm starts)."""
         target = sqlite3.connect(path)
         try:
-            with self._lock:
-                self._db.backup(target)
+            with self._abstract_lock:
+                self._abstract_db.backup(target)
         finally:
             target.close()
 
     def abstract(self, paper: int) -> str | None:
-        """A paper's abstract: the full text lives here once, not also in the index."""
-        with self._lock:
-            row = self._db.execute("SELECT abstract FROM docs WHERE rowid = ?", [paper]).fetchone()
+        """A paper's abstract: the full text lives here once, not also in the index. Never waits on a search."""
+        with self._abstract_lock:
+            row = self._abstract_db.execute("SELECT abstract FROM docs WHERE rowid = ?", [paper]).fetchone()
         return row[0] or None if row else None
 
     def search(self, query: str, filters: SearchFilters, offset: int, limit: int) -> tuple[int, list[SearchHit]]:
         """(total matches, one page of hits): ranked for a query, newest first for a browse."""
         terms = query_terms(query)
         where, params = _filter_sql(filters)
-        with self._lock:
+        with self._search_lock:
+            db = self._search_db
             if not terms:
-                return self._browse(where, params, offset, limit)
-            total, hits = self._match(terms, " ", where, params, offset, limit)
+                return _browse(db, where, params, offset, limit)
+            total, hits = _match(db, terms, " ", where, params, offset, limit)
             if total == 0 and len(terms) > 1:
                 # No paper has every word: fall back to any word, still ranked by BM25.
-                total, hits = self._match(terms, " OR ", where, params, offset, limit)
+                total, hits = _match(db, terms, " OR ", where, params, offset, limit)
             return total, hits
 
-    def _match(
-        self, terms: list[str], joiner: str, where: str, params: list[object], offset: int, limit: int
-    ) -> tuple[int, list[SearchHit]]:
-        """Rank in two tiers: papers with the words in the title first, then the others, each by BM25.
 
-        FTS5 scores every match to rank them, and common words match much of a corpus; the title
-        tier is usually small, so a first page rarely scores more than it. Titles weigh most in
-        BM25 anyway, so the tiers agree with a single ranking on what comes first.
-        """
-        words = joiner.join(terms)
-        in_title = f"{{title}} : ({words})"
-        total = self._count(words, where, params)
-        titled = self._count(in_title, where, params)
-        ids = self._ranked(in_title, where, params, offset, min(limit, max(0, titled - offset)))
-        if len(ids) < limit and total > titled:
-            rest = f"({words}) NOT ({in_title})"
-            ids += self._ranked(rest, where, params, max(0, offset - titled), limit - len(ids))
-        return total, [SearchHit(paper, self._snippet(words, paper)) for paper in ids]
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+    db.execute(f"PRAGMA mmap_size = {_MMAP_BYTES}")
+    return db
 
-    def _matches(self, where: str, *, scored: bool) -> str:
-        """SQL for the papers matching the expression (the first parameter) and the filters."""
-        score = f"bm25(docs, {', '.join(str(weight) for weight in _WEIGHTS)})" if scored else "0"
-        # Materialised once, then joined to the filters: a filter inside the MATCH query would
-        # re-run the match for every candidate row.
-        matched = f"WITH hit(paper, score) AS MATERIALIZED (SELECT rowid, {score} FROM docs WHERE docs MATCH ?) "
-        if not where:
-            return matched + "SELECT hit.paper, hit.score FROM hit"
-        return matched + f"SELECT hit.paper, hit.score FROM hit JOIN meta USING (paper) WHERE {where}"
 
-    def _count(self, expression: str, where: str, params: list[object]) -> int:
-        if not where:
-            return int(self._db.execute("SELECT count(*) FROM docs WHERE docs MATCH ?", [expression]).fetchone()[0])
-        sql = f"SELECT count(*) FROM ({self._matches(where, scored=False)})"
-        return int(self._db.execute(sql, [expression, *params]).fetchone()[0])
+def _match(
+    db: sqlite3.Connection, terms: list[str], joiner: str, where: str, params: list[object], offset: int, limit: int
+) -> tuple[int, list[SearchHit]]:
+    """Rank in two tiers: papers with the words in the title first, then the others, each by BM25.
 
-    def _ranked(self, expression: str, where: str, params: list[object], offset: int, limit: int) -> list[int]:
-        if limit <= 0:
-            return []
-        rows = self._db.execute(
-            f"{self._matches(where, scored=True)} ORDER BY 2, 1 LIMIT ? OFFSET ?", [expression, *params, limit, offset]
-        ).fetchall()
-        return [paper for paper, _ in rows]
+    FTS5 scores every match to rank them, and common words match much of a corpus; the title
+    tier is usually small, so a first page rarely scores more than it. Titles weigh most in
+    BM25 anyway, so the tiers agree with a single ranking on what comes first.
+    """
+    words = joiner.join(terms)
+    in_title = f"{{title}} : ({words})"
+    total = _count(db, words, where, params)
+    titled = _count(db, in_title, where, params)
+    ids = _ranked(db, in_title, where, params, offset, min(limit, max(0, titled - offset)))
+    if len(ids) < limit and total > titled:
+        rest = f"({words}) NOT ({in_title})"
+        ids += _ranked(db, rest, where, params, max(0, offset - titled), limit - len(ids))
+    return total, [SearchHit(paper, _snippet(db, words, paper)) for paper in ids]
 
-    def _snippet(self, expression: str, paper: int) -> str | None:
-        row = self._db.execute(
-            f"SELECT snippet(docs, -1, '**', '**', '…', {SNIPPET_TOKENS}) FROM docs WHERE docs MATCH ? AND rowid = ?", [expression, paper]
-        ).fetchone()
-        return row[0] if row else None
 
-    def _browse(self, where: str, params: list[object], offset: int, limit: int) -> tuple[int, list[SearchHit]]:
-        clause = f"WHERE {where}" if where else ""
-        total = self._db.execute(f"SELECT count(*) FROM meta {clause}", params).fetchone()[0]
-        rows = self._db.execute(
-            f"SELECT paper FROM meta {clause} ORDER BY date IS NULL, date DESC, paper LIMIT ? OFFSET ?", [*params, limit, offset]
-        ).fetchall()
-        return total, [SearchHit(paper, None) for (paper,) in rows]
+def _matches(where: str, *, scored: bool) -> str:
+    """SQL for the papers matching the expression (the first parameter) and the filters."""
+    score = f"bm25(docs, {', '.join(str(weight) for weight in _WEIGHTS)})" if scored else "0"
+    # Materialised once, then joined to the filters: a filter inside the MATCH query would
+    # re-run the match for every candidate row.
+    matched = f"WITH hit(paper, score) AS MATERIALIZED (SELECT rowid, {score} FROM docs WHERE docs MATCH ?) "
+    if not where:
+        return matched + "SELECT hit.paper, hit.score FROM hit"
+    return matched + f"SELECT hit.paper, hit.score FROM hit JOIN meta USING (paper) WHERE {where}"
+
+
+def _count(db: sqlite3.Connection, expression: str, where: str, params: list[object]) -> int:
+    if not where:
+        return int(db.execute("SELECT count(*) FROM docs WHERE docs MATCH ?", [expression]).fetchone()[0])
+    sql = f"SELECT count(*) FROM ({_matches(where, scored=False)})"
+    return int(db.execute(sql, [expression, *params]).fetchone()[0])
+
+
+def _ranked(db: sqlite3.Connection, expression: str, where: str, params: list[object], offset: int, limit: int) -> list[int]:
+    if limit <= 0:
+        return []
+    rows = db.execute(f"{_matches(where, scored=True)} ORDER BY 2, 1 LIMIT ? OFFSET ?", [expression, *params, limit, offset]).fetchall()
+    return [paper for paper, _ in rows]
+
+
+def _snippet(db: sqlite3.Connection, expression: str, paper: int) -> str | None:
+    row = db.execute(
+        f"SELECT snippet(docs, -1, '**', '**', '…', {SNIPPET_TOKENS}) FROM docs WHERE docs MATCH ? AND rowid = ?", [expression, paper]
+    ).fetchone()
+    return row[0] if row else None
+
+
+def _browse(db: sqlite3.Connection, where: str, params: list[object], offset: int, limit: int) -> tuple[int, list[SearchHit]]:
+    clause = f"WHERE {where}" if where else ""
+    total = db.execute(f"SELECT count(*) FROM meta {clause}", params).fetchone()[0]
+    rows = db.execute(
+        f"SELECT paper FROM meta {clause} ORDER BY date IS NULL, date DESC, paper LIMIT ? OFFSET ?", [*params, limit, offset]
+    ).fetchall()
+    return total, [SearchHit(paper, None) for (paper,) in rows]
 
 
 def query_terms(query: str) -> list[str]:

@@ -4,9 +4,11 @@ A snapshot is two files: `index-<roots>.snapshot` (a header, then the pickled in
 `index-<roots>.fts` (the search engine's SQLite database, opened read-only in place, so its
 pages load on demand instead of being copied at start). The header holds papercode's snapshot
 format, a key over papercode's version, the load limits and every record file's path, size and
-modification time, and the length and CRC-32 of both files. Any change to the records means a
-rebuild; a truncated, corrupt or foreign snapshot is detected and rebuilt, never served.
-Files are written to temporary names and renamed into place.
+modification time, when it was written, and the length and CRC-32 of both files. A truncated,
+corrupt or foreign snapshot is detected and never served; one built from other records is
+returned with its key, so the caller decides (`corpus.open_stages` serves it as stale while it
+rebuilds). Files are written to temporary names and renamed into place. This module returns the
+parts (`Snapshot`); only `corpus` composes a corpus from them.
 
 The index is a pickle: the cache directory is created private (0700), and must stay writable
 only by the user running papercode, as with any cache of executable state.
@@ -15,7 +17,6 @@ only by the user running papercode, as with any cache of executable state.
 from __future__ import annotations
 
 import contextlib
-import gc
 import hashlib
 import logging
 import multiprocessing
@@ -26,24 +27,37 @@ import pickle
 import struct
 import tempfile
 import threading
+import time
 import zlib
 from array import array
 from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from . import __version__
+from .index import PaperIndex
 from .loading import Limits, LoadReport, find_record_files
-
-if TYPE_CHECKING:
-    from .corpus import Corpus
+from .search import SearchEngine
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 _MAGIC = b"PAPERCODE-SNAPSHOT\n"
-# magic, format, key, index length, index crc32, fts length, fts crc32
-_HEADER = struct.Struct(f">{len(_MAGIC)}sI32sQIQI")
+# magic, format, key, written at (Unix seconds), index length, index crc32, fts length, fts crc32
+_HEADER = struct.Struct(f">{len(_MAGIC)}sI32sdQIQI")
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What a snapshot restores: the index, its search engine, the records key it was built from, and when."""
+
+    index: PaperIndex
+    search: SearchEngine
+    key: bytes
+    built_at: str  # ISO 8601, UTC
+
+
 _CHUNK = 1 << 22
 
 
@@ -112,11 +126,11 @@ def _send_key(send: multiprocessing.connection.Connection, roots: list[Path], li
         send.send_bytes(records_key(roots, limits))
 
 
-def load(path: Path, key: bytes | PendingKey) -> Corpus | None:
-    """The corpus in `path` if it is intact and was built from exactly these records, else None.
+def load(path: Path, key: bytes | None = None) -> Snapshot | None:
+    """The snapshot in `path` if it is intact, else None (and the reason logged).
 
-    With a `PendingKey`, the records are checked while the snapshot is restored, and the
-    restored corpus is dropped unless the key matches: nothing is served before that.
+    With `key`, only a snapshot built from exactly those records is restored (checked before
+    the index is read); without, any intact one is, and the caller compares `Snapshot.key`.
     """
     try:
         data = path.read_bytes()
@@ -125,42 +139,27 @@ def load(path: Path, key: bytes | PendingKey) -> Corpus | None:
     except OSError as exc:
         log.warning("snapshot %s unreadable (%s); rebuilding", path, exc)
         return None
-    reason = _check(data, key if isinstance(key, bytes) else None, _fts_path(path))
+    reason = _check(data, key, _fts_path(path))
     if reason is not None:
         log.warning("snapshot %s %s; rebuilding", path, reason)
         return None
-    from .corpus import Corpus
-    from .paging import Pager
-    from .search import SearchEngine
-
-    # Unpickling builds many objects; the cyclic GC has nothing to find in them.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
     try:
         index = pickle.loads(memoryview(data)[_HEADER.size :])
-        search = SearchEngine.open_image(_fts_path(path))
+        if not isinstance(index, PaperIndex):
+            raise TypeError(f"holds a {type(index).__name__}, not an index")
+        search = SearchEngine(_fts_path(path))
     except Exception as exc:  # a snapshot from an incompatible build: rebuild, never serve
         log.warning("snapshot %s could not be restored (%s); rebuilding", path, exc)
         return None
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-    stored_key = _stored_key(data)
-    if isinstance(key, PendingKey) and stored_key != key.result():
-        log.warning("snapshot %s was built from other records (they changed); rebuilding", path)
-        return None
-    return Corpus(index=index, search=search, pager=Pager(index.fingerprint), records_key=stored_key)
-
-
-def _stored_key(data: bytes) -> bytes:
-    return bytes(_HEADER.unpack_from(data)[2])
+    _, _, stored_key, written, *_ = _HEADER.unpack_from(data)
+    return Snapshot(index, search, bytes(stored_key), datetime.fromtimestamp(written, UTC).isoformat(timespec="seconds"))
 
 
 def _check(data: bytes, key: bytes | None, fts: Path) -> str | None:
-    """Why the snapshot in `data` must not be served; None when it may (`key` None: checked later)."""
+    """Why the snapshot in `data` must not be served; None when it may (`key` None: any records)."""
     if len(data) < _HEADER.size:
         return "is truncated"
-    magic, version, stored_key, length, crc, fts_length, fts_crc = _HEADER.unpack_from(data)
+    magic, version, stored_key, _, length, crc, fts_length, fts_crc = _HEADER.unpack_from(data)
     if magic != _MAGIC:
         return "is not a papercode snapshot"
     if version != FORMAT_VERSION:
@@ -191,15 +190,15 @@ def _chunks(path: Path) -> Iterator[bytes]:
             yield chunk
 
 
-def save(path: Path, key: bytes, corpus: Corpus) -> None:
+def save(path: Path, key: bytes, index: PaperIndex, search: SearchEngine) -> None:
     """Write the snapshot; a failure is logged, never raised (the cache is optional)."""
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with _temporary(path.parent, ".fts-") as fts_temporary:
-            corpus.search.save_image(fts_temporary)
+            search.save_image(fts_temporary)
             fts_length, fts_crc = fts_temporary.stat().st_size, _file_crc(fts_temporary)
-            payload = pickle.dumps(corpus.index, protocol=5)
-            header = _HEADER.pack(_MAGIC, FORMAT_VERSION, key, len(payload), zlib.crc32(payload), fts_length, fts_crc)
+            payload = pickle.dumps(index, protocol=5)
+            header = _HEADER.pack(_MAGIC, FORMAT_VERSION, key, time.time(), len(payload), zlib.crc32(payload), fts_length, fts_crc)
             with _temporary(path.parent, ".snapshot-") as index_temporary:
                 with open(index_temporary, "wb") as out:
                     out.write(header)

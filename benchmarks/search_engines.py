@@ -1,0 +1,174 @@
+"""`python -m benchmarks search-engines`: papercode's SQLite FTS5 search against tantivy (top-k pruning) on one corpus.
+
+Both engines index the same documents (`builder.search_document` of every admitted record) and answer the same
+queries (the `search_papers` calls of `benchmarks.run.make_calls`: 1-3 words of a random title, a fifth of them with
+`has_samples=true`). Each engine runs in a fresh subprocess, so its peak RSS is its own. Per query:
+
+* FTS5: `SearchEngine.search` as the server runs it (count, title tier, rest, ten snippets);
+* tantivy: the same work in its terms: every word required (in any field; title weighted 10, tasks 4, authors 3,
+  methods 2, abstract 1), the total count, the ten best by BM25 (block-max WAND), a snippet of each; no title tier.
+
+Reported: build seconds (documents in to a servable index), index bytes, peak RSS, p50/p99 per query.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .run import REPO_ROOT, _pythonpath, make_calls, record_files
+
+ENGINES = ("fts5", "tantivy")
+
+
+def documents(roots: list[Path]) -> Iterator[Any]:
+    from papercode.builder import Admission, search_document
+    from papercode.loading import Limits, LoadReport, iter_records
+
+    report = LoadReport()
+    admission = Admission(report)
+    for item in iter_records(roots, report, Limits()):
+        admitted = admission.admit(item)
+        if admitted is not None:
+            yield search_document(item.record, admitted)
+
+
+def _p(times: list[float], q: float) -> float:
+    ordered = sorted(times)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1e3
+
+
+def run_fts5(roots: list[Path], queries: list[dict[str, Any]], workdir: Path) -> dict[str, Any]:
+    from papercode.search import SearchBuilder, SearchEngine, SearchFilters
+
+    docs = list(documents(roots))
+    start = time.perf_counter()
+    builder = SearchBuilder()
+    for doc in docs:
+        builder.add(doc)
+    path = workdir / "fts5.db"
+    builder.write(path)
+    engine = SearchEngine(path)
+    build_s = time.perf_counter() - start
+    times = []
+    for args in queries * 2:  # the first round warms the page cache
+        filters = SearchFilters(has_samples=args.get("has_samples"))
+        start = time.perf_counter()
+        engine.search(args["query"], filters, 0, 10)
+        times.append(time.perf_counter() - start)
+    times = times[len(queries) :]
+    return {"build_s": build_s, "index_bytes": path.stat().st_size, "p50_ms": statistics.median(times) * 1e3, "p99_ms": _p(times, 0.99)}
+
+
+def run_tantivy(roots: list[Path], queries: list[dict[str, Any]], workdir: Path) -> dict[str, Any]:
+    import tantivy
+
+    from papercode.search import query_terms
+
+    docs = list(documents(roots))
+    start = time.perf_counter()
+    schema = tantivy.SchemaBuilder()
+    for name in ("title", "abstract", "authors", "tasks", "methods"):
+        schema.add_text_field(name, stored=name in ("title", "abstract"), tokenizer_name="en_stem")
+    schema.add_unsigned_field("paper", stored=True, fast=True)
+    schema.add_unsigned_field("samples", indexed=True, fast=True)
+    built = schema.build()
+    directory = workdir / "tantivy"
+    directory.mkdir()
+    index = tantivy.Index(built, path=str(directory))
+    writer = index.writer(heap_size=256 * 1024 * 1024, num_threads=1)
+    for doc in docs:
+        document = tantivy.Document(
+            title=doc.title,
+            abstract=doc.abstract,
+            authors=doc.authors,
+            tasks=" ; ".join(name for _, name in doc.tasks),
+            methods=" ; ".join(doc.methods),
+        )
+        document.add_unsigned("paper", doc.paper)  # Document(paper=int) makes a signed value: a u64 field rejects it
+        document.add_unsigned("samples", doc.samples)
+        writer.add_document(document)
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    searcher = index.searcher()
+    build_s = time.perf_counter() - start
+    boosts = {"title": 10.0, "tasks": 4.0, "authors": 3.0, "methods": 2.0, "abstract": 1.0}
+    times = []
+    for args in queries * 2:
+        start = time.perf_counter()
+        words = " ".join(term.strip('"') for term in query_terms(args["query"]))
+        query = index.parse_query(words, list(boosts), field_boosts=boosts, conjunction_by_default=True)
+        if args.get("has_samples"):
+            query = tantivy.Query.boolean_query(
+                [
+                    (tantivy.Occur.Must, query),
+                    (tantivy.Occur.Must, tantivy.Query.range_query(built, "samples", tantivy.FieldType.Unsigned, 1, 1 << 62)),
+                ]
+            )
+        result = searcher.search(query, 10, count=True)
+        snippets = tantivy.SnippetGenerator.create(searcher, query, built, "abstract")
+        for _, address in result.hits:
+            snippets.snippet_from_doc(searcher.doc(address)).to_html()
+        times.append(time.perf_counter() - start)
+    times = times[len(queries) :]
+    size = sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
+    return {"build_s": build_s, "index_bytes": size, "p50_ms": statistics.median(times) * 1e3, "p99_ms": _p(times, 0.99)}
+
+
+def worker(payload: dict[str, Any]) -> dict[str, Any]:
+    roots = [Path(p) for p in payload["roots"]]
+    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with tempfile.TemporaryDirectory(prefix="papercode-engines-") as workdir:
+        run = {"fts5": run_fts5, "tantivy": run_tantivy}[payload["engine"]]
+        result = run(roots, payload["queries"], Path(workdir))
+    result["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    result["baseline_rss_bytes"] = baseline * 1024
+    return result
+
+
+def compare(roots: list[Path], n_queries: int = 300, seed: int = 0) -> dict[str, Any]:
+    queries = make_calls(roots, n_queries, seed)["search_papers"]
+    out: dict[str, Any] = {"files": len(record_files(roots)), "queries": len(queries)}
+    for engine in ENGINES:
+        env = dict(os.environ, PYTHONPATH=_pythonpath())
+        proc = subprocess.run(
+            [sys.executable, "-m", "benchmarks.search_engines", "--worker"],
+            input=json.dumps({"engine": engine, "roots": [str(r) for r in roots], "queries": queries}).encode(),
+            capture_output=True,
+            cwd=REPO_ROOT,
+            env=env,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"{engine} failed:\n{proc.stderr.decode()[-3000:]}")
+        out[engine] = json.loads(proc.stdout)
+    return out
+
+
+def format_comparison(n: int, result: dict[str, Any]) -> str:
+    lines = [f"## search engines at {n:,} records ({result['queries']} queries, each run twice; the second round timed)"]
+    lines.append("engine     build s   index MiB   peak RSS MiB (before docs)   p50 ms   p99 ms")
+    for engine in ENGINES:
+        r = result[engine]
+        lines.append(
+            f"{engine:8s} {r['build_s']:8.2f} {r['index_bytes'] / 2**20:11.0f} {r['peak_rss_bytes'] / 2**20:14.0f} ({r['baseline_rss_bytes'] / 2**20:5.0f})"
+            f" {r['p50_ms']:12.3f} {r['p99_ms']:8.3f}"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--worker"]:
+        sys.stdout.write(json.dumps(worker(json.loads(sys.stdin.buffer.read()))))
+        sys.exit(0)
+    sys.exit(2)

@@ -1,0 +1,274 @@
+"""The index's storage: papers and samples as columns, materialised into rows only when a query reads them.
+
+Samples live in arrays of small ints into one string table; papers keep only what lists and
+lookups need, and each paper's display details (authors, links, tasks, methods) sit in one
+compact JSON blob decoded on demand. Columns of plain ints and strings restore from a snapshot
+far faster than objects do (strings are packed into one buffer there: see `packed`).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple, cast
+
+import orjson
+
+from .packed import PackedBytes, PackedStrings
+
+NONE = -1  # "no value" in a column of string ids or years
+NO_LEVEL = -(2**63)  # "no value" in the verification level column (records.LEVEL_MIN is above it)
+
+
+@dataclass(frozen=True, slots=True)
+class SampleRow:
+    """One sample, materialised from the columns when a query needs it."""
+
+    code_sha256: str
+    entry: str
+    repo: str
+    repo_kind: str
+    path: str
+    language: str | None
+    status: str
+    contract_check: str | None
+    verification_level: int | None
+    licence: str | None
+    inline_ok: bool
+    paper: int
+    file_url: str
+
+    @property
+    def is_official(self) -> bool:
+        return self.repo_kind == "official"
+
+
+class CodeLinkRow(NamedTuple):
+    repo: str | None  # normalised owner/name when the URL is a GitHub repository
+    repo_url: str
+    is_official: bool
+    mentioned_in_paper: bool | None
+    framework: str | None
+    reach_status: str | None
+    licence: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PaperDetails:
+    """A paper's display fields, decoded from its blob."""
+
+    authors: list[str]
+    proceeding: str | None
+    url_pdf: str | None
+    tasks: list[tuple[str, str]]
+    methods: list[str]
+    code_links: list[CodeLinkRow]
+
+
+@dataclass(frozen=True, slots=True)
+class PaperRow:
+    """One paper, materialised from the paper columns when a query needs it."""
+
+    ordinal: int
+    arxiv_id: str | None
+    slug: str | None
+    title: str
+    date: str | None
+    year: int | None
+    url_abs: str | None
+    snapshot: str | None
+    read_at: str | None
+    claim: str | None
+    n_authors: int
+    samples: range  # sample ids, in the paper's default order
+    blob: bytes
+
+    @property
+    def key(self) -> str:
+        """The id agents use: the arXiv id, else the slug."""
+        return self.arxiv_id or self.slug or ""
+
+    def details(self) -> PaperDetails:
+        """Display fields; the abstract is kept once, by the search engine's full text."""
+        raw = orjson.loads(self.blob)
+        return PaperDetails(
+            authors=raw["a"],
+            proceeding=raw.get("p"),
+            url_pdf=raw.get("pdf"),
+            tasks=[(slug, name) for slug, name in raw["t"]],
+            methods=raw["m"],
+            code_links=[CodeLinkRow(*link) for link in raw["l"]],
+        )
+
+
+class StringIds(dict[str | None, int]):
+    """string -> id; a miss appends the string (a C-level lookup on the hot path, Python only on a miss)."""
+
+    def __init__(self, strings: list[str]) -> None:
+        super().__init__({None: NONE})
+        self._strings = strings
+
+    def __missing__(self, value: str) -> int:
+        found = self[value] = len(self._strings)
+        self._strings.append(value)
+        return found
+
+
+class StringTable:
+    """Interns strings to small ints; one table serves every string column.
+
+    A snapshot stores it packed; a restored table only reads (`ids` is for building).
+    """
+
+    def __init__(self) -> None:
+        building: list[str] = []
+        self.values: Sequence[str] = building
+        self.ids = StringIds(building)
+
+    def id(self, value: str | None) -> int:
+        return self.ids[value]
+
+    def seal(self) -> None:
+        """Building is over: drop the reverse map (it is not needed to serve)."""
+        self.ids = StringIds([])
+
+    def __getstate__(self) -> PackedStrings:
+        return PackedStrings(self.values)
+
+    def __setstate__(self, packed: PackedStrings) -> None:
+        self.values = cast(Sequence[str], packed)  # a string table holds no None
+        self.ids = StringIds([])
+
+
+def text(values: Sequence[str], string_id: int) -> str | None:
+    return None if string_id == NONE else values[string_id]
+
+
+def blob_url(repo: str, path: str) -> str:
+    return f"https://github.com/{repo}/blob/HEAD/{path}"
+
+
+BLOB_URL = "https://github.com/{}/blob/HEAD/{}".format  # blob_url as a C-level callable, for map()
+
+
+class PaperColumns:
+    """Every paper, one list or array per field; `papers[i]` materialises paper i."""
+
+    _PACKED = ("arxiv_id", "slug", "title", "date", "url_abs", "read_at")
+
+    def __init__(self, strings: StringTable) -> None:
+        self.strings = strings
+        self.arxiv_id: list[str | None] = []
+        self.slug: list[str | None] = []
+        self.title: list[str] = []
+        self.date: list[str | None] = []
+        self.url_abs: list[str | None] = []
+        self.read_at: list[str | None] = []
+        self.blob: list[bytes] = []
+        self.snapshot = array("i")
+        self.claim = array("i")
+        self.year = array("i")
+        self.n_authors = array("i")
+        self.start = array("i")  # paper i's samples are ids start[i]..end[i]-1
+        self.end = array("i")
+
+    def __len__(self) -> int:
+        return len(self.title)
+
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        for name in self._PACKED:
+            state[name] = PackedStrings(state[name])
+        state["blob"] = PackedBytes(self.blob)
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+
+    def __getitem__(self, i: int) -> PaperRow:
+        if i < 0:
+            i += len(self)
+        values = self.strings.values
+        return PaperRow(
+            ordinal=i,
+            arxiv_id=self.arxiv_id[i],
+            slug=self.slug[i],
+            title=self.title[i],
+            date=self.date[i],
+            year=None if self.year[i] == NONE else self.year[i],
+            url_abs=self.url_abs[i],
+            snapshot=text(values, self.snapshot[i]),
+            read_at=self.read_at[i],
+            claim=text(values, self.claim[i]),
+            n_authors=self.n_authors[i],
+            samples=range(self.start[i], self.end[i]),
+            blob=self.blob[i],
+        )
+
+    def __iter__(self) -> Iterator[PaperRow]:
+        return (self[i] for i in range(len(self)))
+
+    def key(self, i: int) -> str:
+        return self.arxiv_id[i] or self.slug[i] or ""
+
+
+class SampleColumns:
+    """Every sample, one array per field; `columns[i]` materialises sample i.
+
+    Entries and paths are nearly all distinct, so they are kept as plain strings (interning
+    them would cost a table entry each for nothing); the other strings are ids into the table.
+    """
+
+    def __init__(self, strings: StringTable) -> None:
+        self.strings = strings
+        self.sha = array("Q")  # the 16-hex code hash as an int
+        self.entry: Sequence[str] = []
+        self.repo = array("i")
+        self.repo_kind = array("i")
+        self.path: Sequence[str] = []
+        self.language = array("i")
+        self.status = array("i")
+        self.contract_check = array("i")
+        self.verification_level = array("q")
+        self.licence = array("i")
+        self.inline_ok = bytearray()
+        self.paper = array("i")
+        self.file_url: dict[int, str] = {}  # only where it is not the usual blob/HEAD URL
+
+    def __len__(self) -> int:
+        return len(self.paper)
+
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        state["entry"], state["path"] = PackedStrings(self.entry), PackedStrings(self.path)
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+
+    def __getitem__(self, i: int) -> SampleRow:
+        values = self.strings.values
+        repo, path = values[self.repo[i]], self.path[i]
+        level = self.verification_level[i]
+        return SampleRow(
+            code_sha256=f"{self.sha[i]:016x}",
+            entry=self.entry[i],
+            repo=repo,
+            repo_kind=values[self.repo_kind[i]],
+            path=path,
+            language=text(values, self.language[i]),
+            status=values[self.status[i]],
+            contract_check=text(values, self.contract_check[i]),
+            verification_level=None if level == NO_LEVEL else level,
+            licence=text(values, self.licence[i]),
+            inline_ok=bool(self.inline_ok[i]),
+            paper=self.paper[i],
+            file_url=self.file_url.get(i) or blob_url(repo, path),
+        )
+
+    def __iter__(self) -> Iterator[SampleRow]:
+        return (self[i] for i in range(len(self)))
+
+    def status_of(self, i: int) -> str:
+        return self.strings.values[self.status[i]]
