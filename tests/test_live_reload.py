@@ -6,6 +6,7 @@ import os
 import shutil
 import signal
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -19,10 +20,10 @@ from mcp.types import INVALID_PARAMS, LoggingMessageNotificationParams
 from conftest import make_record, write_records
 from papercode import queries
 from papercode.app import PapercodeServer, build_server
-from papercode.corpus import Corpus
+from papercode.corpus import Corpus, Stage, open_stages
 from papercode.loading import Limits
 from papercode.notices import ClientLog
-from papercode.reload import LiveCorpus
+from papercode.reload import LiveCorpus, StagesBuilder
 from papercode.settings import bundled_records_dir
 from papercode.snapshot import records_key
 
@@ -43,8 +44,15 @@ def records(tmp_path: Path) -> Path:
     return directory
 
 
-def _live(records: Path) -> LiveCorpus:
-    return LiveCorpus(build=lambda key: Corpus.load([records]), fingerprint=lambda: records_key([records], Limits()))
+def _stages(records: Path) -> StagesBuilder:
+    return lambda key: open_stages([records], Limits(), None, None, key)
+
+
+async def _loaded(records: Path) -> LiveCorpus:
+    """A live corpus over `records`, loaded (no snapshot: every build reads the records)."""
+    live = LiveCorpus(_stages(records), fingerprint=lambda: records_key([records], Limits()))
+    await live.load()
+    return live
 
 
 async def _swapped(live: LiveCorpus) -> anyio.Event:
@@ -58,7 +66,7 @@ async def _swapped(live: LiveCorpus) -> anyio.Event:
 
 
 async def test_reload_swaps_and_old_corpus_keeps_answering(records: Path) -> None:
-    live = _live(records)
+    live = await _loaded(records)
     before = live()
     (records / "000_14282948c0d959ec.txt").unlink()
     assert await live.reload("test") is True
@@ -72,13 +80,14 @@ async def test_reload_swaps_and_old_corpus_keeps_answering(records: Path) -> Non
 async def test_failed_rebuild_keeps_the_old_index_and_says_why(records: Path) -> None:
     attempts: list[int] = []
 
-    def flaky(key: bytes) -> Corpus:
+    def flaky(key: bytes | None) -> Iterator[Stage]:
         attempts.append(1)
         if len(attempts) > 1:
             raise RuntimeError("disk on fire")
-        return Corpus.load([records])
+        return open_stages([records], Limits(), None, None, key)
 
-    live = LiveCorpus(build=flaky, fingerprint=lambda: records_key([records], Limits()))
+    live = LiveCorpus(flaky, fingerprint=lambda: records_key([records], Limits()))
+    await live.load()
     before = live()
     assert await live.reload("test") is False
     assert live() is before
@@ -86,7 +95,7 @@ async def test_failed_rebuild_keeps_the_old_index_and_says_why(records: Path) ->
 
 
 async def test_vanished_records_directory_is_a_failed_rebuild(records: Path) -> None:
-    live = _live(records)
+    live = await _loaded(records)
     before = live()
     shutil.rmtree(records)
     assert await live.reload("test") is False
@@ -95,7 +104,7 @@ async def test_vanished_records_directory_is_a_failed_rebuild(records: Path) -> 
 
 
 async def test_watch_reloads_when_a_record_changes(records: Path) -> None:
-    live = _live(records)
+    live = await _loaded(records)
     swapped = await _swapped(live)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(live.watch, 0.05)
@@ -107,7 +116,7 @@ async def test_watch_reloads_when_a_record_changes(records: Path) -> None:
 
 
 async def test_sighup_reloads(records: Path) -> None:
-    live = _live(records)
+    live = await _loaded(records)
     swapped = await _swapped(live)
     async with anyio.create_task_group() as tasks:
         await tasks.start(live.reload_on_sighup)
@@ -160,7 +169,7 @@ async def _set_level(client: Client, level: str) -> None:
 
 
 async def test_handshake_clients_that_set_a_level_hear_of_reloads(records: Path) -> None:
-    live = _live(records)
+    live = await _loaded(records)
     inbox = LogInbox()
     async with Client(_server_over(live), mode="legacy", logging_callback=inbox.on_log, message_handler=inbox.on_message) as client:
         await _set_level(client, "info")
@@ -177,7 +186,7 @@ async def test_handshake_clients_that_set_a_level_hear_of_reloads(records: Path)
 
 
 async def test_a_failed_reload_reaches_clients_at_error_level_only(records: Path) -> None:
-    live = _live(records)
+    live = await _loaded(records)
     inbox = LogInbox()
     async with Client(_server_over(live), mode="legacy", logging_callback=inbox.on_log) as client:
         await _set_level(client, "error")
@@ -230,7 +239,7 @@ async def test_capabilities_say_what_the_server_does_in_each_era(corpus: Corpus)
 
 
 async def test_listen_streams_hear_that_the_corpus_resources_changed(records: Path) -> None:
-    live = _live(records)
+    live = await _loaded(records)
     async with Client(_server_over(live)) as client, client.listen(resource_subscriptions=["corpus://stats"]) as events:
         (records / "000_14282948c0d959ec.txt").unlink()
         assert await live.reload("test") is True

@@ -426,6 +426,8 @@ NOT_APPLICABLE = {
     "http-custom-header-server-validation": _FIXTURE.format("tool with x-mcp-header annotations"),
     "server-stateless/sep-2575-server-rejects-undeclared-capability": _FIXTURE.format("tool test_missing_capability"),
     "server-stateless/sep-2575-missing-capability-http-400": _FIXTURE.format("tool test_missing_capability"),
+    "server-stateless/sep-2575-http-server-no-independent-requests-on-stream": _FIXTURE.format("tool test_streaming_elicitation"),
+    "server-stateless/sep-2575-server-no-log-without-loglevel": _FIXTURE.format("tool test_logging_tool"),
     "resources-read-text": _FIXTURE.format("resource test://static-text"),
     "resources-read-binary": _FIXTURE.format("resource test://static-binary"),
     "resources-templates-read": _FIXTURE.format("resource template test://template/{id}/data"),

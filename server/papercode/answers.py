@@ -186,4 +186,5 @@ class CorpusStats(Answer):
     snapshots: list[str]
     read_at_range: list[str]
     load: LoadSummary
+    ready: str | None = None  # what is not ready yet; absent once everything is
     attribution: str = ATTRIBUTION

@@ -7,10 +7,12 @@ every tool error the model reads starts with a machine code and ends with the ne
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any
 
+import anyio
 import anyio.to_thread
 import orjson
 from mcp.server.auth.provider import TokenVerifier
@@ -41,6 +43,7 @@ from .errors import QueryError
 from .ids import arxiv_id_from_number
 from .materialize import VerifiedCode
 from .notices import ClientLog
+from .reload import LiveCorpus, Need
 from .search import SearchFilters
 
 log = logging.getLogger(__name__)
@@ -60,6 +63,10 @@ INSTRUCTIONS = (
 MAX_URI_CHARS = 1_000
 CODE_TEMPLATE = "code://{code_sha256}"
 CORPUS_RESOURCES = ("corpus://stats", "corpus://load-report")
+READY_TIMEOUT_SECONDS = 20.0
+# What needs the full text (search, and the abstract, which lives in the search database); the rest needs the index.
+TOOL_NEEDS: dict[str, Need] = {"search_papers": "search", "get_paper": "search"}
+STALE_NOTE = "answered from the last snapshot: the records changed since and are being reloaded; a fresh answer follows the swap"
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
@@ -145,11 +152,35 @@ class PapercodeServer(MCPServer):
     """MCPServer whose tool errors read `<code>: … Next: …` instead of `Error executing tool …`,
     and which tells connected clients about reloads the way each protocol era allows (`notices`)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, live: LiveCorpus | None = None, ready_timeout: float = READY_TIMEOUT_SECONDS, **kwargs: Any) -> None:
         self.events = InMemorySubscriptionBus()
         super().__init__(*args, subscriptions=self.events, **kwargs)
         self.client_log = ClientLog()
         self.middleware.append(self.client_log)
+        self.live = live  # None: the corpus is ready from the start
+        self.ready_timeout = ready_timeout
+
+    async def _ready(self, need: Need, context: Context | None) -> None:
+        """Wait (bounded, with progress notifications) until the live corpus can answer `need`;
+        QueryError(`loading`) when it cannot yet."""
+        if self.live is None or self.live.ready_for(need) is not None:
+            return
+        report = context.report_progress if context is not None else None
+        await self.live.wait_for(need, self.ready_timeout, report)
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """While serving: the live corpus loads in the background (clients are answered meanwhile)."""
+        async with anyio.create_task_group() as tasks:
+            if self.live is not None and self.live.state == "loading":
+                tasks.start_soon(self.live.load)
+            yield
+            tasks.cancel_scope.cancel()
+
+    async def run_stdio_async(self) -> None:
+        # `papercode serve` and `mcp run` both come through here.
+        async with self.running():
+            await super().run_stdio_async()
 
     async def notify_corpus_changed(self, corpus: Corpus) -> None:
         """After a reload swapped `corpus` in: what it holds now."""
@@ -165,7 +196,10 @@ class PapercodeServer(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         try:
-            return await super().call_tool(name, arguments, context)
+            await self._ready(TOOL_NEEDS.get(name, "index"), context)
+            result = await super().call_tool(name, arguments, context)
+        except QueryError as error:  # loading: answered once the corpus is ready
+            return CallToolResult(content=[TextContent(type="text", text=str(error))], is_error=True)
         except ToolError as error:
             if str(error).startswith("Unknown tool"):  # a protocol error (the spec's -32602), not a failed call
                 raise MCPError(INVALID_PARAMS, f"not_found: unknown tool {repr(name)[:80]}; call tools/list for the available tools") from None
@@ -175,6 +209,10 @@ class PapercodeServer(MCPServer):
         except Exception:  # a bug of ours outside the tool body: never leak its text
             log.exception("tool %s failed outside its body", name)
             return CallToolResult(content=[TextContent(type="text", text=tool_error_text(name, UnexpectedToolError(name)))], is_error=True)
+        stale = self.live.stale_since if self.live is not None else None
+        if stale is not None and isinstance(result, CallToolResult):  # said beside the answer, so no schema changes
+            result.content.append(TextContent(type="text", text=orjson.dumps({"stale": True, "snapshot": stale, "note": STALE_NOTE}).decode()))
+        return result
 
     async def read_resource(self, uri: Any, context: Context | None = None) -> Any:
         # The SDK's unknown-resource error echoes the whole URI: refuse a huge one before matching.
@@ -182,6 +220,10 @@ class PapercodeServer(MCPServer):
             raise MCPError(
                 INVALID_PARAMS, f"invalid_argument: resource URI is over {MAX_URI_CHARS:,} characters; see resources/templates/list"
             )
+        try:
+            await self._ready("search" if str(uri).startswith("paper://") else "index", context)
+        except QueryError as error:
+            raise MCPError(INVALID_PARAMS, str(error)) from None
         contents = await super().read_resource(uri, context)
         if str(uri).startswith(CODE_TEMPLATE.split("{")[0]) and isinstance(contents, list):
             # The answer is JSON; verified code also comes as its own text/x-python content.
@@ -203,11 +245,19 @@ class PapercodeServer(MCPServer):
         if unknown:  # the SDK would fail to render and answer with an internal error
             listed = ", ".join(repr(key[:40]) for key in unknown[:5])
             raise MCPError(INVALID_PARAMS, f"invalid_argument: unknown argument(s) {listed}; {name} takes {', '.join(sorted(known))}")
+        try:
+            await self._ready("search" if name == "implement_paper" else "index", context)  # it quotes the abstract
+        except QueryError as error:
+            raise MCPError(INVALID_PARAMS, str(error)) from None
         return await super().get_prompt(name, arguments, context)
 
 
 def build_server(
-    source: CorpusSource, code: VerifiedCode | None = None, *, auth: tuple[TokenVerifier, AuthSettings] | None = None
+    source: CorpusSource,
+    code: VerifiedCode | None = None,
+    *,
+    auth: tuple[TokenVerifier, AuthSettings] | None = None,
+    ready_timeout: float = READY_TIMEOUT_SECONDS,
 ) -> PapercodeServer:
     """The papercode MCP server answering from whatever corpus `source` returns, with verified
     code from `code` (by default none is stored and nothing is fetched).
@@ -225,6 +275,8 @@ def build_server(
         log_level="WARNING",
         token_verifier=verifier,
         auth=auth_settings,
+        live=source if isinstance(source, LiveCorpus) else None,
+        ready_timeout=ready_timeout,
     )
     code = code or VerifiedCode(CodeStore(None))
     server.client_log.greeting = lambda: queries.load_notice(source(), code.store.problems)
@@ -300,16 +352,15 @@ def build_server(
             str, BeforeValidator(_text_from_number), Field(description="A sample's code_sha256 (16 hex), or a unique prefix of 8+")
         ],
     ) -> Annotated[CallToolResult, answers.CodeAnswer]:
-        """A sample's code: its function and what it needs from its file, rebuilt from the source
-        and proven by its hash. Never when inline_ok is false; then, or when unverifiable,
-        `withheld` says why and file_url points at the file."""
+        """A sample's verified code: its function plus what it needs from its file, proven by its
+        hash. Never when inline_ok is false; then, or when unverifiable, `withheld` says why."""
         return _reply(await code_answer(source(), code, code_sha256))
 
     @server.tool(annotations=READ_ONLY)
     def corpus_stats() -> Annotated[CallToolResult, answers.CorpusStats]:
         """What the corpus holds: papers, samples, counts by status, repo kind, licence and
         language, snapshots, harvest dates and load problems."""
-        return _reply(queries.corpus_stats(source(), code.store.problems))
+        return _reply(queries.corpus_stats(source(), code.store.problems, _readiness(server.live)))
 
     _register_resources(server, source, code)
     _register_prompts(server, source)
@@ -331,6 +382,15 @@ async def code_answer(corpus: Corpus, code: VerifiedCode, code_sha256: str) -> a
     return queries.code_answer(corpus, found, obtained)
 
 
+def _readiness(live: LiveCorpus | None) -> str | None:
+    """What is not ready yet, for corpus_stats; None once everything is."""
+    if live is None or live.state == "complete":
+        return None
+    if live.state == "stale":
+        return f"stale: answers come from the snapshot of {live.stale_since} while the changed records are reloaded"
+    return "lookups only: full-text search (search_papers, get_paper) is still being built"
+
+
 def _json(answer: BaseModel) -> str:
     return orjson.dumps(answer.model_dump(mode="json", exclude_none=True)).decode()
 
@@ -339,7 +399,7 @@ def _not_found(error: QueryError) -> ResourceNotFoundError:
     return ResourceNotFoundError(str(error))
 
 
-def _register_resources(server: MCPServer, source: CorpusSource, code: VerifiedCode) -> None:
+def _register_resources(server: PapercodeServer, source: CorpusSource, code: VerifiedCode) -> None:
     @server.resource("paper://{+arxiv_id}", mime_type="application/json", title="Paper", description="get_paper's view of one paper")
     def paper_resource(arxiv_id: str) -> str:
         try:
@@ -361,7 +421,7 @@ def _register_resources(server: MCPServer, source: CorpusSource, code: VerifiedC
 
     @server.resource("corpus://stats", mime_type="application/json", title="Corpus statistics")
     def stats_resource() -> str:
-        return _json(queries.corpus_stats(source(), code.store.problems))
+        return _json(queries.corpus_stats(source(), code.store.problems, _readiness(server.live)))
 
     @server.resource(
         "corpus://load-report",
@@ -392,7 +452,7 @@ def _prompt_text(render: Callable[[Corpus], str], source: CorpusSource) -> str:
         raise MCPError(INVALID_PARAMS, str(error)) from error
 
 
-def _register_completions(server: MCPServer, source: CorpusSource) -> None:
+def _register_completions(server: PapercodeServer, source: CorpusSource) -> None:
     @server.completion()  # type: ignore[untyped-decorator,no-untyped-call]  # the SDK leaves it untyped
     async def complete(
         ref: PromptReference | ResourceTemplateReference, argument: CompletionArgument, context: CompletionContext | None
@@ -402,7 +462,9 @@ def _register_completions(server: MCPServer, source: CorpusSource) -> None:
         }
         if (ref.name if isinstance(ref, PromptReference) else ref.uri) not in known:
             return None
-        values = queries.complete(source(), argument.name, argument.value)
+        if server.live is not None and server.live.ready_for("index") is None:  # still loading: nothing to offer yet
+            return Completion(values=[], total=0, has_more=False)
+        values = await anyio.to_thread.run_sync(queries.complete, source(), argument.name, argument.value)
         return Completion(values=values, total=len(values), has_more=False) if values is not None else None
 
 

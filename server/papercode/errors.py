@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-ErrorCode = Literal["not_found", "ambiguous", "invalid_argument", "licence_restricted", "not_materialized"]
+ErrorCode = Literal["not_found", "ambiguous", "invalid_argument", "loading"]
 
 
 class QueryError(Exception):

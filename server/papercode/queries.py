@@ -21,7 +21,7 @@ from .index import PaperRow, SampleRow, task_key
 from .loading import Problem
 from .materialize import SampleOutcome
 from .records import REPO_KINDS
-from .search import SearchFilters, best_status
+from .search import SearchEngine, SearchFilters, best_status
 
 MAX_LIMIT = 100
 MAX_ID_CHARS = 300
@@ -128,6 +128,13 @@ def _encodable(text: str) -> bool:
 
 def _quote(text: str, most: int = 60) -> str:
     return repr(text if len(text) <= most else text[:most] + "…")
+
+
+def full_text(corpus: Corpus) -> SearchEngine:
+    """The corpus's search engine (and abstracts); `loading` while it is still being built."""
+    if corpus.search is None:
+        raise QueryError("loading", "the full-text index is still being built", "call again in a few seconds")
+    return corpus.search
 
 
 # -- shaping -------------------------------------------------------------------------------
@@ -296,7 +303,7 @@ def search_papers(
         raise QueryError("invalid_argument", f"year_from {filters.year_from} is after year_to {filters.year_to}", "swap them or drop one")
     page_query = {"tool": "search", "query": " ".join(query.split()), "filters": filters, "limit": limit}
     offset = corpus.pager.decode(page_query, cursor)
-    total, hits = corpus.search.search(query, filters, offset, limit)
+    total, hits = full_text(corpus).search(query, filters, offset, limit)
     index = corpus.index
     results = []
     for hit in hits:
@@ -322,7 +329,7 @@ def search_papers(
 def paper_detail(corpus: Corpus, paper_id: str) -> answers.PaperDetail:
     paper, query = resolve_paper(corpus, paper_id)
     details = paper.details()
-    abstract = corpus.search.abstract(paper.ordinal)
+    abstract = full_text(corpus).abstract(paper.ordinal)
     truncated = abstract is not None and len(abstract) > ABSTRACT_CHARS
     links = [
         answers.CodeLink(
@@ -490,7 +497,7 @@ def _distinct_samples(rows: list[SampleRow]) -> list[SampleRow]:
     return list(seen.values())
 
 
-def corpus_stats(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> answers.CorpusStats:
+def corpus_stats(corpus: Corpus, code_problems: Sequence[Problem] = (), ready: str | None = None) -> answers.CorpusStats:
     index = corpus.index
     licences = index.licence_counts
     top = dict(licences.most_common(LICENCES_SHOWN))
@@ -507,6 +514,7 @@ def corpus_stats(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> answe
         snapshots=sorted(index.snapshots),
         read_at_range=list(index.read_at_range or ()),
         load=load_summary(corpus, code_problems),
+        ready=ready,
     )
 
 
@@ -584,7 +592,7 @@ def implement_prompt(corpus: Corpus, arxiv_id: str) -> str:
         f'Implement the method of the paper "{shorten(paper.title, TITLE_CHARS)}" ({paper.key}).',
         "",
         "Abstract:",
-        (corpus.search.abstract(paper.ordinal) or "(no abstract in the record)")[:ABSTRACT_CHARS],
+        (full_text(corpus).abstract(paper.ordinal) or "(no abstract in the record)")[:ABSTRACT_CHARS],
         "",
     ]
     if samples:

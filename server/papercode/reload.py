@@ -1,55 +1,184 @@
-"""Live reload: rebuild the corpus in the background and swap it in atomically.
+"""The live corpus: built in the background while the server already answers, reloaded without a restart.
 
-`LiveCorpus` is the server's corpus source. Every request reads it once and keeps that corpus
-for the whole call, so calls in flight finish on the old index while a rebuild runs in a worker
-thread; the swap is one reference assignment. A failed rebuild keeps the old corpus and says why.
+`LiveCorpus` is the server's corpus source. It starts empty ("loading") and takes the stages of
+`corpus.open_stages` as they come: an older snapshot to serve meanwhile ("stale"), the keyed index
+("keyed": every lookup but full-text search works), then the complete corpus ("complete"). A call
+that needs more than is ready waits for it, bounded, and otherwise gets a coded `loading` error that
+says when to come back. Every request reads the corpus once and keeps it for the whole call, so
+calls in flight finish on the old index while a reload builds the next one in a worker thread; the
+swap is one reference assignment. A failed reload keeps the old corpus and says why.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import signal
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Literal, TypeVar
 
 import anyio
 import anyio.abc
 import anyio.to_thread
 
-from .corpus import Corpus
+from .corpus import Corpus, Stage
+from .errors import QueryError
 
 log = logging.getLogger(__name__)
 
-Builder = Callable[[bytes | None], Corpus]
-"""Builds a corpus for the records whose fingerprint it is given (None: it works it out)."""
+StagesBuilder = Callable[[bytes | None], Iterator[Stage]]
+"""The stages of opening the records whose fingerprint it is given (None: it works it out)."""
 SwapListener = Callable[[Corpus], Awaitable[None]]
 FailureListener = Callable[[str], Awaitable[None]]
+ProgressReport = Callable[[float, float | None, str], Awaitable[None]]
+"""(progress, total, message), as MCP progress notifications carry them."""
+Need = Literal["index", "search"]
+State = Literal["loading", "stale", "keyed", "complete"]
 T = TypeVar("T")
 
 # Problems that mean the records could not be read at all: serving an empty corpus would lose
 # everything the old one had, so the rebuild counts as failed.
 _FATAL_CODES = frozenset({"missing_directory"})
+_PROGRESS_EVERY_SECONDS = 1.0
+# The full-text index takes about 1.4x as long as the keyed index (BENCHMARKS.md): the rest of it, after keyed-ready.
+_SEARCH_AFTER_KEYED = 0.4
+
+
+class BuildProgress:
+    """What the loader reports while it builds (files done and in all, records read), and estimates from it.
+
+    Written by the build thread, read by the event loop: plain assignments of immutable values.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self.started = clock()
+        self.files = (0, 0)
+        self.records = 0
+        self.keyed_after: float | None = None  # seconds from start to keyed-ready
+
+    def __call__(self, done: int, total: int, records: int) -> None:
+        self.files, self.records = (done, total), records
+
+    def restart(self) -> None:
+        self.started, self.files, self.records, self.keyed_after = self._clock(), (0, 0), 0, None
+
+    def keyed(self) -> None:
+        self.keyed_after = self._clock() - self.started
+
+    def estimate(self) -> tuple[int, int | None, int]:
+        """(records indexed, records in all (estimated from the files read so far), seconds still to go)."""
+        elapsed = self._clock() - self.started
+        done, total = self.files
+        if self.keyed_after is not None:  # only the full-text index is left
+            return self.records, self.records, max(1, math.ceil(self.keyed_after * (1 + _SEARCH_AFTER_KEYED) - elapsed))
+        if not done:
+            return self.records, None, 0
+        in_all = round(self.records * total / done)
+        return self.records, in_all, max(1, math.ceil(elapsed * (total - done) / done))
 
 
 class LiveCorpus:
-    def __init__(self, build: Builder, fingerprint: Callable[[], bytes], initial: Corpus | None = None) -> None:
-        self._build = build
+    def __init__(self, stages: StagesBuilder, fingerprint: Callable[[], bytes], progress: BuildProgress | None = None) -> None:
+        self._stages = stages
         self._fingerprint = fingerprint
-        self._current = initial if initial is not None else build(None)
-        # A corpus from `Corpus.open` knows the fingerprint it was built from: no second walk.
-        self._seen = self._current.records_key or fingerprint()
+        self.progress = progress or BuildProgress()
+        self._stage: Stage | None = None
+        self._changed = anyio.Event()
+        self._seen = b""
         self._rebuilding = anyio.Lock()
         self._on_swap: list[SwapListener] = []
         self._on_failure: list[FailureListener] = []
+        self._on_stage: list[Callable[[Stage, float], None]] = []
         self.last_error: str | None = None
         self.reloads = 0
 
+    # -- what is ready ------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> State:
+        return "loading" if self._stage is None else ("complete" if self._stage.kind == "complete" else self._stage.kind)
+
+    @property
+    def stale_since(self) -> str | None:
+        """When the snapshot being served (the records changed since) was written; None unless stale."""
+        return self._stage.built_at if self._stage is not None and self._stage.kind == "stale" else None
+
+    def ready_for(self, need: Need) -> Corpus | None:
+        stage = self._stage
+        if stage is None or (need == "search" and stage.corpus.search is None):
+            return None
+        return stage.corpus
+
     def __call__(self) -> Corpus:
-        return self._current
+        """The corpus for keyed lookups (call `wait_for` first where loading may not be done)."""
+        corpus = self.ready_for("index")
+        if corpus is None:
+            raise self.not_ready("index")
+        return corpus
+
+    def not_ready(self, need: Need) -> QueryError:
+        indexed, in_all, seconds = self.progress.estimate()
+        if self._stage is not None:  # keyed lookups work; the full-text index is still being built
+            return QueryError(
+                "loading",
+                f"the full-text index is still being built ({indexed:,} records indexed), ready in about {seconds} s; "
+                "lookups by id, code hash, status and repository already answer",
+                f"call again in {seconds} s",
+            )
+        of = f" of {in_all:,}" if in_all is not None else ""
+        when = f"ready in about {seconds} s" if seconds else "starting"
+        return QueryError("loading", f"{indexed:,}{of} records indexed, {when}", f"call again in {max(seconds, 1)} s")
+
+    async def wait_for(self, need: Need, timeout: float, report: ProgressReport | None = None) -> Corpus:
+        """The corpus once it can answer `need`; waits at most `timeout` seconds, reporting progress
+        about every second, then raises the `loading` QueryError."""
+        with anyio.move_on_after(timeout):
+            while (corpus := self.ready_for(need)) is None:
+                if report is not None:
+                    indexed, in_all, seconds = self.progress.estimate()
+                    message = f"{indexed:,} records indexed" + (f", ready in about {seconds} s" if seconds else "")
+                    await report(float(indexed), None if in_all is None else float(in_all), message)
+                with anyio.move_on_after(_PROGRESS_EVERY_SECONDS):
+                    await self._changed.wait()
+            return corpus
+        raise self.not_ready(need)
 
     def health(self) -> dict[str, object]:
         """What `GET /healthz` says: readiness and counts only (no paths, no corpus details)."""
-        return {"status": "ok", "papers": len(self._current.index.papers), "last_reload_error": self.last_error}
+        stage = self._stage
+        return {
+            "status": "ok" if stage is not None and stage.corpus.search is not None else "loading",
+            "papers": len(stage.corpus.index.papers) if stage is not None else 0,
+            "last_reload_error": self.last_error,
+        }
+
+    # -- loading and reloading ----------------------------------------------------------------------
+
+    async def load(self) -> None:
+        """The first build, in a worker thread, taking each stage as it comes (run it in a task)."""
+        async with self._rebuilding:
+            self.progress.restart()
+            started = time.monotonic()
+            stages = self._stages(None)
+            while (stage := await anyio.to_thread.run_sync(next, stages, None)) is not None:
+                self._advance(stage)
+                for listener in self._on_stage:
+                    listener(stage, time.monotonic() - started)
+            if self._stage is not None:
+                self._seen = self._stage.corpus.records_key or b""
+
+    def _advance(self, stage: Stage) -> None:
+        if stage.kind == "keyed":
+            self.progress.keyed()
+        self._stage = stage
+        changed, self._changed = self._changed, anyio.Event()
+        changed.set()
+
+    def on_stage(self, listener: Callable[[Stage, float], None]) -> None:
+        """Call `listener` with each stage of the first load and the seconds since it started."""
+        self._on_stage.append(listener)
 
     def on_swap(self, listener: SwapListener) -> None:
         """Call `listener` with the new corpus after each successful swap (e.g. to notify clients)."""
@@ -60,29 +189,33 @@ class LiveCorpus:
         self._on_failure.append(listener)
 
     async def reload(self, why: str) -> bool:
-        """Rebuild now; True when the new corpus was swapped in."""
+        """Rebuild now; True when the new corpus was swapped in (only once it is complete)."""
         async with self._rebuilding:
             log.info("reloading records (%s)", why)
             self._seen = await anyio.to_thread.run_sync(self._fingerprint)
+            fresh: Corpus | None = None
             try:
-                fresh = await anyio.to_thread.run_sync(self._build, self._seen)
+                stages = self._stages(self._seen)
+                while (stage := await anyio.to_thread.run_sync(next, stages, None)) is not None:
+                    if stage.kind == "complete":
+                        fresh = stage.corpus
             except Exception as exc:  # keep serving the old corpus whatever went wrong
                 failure: str | None = f"{type(exc).__name__}: {exc}"
             else:
-                fatal = [p for p in fresh.index.report.problems if p.code in _FATAL_CODES]
-                failure = "; ".join(f"{p.path}: {p.reason}" for p in fatal) or None
-            if failure is None:
-                self._current = fresh
+                fatal = [p for p in fresh.index.report.problems if p.code in _FATAL_CODES] if fresh is not None else []
+                failure = "; ".join(f"{p.path}: {p.reason}" for p in fatal) or (None if fresh is not None else "no complete corpus")
+            if failure is None and fresh is not None:
+                self._advance(Stage("complete", fresh, None))
                 self.last_error = None
                 self.reloads += 1
                 log.info("reloaded: %d papers, %d samples", len(fresh.index.papers), len(fresh.index.samples))
             else:
                 self.last_error = failure
                 log.error("reload failed, still serving the previous index: %s", failure)
-        if failure is None:
+        if failure is None and fresh is not None:
             await _tell(self._on_swap, fresh)
         else:
-            await _tell(self._on_failure, failure)
+            await _tell(self._on_failure, failure or "")
         return failure is None
 
     async def watch(self, interval: float) -> None:
@@ -90,7 +223,7 @@ class LiveCorpus:
         while True:
             await anyio.sleep(interval)
             current = await anyio.to_thread.run_sync(self._fingerprint)
-            if current != self._seen:
+            if current != self._seen and self._stage is not None:
                 await self.reload("records changed")
 
     async def reload_on_sighup(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -99,6 +232,16 @@ class LiveCorpus:
             task_status.started()
             async for _ in signals:
                 await self.reload("SIGHUP")
+
+
+def ready_line(stage: Stage, seconds: float) -> str:
+    """What a stage means for clients, in one line (the server prints it as each stage arrives)."""
+    papers = f"{len(stage.corpus.index.papers):,} papers"
+    if stage.kind == "stale":
+        return f"answering from the snapshot of {stage.built_at} ({papers}; stale: the records changed since, rebuilding)"
+    if stage.kind == "keyed":
+        return f"lookups ready after {seconds:.1f} s ({papers}); full-text search is still being built"
+    return f"ready after {seconds:.1f} s ({papers}, search included)"
 
 
 async def _tell(listeners: list[Callable[[T], Awaitable[None]]], value: T) -> None:

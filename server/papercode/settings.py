@@ -53,6 +53,7 @@ class Settings:
     code_base_url: str = DEFAULT_CODE_BASE_URL
     watch: bool = False
     watch_interval: float = 5.0
+    ready_timeout: float = 20.0
     transport: Transport = "stdio"
     host: str = "127.0.0.1"
     port: int = 8000
@@ -207,6 +208,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("watch", "--watch", "poll the records and reload when they change", "off", SERVE),
     Option("watch_interval", "--watch-interval", "time between polls; each poll stats every record file", "5", SERVE,
            _positive(float, "a number of seconds"), "PAPERCODE_WATCH_INTERVAL", "SECONDS"),
+    Option("ready_timeout", "--ready-timeout", "while the records load, a call waits this long for them (with progress) before "
+           "answering `loading`", "20", SERVE, _positive(float, "a number of seconds"), "PAPERCODE_READY_TIMEOUT", "SECONDS"),
     Option("transport", "--transport", "`stdio`, `sse` or `streamable-http`", "stdio", SERVE, _one_of(TRANSPORTS),
            "PAPERCODE_TRANSPORT", "NAME"),
     Option("host", "--host", "address the HTTP transports bind", "127.0.0.1", HTTP_COMMANDS, _text, "PAPERCODE_HOST", "ADDRESS"),

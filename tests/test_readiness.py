@@ -1,0 +1,163 @@
+"""Ready at once: the server answers while the records load, serves an older snapshot while they rebuild, and says
+what is ready. The stages of loading are released one at a time by each test, so nothing depends on timing.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from conftest import BERT_MOUTH, BERTS_ICL, make_record, write_records
+from papercode.app import PapercodeServer, build_server
+from papercode.corpus import Corpus, Stage
+from papercode.reload import LiveCorpus
+
+pytestmark = pytest.mark.anyio
+
+WAIT = 20  # seconds: the bound on every wait
+SHORT = 0.2  # seconds a call waits for what is not ready, in tests that check the `loading` answer
+SNAPSHOT_DATE = "2026-11-01T00:00:00+00:00"
+
+
+@dataclass
+class Gated:
+    """A stages builder that yields each stage only once the test releases it."""
+
+    stages: list[Stage]
+    gates: list[threading.Event] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.gates = [threading.Event() for _ in self.stages]
+
+    def __call__(self, key: bytes | None) -> Iterator[Stage]:
+        for stage, gate in zip(self.stages, self.gates, strict=True):
+            gate.wait(WAIT)
+            yield stage
+
+    def release(self, count: int = 1) -> None:
+        for gate in [gate for gate in self.gates if not gate.is_set()][:count]:
+            gate.set()
+
+
+@pytest.fixture
+def stale_corpus(tmp_path: Any) -> Corpus:
+    """An older corpus: one made-up paper, standing for the snapshot before the records changed."""
+    return Corpus.load([write_records(tmp_path / "old", [make_record("2001.00001", "old-paper", title="An Old Paper")])])
+
+
+def keyed(corpus: Corpus) -> Corpus:
+    return replace(corpus, search=None)
+
+
+@asynccontextmanager
+async def serving(gated: Gated, ready_timeout: float = WAIT) -> AsyncIterator[tuple[PapercodeServer, LiveCorpus, Client]]:
+    live = LiveCorpus(gated, fingerprint=lambda: b"records")
+    server = build_server(live, ready_timeout=ready_timeout)
+    async with server.running(), Client(server) as client:
+        yield server, live, client
+        gated.release(len(gated.stages))  # let the loader finish, so the server stops cleanly
+
+
+async def _wait_for_state(live: LiveCorpus, state: str) -> None:
+    with anyio.fail_after(WAIT):
+        while live.state != state:
+            await anyio.sleep(0.01)
+
+
+async def test_lists_answer_at_once_and_a_call_says_loading_with_when_to_come_back(corpus: Corpus) -> None:
+    gated = Gated([Stage("complete", corpus, None)])
+    async with serving(gated, ready_timeout=SHORT) as (_, live, client):
+        live.progress(500, 2_000, 500)  # what the loader reports: a quarter of the files
+        assert len((await client.list_tools()).tools) == 7
+        assert {prompt.name for prompt in (await client.list_prompts()).prompts} == {"implement_paper", "compare_implementations"}
+        result = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH})
+        assert result.is_error is True
+        text = result.content[0].text  # type: ignore[union-attr]
+        assert text.startswith("loading: 500 of 2,000 records indexed, ready in about ") and ". Next: call again in " in text
+        assert live.health()["status"] == "loading"
+        gated.release()
+        await _wait_for_state(live, "complete")
+        answer = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH})
+        assert answer.is_error is False and answer.structured_content is not None
+        assert answer.structured_content["counts"]["total"] == 10
+        assert live.health() == {"status": "ok", "papers": 2, "last_reload_error": None}
+
+
+async def test_a_call_waits_for_the_index_with_progress_notifications(corpus: Corpus) -> None:
+    gated = Gated([Stage("complete", corpus, None)])
+    async with serving(gated) as (_, live, client):
+        live.progress(1, 2, 1)
+        notes: list[tuple[float, float | None, str | None]] = []
+
+        async def progressed(progress: float, total: float | None, message: str | None) -> None:
+            notes.append((progress, total, message))
+            gated.release()  # the first notification shows the call is waiting: now let the index arrive
+
+        with anyio.fail_after(WAIT):
+            result = await client.call_tool("corpus_stats", {}, progress_callback=progressed)
+    assert result.is_error is False and result.structured_content is not None and result.structured_content["papers"] == 2
+    progress, total, message = notes[0]
+    assert (progress, total) == (1.0, 2.0) and message is not None and message.startswith("1 records indexed, ready in about ")
+
+
+async def test_keyed_lookups_serve_while_full_text_search_is_built(corpus: Corpus) -> None:
+    gated = Gated([Stage("keyed", keyed(corpus), None), Stage("complete", corpus, None)])
+    async with serving(gated, ready_timeout=SHORT) as (_, live, client):
+        gated.release()
+        await _wait_for_state(live, "keyed")
+        harvested = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERTS_ICL})
+        assert harvested.is_error is False and harvested.structured_content is not None
+        stats = await client.call_tool("corpus_stats", {})
+        assert stats.structured_content is not None and stats.structured_content["ready"].startswith("lookups only")
+        for tool, arguments in (("search_papers", {"query": "bert"}), ("get_paper", {"paper": BERT_MOUTH})):
+            waiting = await client.call_tool(tool, arguments)
+            assert waiting.is_error is True
+            assert waiting.content[0].text.startswith("loading: the full-text index is still being built")  # type: ignore[union-attr]
+        assert live.health()["status"] == "loading"
+        gated.release()
+        await _wait_for_state(live, "complete")
+        found = await client.call_tool("search_papers", {"query": "bert"})
+        assert found.is_error is False and found.structured_content is not None and found.structured_content["total"] == 2
+        stats = await client.call_tool("corpus_stats", {})
+        assert stats.structured_content is not None and "ready" not in stats.structured_content
+
+
+async def test_a_stale_snapshot_answers_at_once_marked_stale_until_the_swap(corpus: Corpus, stale_corpus: Corpus) -> None:
+    gated = Gated([Stage("stale", stale_corpus, SNAPSHOT_DATE), Stage("keyed", keyed(corpus), None), Stage("complete", corpus, None)])
+    async with serving(gated) as (_, live, client):
+        gated.release()
+        await _wait_for_state(live, "stale")
+        old = await client.call_tool("get_paper", {"paper": "2001.00001"})
+        assert old.is_error is False and old.structured_content is not None and old.structured_content["title"] == "An Old Paper"
+        answer, marker = old.content
+        assert json.loads(answer.text) == old.structured_content  # type: ignore[union-attr]
+        stale = json.loads(marker.text)  # type: ignore[union-attr]
+        assert stale["stale"] is True and stale["snapshot"] == SNAPSHOT_DATE
+        stats = await client.call_tool("corpus_stats", {})
+        assert stats.structured_content is not None and stats.structured_content["ready"].startswith(f"stale: answers come from the snapshot of {SNAPSHOT_DATE}")
+        gated.release(2)
+        await _wait_for_state(live, "complete")
+        fresh = await client.call_tool("get_paper", {"paper": BERT_MOUTH})
+        assert fresh.is_error is False and len(fresh.content) == 1
+
+
+async def test_completions_while_loading_offer_nothing_yet(corpus: Corpus) -> None:
+    from mcp.types import PromptReference
+
+    gated = Gated([Stage("complete", corpus, None)])
+    async with serving(gated) as (_, live, client):
+        reference = PromptReference(type="ref/prompt", name="implement_paper")
+        waiting = await client.complete(reference, {"name": "arxiv_id", "value": "19"})
+        assert waiting.completion.values == []
+        gated.release()
+        await _wait_for_state(live, "complete")
+        ready = await client.complete(reference, {"name": "arxiv_id", "value": "19"})
+        assert ready.completion.values == [BERT_MOUTH]
