@@ -215,6 +215,25 @@ class Gate:
     release: threading.Event = field(default_factory=threading.Event)
 
 
+async def test_an_oversized_list_argument_is_refused_over_http(corpus: Corpus) -> None:
+    async with http_server(corpus, settings_for("streamable-http")) as url, client_for(url, "streamable-http", token=None) as client:
+        refused = await client.call_tool("list_samples_by_status", {"status": ["ran"] * 1_000})
+    assert refused.is_error is True
+    assert refused.content[0].text.startswith("invalid_argument: status takes at most 20 values")  # type: ignore[union-attr]
+
+
+async def test_stateless_mode_answers_json_without_sessions(corpus: Corpus) -> None:
+    async with http_server(corpus, settings_for("streamable-http", stateless=True)) as url, httpx2.AsyncClient(timeout=WAIT) as http:
+        call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "get_paper", "arguments": {"paper": BERT_MOUTH}}}
+        answer = await http.post(url, headers={"accept": "application/json", "content-type": "application/json"}, json=call)
+        async with client_for(url, "streamable-http", token=None, mode="legacy") as client:
+            listed = await client.list_tools()
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/json")
+    assert "mcp-session-id" not in answer.headers
+    assert answer.json()["result"]["structuredContent"]["query"]["resolved"] == BERT_MOUTH
+    assert len(listed.tools) == 7
+
+
 @pytest.fixture
 def blocked_search(corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
     """search_papers blocks (in its worker thread) until released; every other call is untouched."""
