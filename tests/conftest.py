@@ -22,6 +22,16 @@ from papercode.corpus import Corpus
 from papercode.settings import bundled_records_dir
 
 MODES = ("auto", "legacy")
+# The seven tools, as tools/list names them (tests/test_snapshot.py holds everything else the model sees).
+TOOL_NAMES = (
+    "get_harvested_code_for_paper",
+    "list_samples_by_status",
+    "search_papers",
+    "get_paper",
+    "find_papers_for_repo",
+    "get_code",
+    "corpus_stats",
+)
 
 ABOUT = {
     "site": "https://codewithpapers.app",

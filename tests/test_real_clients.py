@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERT_MOUTH_TITLE, BERTS_ICL, BERTS_ICL_TITLE
+from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERT_MOUTH_TITLE, BERTS_ICL, BERTS_ICL_TITLE, TOOL_NAMES
 
 pytestmark = [pytest.mark.clients, pytest.mark.transport]
 
@@ -40,17 +40,7 @@ STARTUP_SECONDS = 30
 CLIENT_SECONDS = 60
 CONFORMANCE_SECONDS = 180
 
-TOOLS = sorted(
-    [
-        "get_harvested_code_for_paper",
-        "list_samples_by_status",
-        "search_papers",
-        "get_paper",
-        "find_papers_for_repo",
-        "get_code",
-        "corpus_stats",
-    ]
-)
+TOOLS = sorted(TOOL_NAMES)
 TARGETS = ("stdio", "http")
 ERAS = ("legacy", "modern")  # the Inspector's --protocol-era: the 2025-11-25 handshake, or 2026-07-28
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"  # where a 2026-07-28 result names the server

@@ -22,6 +22,7 @@ from conftest import (
     BERTS_ICL,
     BERTS_ICL_TITLE,
     CLAIM,
+    TOOL_NAMES,
     make_record,
     make_sample,
     sha_for,
@@ -33,15 +34,7 @@ pytestmark = pytest.mark.anyio
 Connect = Callable[[Corpus], AbstractAsyncContextManager[Client]]
 LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
 
-TOOLS = {
-    "get_harvested_code_for_paper",
-    "list_samples_by_status",
-    "search_papers",
-    "get_paper",
-    "find_papers_for_repo",
-    "get_code",
-    "corpus_stats",
-}
+TOOLS = set(TOOL_NAMES)
 ATTRIBUTION = "CC BY-SA 4.0, Code-with-Papers (codewithpapers.app/attribution); not affiliated with Papers with Code"
 REAL_CLAIM = (
     "Per-sample execution status on synthesized fixtures; not a correctness claim about the paper. Samples come from "
