@@ -293,6 +293,10 @@ async def test_opening_a_session_past_the_cap_closes_the_least_recently_used(cor
     async with http_server(corpus, settings_for("streamable-http", max_sessions=2)) as url, httpx2.AsyncClient(timeout=WAIT) as http:
         first = await _open_session(http, url)
         second = await _open_session(http, url)
+        async with client_for(url, "streamable-http", token=None) as modern:  # 2026-07-28 requests open no session
+            assert modern.protocol_version == "2026-07-28"
+            await modern.call_tool("corpus_stats", {})
+        assert (await _ping(http, url, second)).status_code == 200  # so nothing was closed for them
         assert (await _ping(http, url, first)).status_code == 200  # first is now the most recently used
         third = await _open_session(http, url)  # closes `second`
         assert (await _ping(http, url, second)).status_code == 404

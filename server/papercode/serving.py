@@ -177,7 +177,9 @@ class SessionGuard:
         session = _header(scope["headers"], b"mcp-session-id")
         if session is None:
             if scope["method"] == "POST":
-                await self._make_room(scope)
+                body, receive = await _buffered(receive)
+                if "initialize" in _methods(body):  # only a handshake opens a session (2026-07-28 requests have none)
+                    await self._make_room(scope)
             await self.app(scope, receive, self._tracking(send, None))
             return
         if session in self._sessions:
@@ -263,14 +265,22 @@ async def _buffered(receive: Receive) -> tuple[bytes, Receive]:
     return body, replay
 
 
-def _request_ids(body: bytes) -> list[str]:
-    """The ids of the JSON-RPC requests in a body (one message or a batch); none for anything else."""
+def _requests(body: bytes) -> list[dict[str, Any]]:
+    """The JSON-RPC requests in a body (one message or a batch); none for anything else."""
     try:
         payload = orjson.loads(body)
     except orjson.JSONDecodeError:
         return []
     messages = payload if isinstance(payload, list) else [payload]
-    return [orjson.dumps(message["id"]).decode() for message in messages if isinstance(message, dict) and "id" in message and "method" in message]
+    return [message for message in messages if isinstance(message, dict) and "id" in message and "method" in message]
+
+
+def _request_ids(body: bytes) -> list[str]:
+    return [orjson.dumps(request["id"]).decode() for request in _requests(body)]
+
+
+def _methods(body: bytes) -> list[object]:
+    return [request["method"] for request in _requests(body)]
 
 
 async def _json_rpc_error(send: Send, request_id: str, message: str) -> None:
