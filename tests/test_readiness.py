@@ -161,3 +161,14 @@ async def test_completions_while_loading_offer_nothing_yet(corpus: Corpus) -> No
         await _wait_for_state(live, "complete")
         ready = await client.complete(reference, {"name": "arxiv_id", "value": "19"})
         assert ready.completion.values == [BERT_MOUTH]
+
+
+async def test_an_unknown_tool_while_loading_is_refused_at_once(corpus: Corpus) -> None:
+    from mcp import MCPError
+
+    gated = Gated([Stage("complete", corpus, None)])
+    async with serving(gated) as (_, live, client):  # a 20 s ready timeout: waiting would show as a timeout below
+        with anyio.fail_after(5), pytest.raises(MCPError) as error:
+            await client.call_tool("get_everything", {})
+        assert live.state == "loading"
+    assert error.value.message.startswith("not_found: unknown tool")

@@ -168,6 +168,13 @@ class PapercodeServer(MCPServer):
         report = context.report_progress if context is not None else None
         await self.live.wait_for(need, self.ready_timeout, report)
 
+    async def _ready_or_refuse(self, need: Need, context: Context | None) -> None:
+        """`_ready` for resources and prompts, whose errors are protocol errors."""
+        try:
+            await self._ready(need, context)
+        except QueryError as error:
+            raise MCPError(INVALID_PARAMS, str(error)) from None
+
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """While serving: the live corpus loads in the background (clients are answered meanwhile)."""
@@ -196,7 +203,8 @@ class PapercodeServer(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         try:
-            await self._ready(TOOL_NEEDS.get(name, "index"), context)
+            if self.live is not None and self.live.state != "complete" and name in {tool.name for tool in await self.list_tools()}:
+                await self._ready(TOOL_NEEDS.get(name, "index"), context)
             result = await super().call_tool(name, arguments, context)
         except QueryError as error:  # loading: answered once the corpus is ready
             return CallToolResult(content=[TextContent(type="text", text=str(error))], is_error=True)
@@ -220,10 +228,7 @@ class PapercodeServer(MCPServer):
             raise MCPError(
                 INVALID_PARAMS, f"invalid_argument: resource URI is over {MAX_URI_CHARS:,} characters; see resources/templates/list"
             )
-        try:
-            await self._ready("search" if str(uri).startswith("paper://") else "index", context)
-        except QueryError as error:
-            raise MCPError(INVALID_PARAMS, str(error)) from None
+        await self._ready_or_refuse("search" if str(uri).startswith("paper://") else "index", context)  # paper:// has the abstract
         contents = await super().read_resource(uri, context)
         if str(uri).startswith(CODE_TEMPLATE.split("{")[0]) and isinstance(contents, list):
             # The answer is JSON; verified code also comes as its own text/x-python content.
@@ -245,10 +250,7 @@ class PapercodeServer(MCPServer):
         if unknown:  # the SDK would fail to render and answer with an internal error
             listed = ", ".join(repr(key[:40]) for key in unknown[:5])
             raise MCPError(INVALID_PARAMS, f"invalid_argument: unknown argument(s) {listed}; {name} takes {', '.join(sorted(known))}")
-        try:
-            await self._ready("search" if name == "implement_paper" else "index", context)  # it quotes the abstract
-        except QueryError as error:
-            raise MCPError(INVALID_PARAMS, str(error)) from None
+        await self._ready_or_refuse("search" if name == "implement_paper" else "index", context)  # it quotes the abstract
         return await super().get_prompt(name, arguments, context)
 
 
