@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     from .run import add_arguments
 
     add_arguments(run)
-    engines = sub.add_parser("search-engines", help="SQLite FTS5 against tantivy on the same documents and queries")
+    engines = sub.add_parser("search-engines", help="papercode's search (tantivy) against the SQLite FTS5 engine it replaced, on the same documents and queries")
     engines.add_argument("--sizes", default="10000,100000", help="comma-separated record counts (default 10000,100000)")
     engines.add_argument("--data", type=Path, help="where corpora are generated and kept (default: as for run)")
     engines.add_argument("--queries", type=int, default=300)
@@ -34,8 +34,10 @@ def main(argv: list[str] | None = None) -> int:
 
         return plot_main(args.json, args.out)
     if args.command == "search-engines":
-        from .run import DEFAULT_DATA, corpus_roots
+        from .run import DEFAULT_DATA, corpus_roots, format_machine, machine
         from .search_engines import compare, format_comparison
+
+        print(format_machine(machine()), flush=True)
 
         sizes = [int(size) for size in args.sizes.split(",")]
         for n in sizes:

@@ -45,7 +45,7 @@ def plot(results: dict[str, Any], out: Path) -> Path:
     left.set_xlabel("records")
     left.set_ylabel("seconds")
     left.set_title("Cold build time")
-    right.plot(n, rss, "o-", label="peak RSS of the building process (+ its search child)")
+    right.plot(n, rss, "o-", label="peak RSS of the building process (+ its child)")
     right.plot(n, raw, "s--", label="raw bytes of the corpus")
     right.plot(n, [1.5 * r for r in raw], ":", color="grey", label="target: 1.5x raw bytes")
     right.set_xlabel("records")

@@ -5,8 +5,9 @@ For each size, everything is measured in one run over the same bytes:
 1. **parse floor** (subprocess): read every record file into memory, then time only `orjson.loads` over them (best of 3);
 2. **cold build** (a fresh subprocess, so RSS is clean, with the GC policy `papercode`'s CLI sets at start): the stages
    of `corpus.build_stages(roots)`: **keyed ready** (the index serves keyed lookups) and **search ready** (the full
-   text is built too, in a child process for a large corpus), split into phases by timing wrappers around the
-   functions the build calls; `ru_maxrss` of the process and of its largest child; then, in the same process, p50/p99
+   text is built too; for a large corpus, a child process indexes part of the records, then builds the search index),
+   split into phases by timing wrappers around the functions the build calls; `ru_maxrss` of the process and of its
+   largest child (added together, as if their peaks coincided); then, in the same process, p50/p99
    of every tool called as `queries.*` directly and through the in-memory `mcp.Client(server)`;
 3. **stdio** (a server subprocess from `benchmarks.echo_server`): on one connection, interleaved, MCP ping, each tool,
    and its `echo_<tool>` twin that returns the same pre-built answer;
@@ -87,7 +88,8 @@ def machine() -> dict[str, Any]:
         "mcp": version("mcp"),
         "pydantic": version("pydantic"),
         "orjson": version("orjson"),
-        "sqlite": __import__("sqlite3").sqlite_version,
+        "tantivy": version("tantivy"),
+        "numpy": version("numpy"),
         "platform": platform.platform(),
         "papercode": _git_state(),
         "loadavg": " ".join(f"{x:.2f}" for x in os.getloadavg()),
@@ -229,7 +231,7 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     """Cold build in this fresh process (keyed ready, then search ready), then in-process tool latency over it."""
     roots = [Path(p) for p in payload["roots"]]
     import papercode.app  # noqa: F401 - imported before the load so that the baseline RSS includes the SDK
-    from papercode import builder, loading
+    from papercode import builder, loading, search_build
     from papercode import corpus as corpus_module
 
     cli_gc_policy()
@@ -239,8 +241,10 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
         # Records stream through the build, so the phases interleave: wrap what it calls per record and once.
         # The wrappers cost ~1 us a call. Whatever of these the code under test still has is wrapped.
         for owner, attr, label in (
-            (loading, "_decode", "decode + checks (loading._decode)"),
-            (builder.IndexBuilder, "add", "index, per record (IndexBuilder.add)"),
+            (loading, "_decode", "decode + checks (loading._decode, this process's records)"),
+            (builder.IndexBuilder, "add", "index, per record (IndexBuilder.add, with shipping)"),
+            (search_build.ChildSearchBuild, "part", "wait for the child's part (ChildSearchBuild.part)"),
+            (builder.IndexBuilder, "add_part", "merge the child's part (IndexBuilder.add_part)"),
             (builder.IndexBuilder, "finish", "index, corpus-wide orders (IndexBuilder.finish)"),
         ):
             if hasattr(owner, attr):
@@ -258,7 +262,7 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     phases = dict(timer.totals)
     if phases:
         phases["walk + read + the rest of keyed"] = keyed_s - sum(phases.values())
-        phases["wait for the search database (built beside)"] = load_s - keyed_s
+        phases["search index, after keyed ready (built beside)"] = load_s - keyed_s
     from papercode import queries
 
     report = corpus.index.report
@@ -666,7 +670,7 @@ def format_size(n: int, r: dict[str, Any]) -> str:
     lines.append(f"keyed ready       {r['keyed_s']:8.2f} s   parse floor {r['floor_s']:.2f} s   ratio {r['keyed_vs_floor']:.2f}x")
     lines.append(f"search ready      {r['load_s']:8.2f} s   parse floor {r['floor_s']:.2f} s   ratio {r['load_vs_floor']:.2f}x")
     for phase, seconds in r.get("phases", {}).items():
-        lines.append(f"  {phase:48s} {seconds:8.2f} s  ({seconds / r['load_s']:5.1%})")
+        lines.append(f"  {phase:60s} {seconds:8.2f} s  ({seconds / r['load_s']:5.1%})")
     if "warm_total_s" in r:
         lines.append(
             f"warm start        {r['warm_total_s']:8.3f} s   (of which, overlapped: a stat of every record file {r['warm_key_s']:.3f} s; snapshot written in"
@@ -712,7 +716,7 @@ def format_machine(m: dict[str, Any]) -> str:
     return (
         f"# papercode benchmark, {m['date']}\n"
         f"# {m['cpu']}, {m['cores']} cores, {m['ram_gib']} GiB RAM; {m['platform']}; load average at start {m['loadavg']}\n"
-        f"# Python {m['python']}, mcp {m['mcp']}, pydantic {m['pydantic']}, orjson {m['orjson']}, SQLite {m['sqlite']}\n"
+        f"# Python {m['python']}, mcp {m['mcp']}, pydantic {m['pydantic']}, orjson {m['orjson']}, tantivy {m['tantivy']}, numpy {m['numpy']}\n"
         f"# papercode: {m['papercode']}"
     )
 

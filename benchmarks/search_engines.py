@@ -1,12 +1,12 @@
-"""`python -m benchmarks search-engines`: papercode's SQLite FTS5 search against tantivy (top-k pruning) on one corpus.
+"""`python -m benchmarks search-engines`: papercode's search (tantivy) against the SQLite FTS5 engine it replaced.
 
 Both engines index the same documents (`builder.search_document` of every admitted record) and answer the same
 queries (the `search_papers` calls of `benchmarks.run.make_calls`: 1-3 words of a random title, a fifth of them with
-`has_samples=true`). Each engine runs in a fresh subprocess, so its peak RSS is its own. Per query:
+`has_samples=true`), each as the server ran or runs it: counts, the title tier, the rest, ten snippets. Each engine
+runs in a fresh subprocess, so its peak RSS is its own.
 
-* FTS5: `SearchEngine.search` as the server runs it (count, title tier, rest, ten snippets);
-* tantivy: the same work in its terms: every word required (in any field; title weighted 10, tasks 4, authors 3,
-  methods 2, abstract 1), the total count, the ten best by BM25 (block-max WAND), a snippet of each; no title tier.
+* fts5: `benchmarks.fts5_search`, papercode's search until tantivy replaced it (SQLite FTS5, BM25 over every match);
+* tantivy: `papercode.search`, as the server runs it (BM25 with block-max WAND top-k pruning).
 
 Reported: build seconds (documents in to a servable index), index bytes, peak RSS, p50/p99 per query.
 """
@@ -47,8 +47,25 @@ def _p(times: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] * 1e3
 
 
+def _timed(engine: Any, queries: list[dict[str, Any]]) -> list[float]:
+    """Seconds per query, the second of two rounds (the first warms the page cache)."""
+    from papercode.search import SearchFilters
+
+    times = []
+    for args in queries * 2:
+        filters = SearchFilters(has_samples=args.get("has_samples"))
+        start = time.perf_counter()
+        engine.search(args["query"], filters, 0, 10)
+        times.append(time.perf_counter() - start)
+    return times[len(queries) :]
+
+
+def _result(build_s: float, index_bytes: int, times: list[float]) -> dict[str, Any]:
+    return {"build_s": build_s, "index_bytes": index_bytes, "p50_ms": statistics.median(times) * 1e3, "p99_ms": _p(times, 0.99)}
+
+
 def run_fts5(roots: list[Path], queries: list[dict[str, Any]], workdir: Path) -> dict[str, Any]:
-    from papercode.search import SearchBuilder, SearchEngine, SearchFilters
+    from .fts5_search import SearchBuilder, SearchEngine
 
     docs = list(documents(roots))
     start = time.perf_counter()
@@ -59,70 +76,23 @@ def run_fts5(roots: list[Path], queries: list[dict[str, Any]], workdir: Path) ->
     builder.write(path)
     engine = SearchEngine(path)
     build_s = time.perf_counter() - start
-    times = []
-    for args in queries * 2:  # the first round warms the page cache
-        filters = SearchFilters(has_samples=args.get("has_samples"))
-        start = time.perf_counter()
-        engine.search(args["query"], filters, 0, 10)
-        times.append(time.perf_counter() - start)
-    times = times[len(queries) :]
-    return {"build_s": build_s, "index_bytes": path.stat().st_size, "p50_ms": statistics.median(times) * 1e3, "p99_ms": _p(times, 0.99)}
+    return _result(build_s, path.stat().st_size, _timed(engine, queries))
 
 
 def run_tantivy(roots: list[Path], queries: list[dict[str, Any]], workdir: Path) -> dict[str, Any]:
-    import tantivy
-
-    from papercode.search import query_terms
+    from papercode.search import SearchBuilder, SearchEngine
 
     docs = list(documents(roots))
     start = time.perf_counter()
-    schema = tantivy.SchemaBuilder()
-    for name in ("title", "abstract", "authors", "tasks", "methods"):
-        schema.add_text_field(name, stored=name in ("title", "abstract"), tokenizer_name="en_stem")
-    schema.add_unsigned_field("paper", stored=True, fast=True)
-    schema.add_unsigned_field("samples", indexed=True, fast=True)
-    built = schema.build()
-    directory = workdir / "tantivy"
-    directory.mkdir()
-    index = tantivy.Index(built, path=str(directory))
-    writer = index.writer(heap_size=256 * 1024 * 1024, num_threads=1)
+    builder = SearchBuilder()
     for doc in docs:
-        document = tantivy.Document(
-            title=doc.title,
-            abstract=doc.abstract,
-            authors=doc.authors,
-            tasks=" ; ".join(name for _, name in doc.tasks),
-            methods=" ; ".join(doc.methods),
-        )
-        document.add_unsigned("paper", doc.paper)  # Document(paper=int) makes a signed value: a u64 field rejects it
-        document.add_unsigned("samples", doc.samples)
-        writer.add_document(document)
-    writer.commit()
-    writer.wait_merging_threads()
-    index.reload()
-    searcher = index.searcher()
+        builder.add(doc)
+    directory = workdir / "tantivy"
+    builder.write(directory)
+    engine = SearchEngine(directory)
     build_s = time.perf_counter() - start
-    boosts = {"title": 10.0, "tasks": 4.0, "authors": 3.0, "methods": 2.0, "abstract": 1.0}
-    times = []
-    for args in queries * 2:
-        start = time.perf_counter()
-        words = " ".join(term.strip('"') for term in query_terms(args["query"]))
-        query = index.parse_query(words, list(boosts), field_boosts=boosts, conjunction_by_default=True)
-        if args.get("has_samples"):
-            query = tantivy.Query.boolean_query(
-                [
-                    (tantivy.Occur.Must, query),
-                    (tantivy.Occur.Must, tantivy.Query.range_query(built, "samples", tantivy.FieldType.Unsigned, 1, 1 << 62)),
-                ]
-            )
-        result = searcher.search(query, 10, count=True)
-        snippets = tantivy.SnippetGenerator.create(searcher, query, built, "abstract")
-        for _, address in result.hits:
-            snippets.snippet_from_doc(searcher.doc(address)).to_html()
-        times.append(time.perf_counter() - start)
-    times = times[len(queries) :]
-    size = sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
-    return {"build_s": build_s, "index_bytes": size, "p50_ms": statistics.median(times) * 1e3, "p99_ms": _p(times, 0.99)}
+    size = sum(path.stat().st_size for path in directory.iterdir() if path.is_file())
+    return _result(build_s, size, _timed(engine, queries))
 
 
 def worker(payload: dict[str, Any]) -> dict[str, Any]:

@@ -6,10 +6,14 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, make_record, make_sample, sha_for
+from papercode import builder
 from papercode.corpus import Corpus
 from papercode.errors import QueryError
+from papercode.ids import normalize_repo
 from papercode.index import status_rank, task_key
 from papercode.paging import Pager
 from papercode.search import SearchFilters, query_terms
@@ -146,8 +150,8 @@ def test_paper_without_arxiv_id_is_keyed_by_slug(load_corpus: LoadCorpus) -> Non
 # -- search --------------------------------------------------------------------------------
 
 
-def test_query_terms_quote_every_word() -> None:
-    assert query_terms('bert "generative" NEAR(x y) title:foo *') == ['"bert"', '"generative"', '"NEAR"', '"x"', '"y"', '"title"', '"foo"']
+def test_query_terms_keep_only_the_words() -> None:
+    assert query_terms('bert "generative" NEAR(x y) title:foo *') == ["bert", "generative", "NEAR", "x", "y", "title", "foo"]
     assert query_terms("(((") == []
 
 
@@ -240,3 +244,45 @@ def test_a_later_duplicate_replaces_the_earlier_paper_everywhere(load_corpus: Lo
     assert index.list_samples(index.statuses())[0] == 2
     assert index.shas_with_prefix(sha_for("old", 0)) == [] and index.sample_ids_for_sha(sha_for("new", 0)) == list(paper.samples)
     assert index.papers_for_repo("old/repo") is None and index.papers_for_repo("new/repo") == [paper.ordinal]
+
+
+def test_list_samples_buckets_with_many_distinct_values(load_corpus: LoadCorpus) -> None:
+    # Thousands of languages and licences: more (status, kind, language, licence, inline) combinations than a
+    # listing bucket key can count directly.
+    samples = [
+        make_sample(sha_for("many", i), language=f"lang{i}", licence=f"LIC-{i}", status=("ran", "unverified")[i % 2], inline_ok=i % 3 == 0)
+        for i in range(2_500)
+    ]
+    index = load_corpus([make_record(samples=samples)]).index
+    for i in (0, 1, 1_234, 2_499):
+        total, rows = index.list_samples(index.statuses(), language=f"LANG{i}", licence=f"lic-{i}")
+        assert total == 1 and rows[0].code_sha256 == sha_for("many", i)
+    total, rows = index.list_samples(["ran"], inline_only=True)
+    assert total == len([i for i in range(2_500) if i % 2 == 0 and i % 3 == 0]) == len(rows)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://github.com/Owner/Name",
+        "https://github.com/owner/name.git",
+        "https://github.com/owner/name.GIT",
+        "https://github.com/owner/name/",
+        "https://github.com/owner/name/tree/main/src",
+        "https://github.com/owner",
+        "https://github.com/owner/na me",
+        "https://github.com/owner/name ",
+        " https://github.com/owner/name",
+        "http://www.GitHub.com/owner/name",
+        "https://gitlab.com/owner/name",
+        "https://github.com/.../...",
+        "owner/name",
+    ],
+)
+def test_a_code_link_names_the_repository_normalize_repo_does(url: str) -> None:
+    assert builder._repo_of(url) == normalize_repo(url)
+
+
+@given(st.text(alphabet="abcAB.-_/ :git", max_size=30).map(lambda rest: "https://github.com/" + rest))
+def test_a_code_link_names_the_repository_normalize_repo_does_whatever_follows(url: str) -> None:
+    assert builder._repo_of(url) == normalize_repo(url)

@@ -32,3 +32,21 @@ def test_packed_bytes_equal_the_list_they_pack() -> None:
 def test_index_past_the_end_raises() -> None:
     with pytest.raises(IndexError):
         PackedStrings(["only"])[1]
+
+
+def test_packed_strings_grow_as_a_list_would() -> None:
+    grown, as_list = PackedStrings(()), []
+    for chunk in (["a", "bc"], ["ünï", "", "✓✓"], ["x" * 300], []):
+        grown.extend(chunk)
+        as_list += chunk
+    assert list(grown) == as_list
+    assert list(pickle.loads(pickle.dumps(grown, protocol=5))) == as_list
+
+
+def test_packed_strings_take_another_packed_whole_or_in_part() -> None:
+    other = PackedStrings(["one", "twö", "three"])
+    whole, some = PackedStrings(["zero"]), PackedStrings(["zero"])
+    whole.extend_packed(other)
+    some.extend_packed(other, [0, 2])
+    assert list(whole) == ["zero", "one", "twö", "three"]
+    assert list(some) == ["zero", "one", "three"]

@@ -3,24 +3,26 @@ winner replaces what it beat, and a child that read other records is not trusted
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from conftest import make_record, write_records
 from papercode import queries, search, search_build
 from papercode.corpus import Corpus, build_stages
-from papercode.loading import Limits
-from papercode.search import SearchEngine
+from papercode.loading import Limits, LoadReport, find_record_files
+from papercode.search import SearchEngine, SearchFilters
+from test_hostile_records import LIMITS as HOSTILE_LIMITS
+from test_hostile_records import _record, _sample, write_hostile_set
 
 LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
 
 
-@pytest.mark.parametrize("batch", [1, 2_000])  # 1: the loser was already written when the winner came
-def test_duplicate_winner_replaces_the_loser_in_search(load_corpus: LoadCorpus, monkeypatch: pytest.MonkeyPatch, batch: int) -> None:
-    monkeypatch.setattr(search, "_BATCH", batch)
+def test_duplicate_winner_replaces_the_loser_in_search(load_corpus: LoadCorpus) -> None:
     older = make_record("2001.00001", "same", title="Quokka estimation", abstract="About quokkas.")
     newer = make_record("2001.00001", "same", title="Wombat estimation", abstract="About wombats.")
     older["syntology"]["read_at"], newer["syntology"]["read_at"] = "2026-01-01T00:00:00+00:00", "2026-06-01T00:00:00+00:00"
@@ -77,9 +79,72 @@ def test_a_child_that_read_other_records_is_not_trusted(records: Path, monkeypat
     assert complete.search is not None
 
 
-def test_an_abstract_never_waits_behind_a_search(records: Path) -> None:
+def test_an_abstract_never_waits_behind_a_search(records: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     corpus = Corpus.load([records])
     engine = corpus.search
     assert engine is not None
-    with engine._search_lock:  # a search is running in another thread
+    entered, release = threading.Event(), threading.Event()
+    snippet = search._Snippets.best
+
+    def held(self: search._Snippets, address: Any) -> str | None:  # the search holds on, mid-way, until released
+        entered.set()
+        release.wait(10)
+        return snippet(self, address)
+
+    monkeypatch.setattr(search._Snippets, "best", held)
+    running = threading.Thread(target=engine.search, args=("wombat", SearchFilters(), 0, 10))
+    running.start()
+    try:
+        assert entered.wait(10)  # a search is running in another thread
         assert engine.abstract(0) == "About wombats and quokkas."
+    finally:
+        release.set()
+        running.join(10)
+
+
+def _everything(corpus: Corpus) -> tuple[object, ...]:
+    """What every tool can read of a corpus, and its load report."""
+    index, report = corpus.index, corpus.index.report
+    papers = [queries.paper_detail(corpus, paper.key).model_dump() for paper in index.papers]
+    samples = [queries.harvested_code(corpus, paper.key, limit=100).model_dump() for paper in index.papers]
+    listing = index.list_samples(index.statuses())
+    repos = [index.papers_for_repo(name) for name in index.repo_names]
+    found = [queries.search_papers(corpus, query, limit=100).model_dump() for query in ("", "good", "harvest newer", "paper")]
+    counters = (report.files_seen, report.files_read, report.records_read, report.records_indexed)
+    return report.problems, counters, papers, samples, listing, repos, found, queries.corpus_stats(corpus).model_dump()
+
+
+def test_a_corpus_split_between_two_processes_indexes_as_one_process_would(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    records = write_hostile_set(tmp_path)
+    # Beside the hostile set: a later harvest of a paper read earlier, and a slug that is taken, near the end.
+    newest = _record("2101.00005", title="Newest harvest", read_at="2026-01-01T00:00:00Z")
+    (records / "zz_newest.json").write_bytes(orjson.dumps(newest))
+    (records / "zz_slug_taken.json").write_bytes(orjson.dumps({**_record("2101.00077"), "url": "/paper/slug-2101.00001"}))
+    # A loser (its samples are left out of the merge), then samples with their own file URLs, after it.
+    (records / "zz_t_loser.json").write_bytes(orjson.dumps(_record("2101.00005", title="Oldest", read_at="2020-01-01T00:00:00Z")))
+    elsewhere = [_sample(f"{i:x}" * 16, file_url=f"https://example.org/{i}.py") for i in (5, 6)]
+    (records / "zz_u_urls.json").write_bytes(orjson.dumps(_record("2101.00078", samples=elsewhere)))
+    *_, here = build_stages([records], HOSTILE_LIMITS, child=False)
+    files = [found for found in find_record_files(records, LoadReport())]
+    monkeypatch.setattr(search_build, "CHILD_PROCESS_BYTES", 0)
+    for share in (0.05, 0.6):
+        monkeypatch.setattr(search_build, "HERE_SHARE", share)
+        assert 0 < search_build.split_point(files) < len(files)
+        stages = list(build_stages([records], HOSTILE_LIMITS))
+        assert [stage.search is None for stage in stages] == [True, False]
+        assert _everything(stages[-1]) == _everything(here)
+
+
+def test_a_child_that_dies_costs_a_build_here_and_nothing_else(records: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search_build, "CHILD_PROCESS_BYTES", 0)
+    real_part = search_build.ChildSearchBuild.part
+
+    def dies_first(self: search_build.ChildSearchBuild) -> Any:
+        self._child.kill()
+        self._child.wait()
+        return real_part(self)
+
+    monkeypatch.setattr(search_build.ChildSearchBuild, "part", dies_first)
+    *_, complete = build_stages([records], Limits())
+    assert [hit[0] for hit in _hits(complete, "wombat")] == ["2001.00001"]
+    assert complete.index.report.records_read == 3 and complete.index.report.files_seen == 3

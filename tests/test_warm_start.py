@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import tempfile
 import threading
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +15,7 @@ from typing import Any
 import pytest
 
 from papercode import corpus as corpus_module
-from papercode import queries, snapshot
+from papercode import queries, search_build, snapshot
 from papercode.corpus import Corpus, Stage, open_stages
 from papercode.loading import Limits
 from papercode.settings import bundled_records_dir
@@ -118,6 +121,81 @@ def test_damaged_snapshot_is_rebuilt_never_served(records: Path, tmp_path: Path,
     # The rebuild wrote a good snapshot back.
     Corpus.open([records], cache_dir=cache)
     assert builds == [1, 1]
+
+
+def _search_directory(cache: Path) -> Path:
+    (directory,) = cache.glob("index-*.search-*")
+    return directory
+
+
+def _largest_file(directory: Path) -> Path:
+    return max((path for path in directory.iterdir() if path.is_file()), key=lambda path: path.stat().st_size)
+
+
+def _flip_a_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda directory: _flip_a_byte(_largest_file(directory)), id="flipped-byte"),
+        pytest.param(lambda directory: _largest_file(directory).write_bytes(_largest_file(directory).read_bytes()[:-10]), id="truncated"),
+        pytest.param(lambda directory: (directory / "meta.json").write_text("{}"), id="foreign-meta"),
+        pytest.param(lambda directory: _largest_file(directory).unlink(), id="missing-file"),
+        pytest.param(shutil.rmtree, id="missing-directory"),
+    ],
+)
+def test_damaged_search_index_is_rebuilt_never_served(records: Path, tmp_path: Path, builds: list[int], damage) -> None:  # type: ignore[no-untyped-def]
+    cache = tmp_path / "cache"
+    expected = _answers(Corpus.open([records], cache_dir=cache))
+    damage(_search_directory(cache))
+    again = Corpus.open([records], cache_dir=cache)
+    assert builds == [1, 1]
+    assert _answers(again) == expected
+    Corpus.open([records], cache_dir=cache)  # the rebuild wrote a good snapshot back
+    assert builds == [1, 1]
+
+
+@pytest.mark.parametrize("where", ["{prefix}../../elsewhere", "/tmp/elsewhere", "index-0000000000000000.search-x", "{prefix}x/.."])
+def test_a_snapshot_naming_a_search_directory_outside_its_own_is_rebuilt(
+    records: Path, tmp_path: Path, builds: list[int], where: str
+) -> None:
+    cache = tmp_path / "cache"
+    expected = _answers(Corpus.open([records], cache_dir=cache))
+    path = _snapshot_file(cache)
+    data = path.read_bytes()
+    header = snapshot._HEADER.unpack_from(data)
+    *head, length, crc, manifest_length, _ = header
+    manifest = json.dumps({"directory": where.format(prefix=f"{path.stem}.search-"), "files": []}).encode()
+    payload = data[snapshot._HEADER.size + manifest_length :]
+    path.write_bytes(snapshot._HEADER.pack(*head, length, crc, len(manifest), zlib.crc32(manifest)) + manifest + payload)
+    assert _answers(Corpus.open([records], cache_dir=cache)) == expected
+    assert builds == [1, 1]
+
+
+def test_a_rebuild_replaces_the_search_directory(records: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    Corpus.open([records], cache_dir=cache)
+    before = _search_directory(cache)
+    (records / "000_14282948c0d959ec.txt").unlink()
+    rebuilt = Corpus.open([records], cache_dir=cache)
+    after = _search_directory(cache)  # exactly one: the old one is gone
+    assert after != before
+    assert queries.search_papers(rebuilt, "").total == 1
+
+
+@pytest.mark.parametrize("child", [False, True])
+def test_a_cold_build_leaves_no_search_files_behind(records: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, child: bool) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setattr(search_build, "CHILD_PROCESS_BYTES", 0 if child else search_build.CHILD_PROCESS_BYTES)
+    corpus = Corpus.open([records], cache_dir=None)
+    assert queries.search_papers(corpus, "generative").total == 2
+    assert list(scratch.iterdir()) == []
 
 
 def test_snapshot_of_other_records_is_not_served(records: Path, tmp_path: Path, builds: list[int]) -> None:

@@ -1,43 +1,38 @@
 """Builds a `PaperIndex` from validated records, streaming: one record in memory at a time.
 
-The per-sample work is done by C-level loops (`map`, `zip`, `array.extend` over the decoded
-structs) rather than a Python statement per sample, and the corpus-wide orders are sorts on small
-integer keys: the listing order is the papers in key order, each paper's samples in their
-default order, stably sorted by one small int per sample (status, official, showable), which
-gives the same order as sorting on all eight fields. `IndexBuilder.finish` returns the
-immutable index.
+Per record, the builder only appends to columns, with C-level loops (`map`, `zip`, `array.extend`
+over the decoded structs) rather than a Python statement per sample. Everything that needs every
+paper at once (counts, the code-hash order, repositories, the listing order and its buckets) is
+computed by `orders` over whole columns when `IndexBuilder.finish` returns the immutable index.
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import operator
+import re
 from array import array
-from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
-from itertools import chain, compress, repeat
-from typing import Any, NamedTuple, cast
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from itertools import compress, repeat
+from typing import Any, NamedTuple
 
+import numpy as np
+import numpy.typing as npt
 import orjson
 
-from .columns import BLOB_URL, NO_LEVEL, NONE, CodeLinkRow, PaperColumns, SampleColumns, StringTable
+from . import orders
+from .columns import NO_LEVEL, NONE, PaperColumns, SampleColumns, StringTable
 from .ids import normalize_repo
-from .index import STATUS_RANK, UNKNOWN_STATUS_RANK, BucketKey, PaperIndex, status_rank
-from .loading import DuplicateFilter, LoadedRecord, LoadReport
+from .index import STATUS_RANK, UNKNOWN_STATUS_RANK, PaperIndex
+from .loading import DuplicateFilter, LoadedRecord, LoadReport, Problem, RecordFacts, facts
 from .records import CodeLinkData, RecordData, SampleData
 from .search import SearchDocument
 
-DocumentSink = Callable[[SearchDocument], None]
-RepoEntry = tuple[str, bool, int, str, int]
-
-
-class _Numbering(dict[Any, int]):
-    """value -> 0, 1, 2... in order of first sight (a C-level lookup on a hit)."""
-
-    def __missing__(self, value: Any) -> int:
-        number = self[value] = len(self)
-        return number
+RecordSink = Callable[[LoadedRecord, "Admitted | None"], None]
+"""Told of every record the index builder reads, and what admission made of it (None: not admitted)."""
+# A code link as the details blob keeps it: the fields of `columns.CodeLinkRow`, in order.
+LinkRow = tuple[str | None, str, bool, bool | None, str | None, str | None, str | None]
 
 
 _SHA = operator.attrgetter("code_sha256_prefix")
@@ -52,11 +47,15 @@ _LEVEL = operator.attrgetter("verification_level")
 _LICENCE = operator.attrgetter("licence")
 _INLINE = operator.attrgetter("inline_ok")
 _FILE_URL = operator.attrgetter("file_url")
-_FIRST = operator.itemgetter(0)
+_ORDER_FIELDS = operator.attrgetter("repo_kind", "status", "inline_ok")
+_METHOD_NAME = operator.attrgetter("method_name")
+_FRAMEWORK = operator.attrgetter("framework")
+_IS_OFFICIAL = operator.attrgetter("is_official")
 _LAST = operator.itemgetter(-1)
-_OFFICIAL_FIRST = {"official": 0}.get  # (kind, 1): 0 for official, else 1
 _NO_LEVEL = {None: NO_LEVEL}.get  # (level, level): the level, or NO_LEVEL for None
 _HEX = repeat(16)
+_URL_HEAD, _URL_MIDDLE = "https://github.com/", "/blob/HEAD/"  # columns.blob_url, joined at C level for map()
+_ROW_URL, _ROW_OFFICIAL, _ROW_MENTIONED = operator.itemgetter(1), operator.itemgetter(2), operator.itemgetter(3)
 
 
 def _year(date: str | None) -> int | None:
@@ -65,15 +64,26 @@ def _year(date: str | None) -> int | None:
     return None
 
 
+class _OrderGroups(dict[tuple[str, str, bool], int]):
+    """(repo kind, status, inline_ok) -> the first part of a sample's default-order key: official
+    first, then status best first, then showable first (computed once per distinct triple)."""
+
+    def __missing__(self, key: tuple[str, str, bool]) -> int:
+        kind, status, inline = key
+        group = self[key] = (kind != "official") * 2 * (UNKNOWN_STATUS_RANK + 1) + STATUS_RANK.get(status, UNKNOWN_STATUS_RANK) * 2 + (not inline)
+        return group
+
+
+_order_group = _OrderGroups().__getitem__
+
+
 def default_order(samples: list[SampleData]) -> list[SampleData]:
     """A paper's samples best first: official, status, showable, then repo/path/entry (input order breaks ties)."""
     if len(samples) < 2:
         return samples
     keyed = sorted(
         zip(
-            map(_OFFICIAL_FIRST, map(_KIND, samples), repeat(1)),
-            map(STATUS_RANK.get, map(_STATUS, samples), repeat(UNKNOWN_STATUS_RANK)),
-            map(operator.not_, map(_INLINE, samples)),
+            map(_order_group, map(_ORDER_FIELDS, samples)),
             map(_REPO, samples),
             map(_PATH, samples),
             map(_ENTRY, samples),
@@ -84,24 +94,43 @@ def default_order(samples: list[SampleData]) -> list[SampleData]:
     return list(map(samples.__getitem__, map(_LAST, keyed)))
 
 
-_normalize_repo = functools.lru_cache(maxsize=1 << 16)(normalize_repo)  # popular repositories recur
+_PLAIN_REPO_URL = re.compile(r"https://github\.com/([A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+)")
 
 
-def _code_link_row(link: CodeLinkData) -> CodeLinkRow:
-    reach = link.reach
-    return CodeLinkRow(
-        repo=_normalize_repo(link.repo_url),
-        repo_url=link.repo_url,
-        is_official=bool(link.is_official),
-        mentioned_in_paper=None if link.mentioned_in_paper is None else bool(link.mentioned_in_paper),
-        framework=link.framework,
-        reach_status=reach.status if reach else None,
-        licence=reach.spdx if reach else None,
+def _repo_of(url: str) -> str | None:
+    """`ids.normalize_repo(url)`, with one regular expression for the usual `https://github.com/owner/name`."""
+    plain = _PLAIN_REPO_URL.fullmatch(url)
+    if plain is not None and not plain[1].lower().endswith(".git"):
+        return plain[1].lower()
+    return normalize_repo(url)
+
+
+def _link_rows(links: list[CodeLinkData]) -> list[LinkRow]:
+    """A paper's code links, official first, then those the paper mentions, then by URL."""
+    rows: list[LinkRow] = [
+        (
+            _repo_of(link.repo_url),
+            link.repo_url,
+            bool(link.is_official),
+            None if link.mentioned_in_paper is None else bool(link.mentioned_in_paper),
+            link.framework,
+            None if link.reach is None else link.reach.status,
+            None if link.reach is None else link.reach.spdx,
+        )
+        for link in links
+    ]
+    if len(rows) < 2:
+        return rows
+    keyed = sorted(
+        zip(
+            map(operator.not_, map(_ROW_OFFICIAL, rows)),
+            map(operator.not_, map(_ROW_MENTIONED, rows)),
+            map(str.lower, map(_ROW_URL, rows)),
+            range(len(rows)),
+            strict=False,
+        )
     )
-
-
-def _link_order(link: CodeLinkRow) -> tuple[bool, bool, str]:
-    return (not link.is_official, not link.mentioned_in_paper, link.repo_url.lower())
+    return list(map(rows.__getitem__, map(_LAST, keyed)))
 
 
 class Admitted(NamedTuple):
@@ -131,7 +160,7 @@ class Admission:
     def fingerprint(self) -> bytes:
         return self._fingerprint.digest()
 
-    def admit(self, item: LoadedRecord) -> Admitted | None:
+    def admit(self, item: LoadedRecord | RecordFacts) -> Admitted | None:
         if not self._duplicates.admit(item):
             return None
         self._fingerprint.update(f"{item.key}\0{item.read_at}\0{item.path}\0{item.line}\0".encode())
@@ -162,95 +191,83 @@ class Admission:
 
 
 def search_document(record: RecordData, admitted: Admitted) -> SearchDocument:
-    """What the search engine indexes for a record."""
+    """What the search engine indexes for a record (built positionally, with C-level loops: it runs per record)."""
     harvest = record.syntology
     samples = (harvest.samples or []) if harvest else []
     links = record.code_links or ()
     return SearchDocument(
-        paper=admitted.ordinal,
-        replacing=admitted.replacing,
-        title=record.title,
-        abstract=record.abstract or "",
-        authors=" ; ".join(record.authors or ()),
-        tasks=[(task.task_slug, task.task_name or task.task_slug) for task in record.tasks or ()],
-        methods=[method.method_name for method in record.methods or ()],
-        frameworks=sorted({link.framework for link in links if link.framework}),
-        statuses=sorted(set(map(_STATUS, samples))),
-        date=record.date,
-        year=_year(record.date),
-        samples=len(samples),
-        official=any(link.is_official for link in links),
+        admitted.ordinal,
+        admitted.replacing,
+        record.title,
+        record.abstract or "",
+        " ; ".join(record.authors or ()),
+        [(task.task_slug, task.task_name or task.task_slug) for task in record.tasks or ()],
+        list(map(_METHOD_NAME, record.methods or ())),
+        sorted(set(filter(None, map(_FRAMEWORK, links)))),
+        sorted(set(map(_STATUS, samples))),
+        record.date,
+        _year(record.date),
+        len(samples),
+        any(map(_IS_OFFICIAL, links)),
     )
 
 
-class IndexBuilder:
-    """Adds records one at a time (duplicates resolve in place, see `Admission`), then `finish`."""
+_PAPER_FIELDS = ("arxiv_id", "slug", "title", "date", "url_abs", "read_at", "blob", "snapshot", "claim", "year", "n_authors", "start", "end")
 
-    def __init__(self, report: LoadReport, documents: DocumentSink | None = None) -> None:
-        """`documents` receives each paper's search document as it is indexed, so the full text
-        goes straight to the search side and is never held here."""
-        self.report = report
+
+class _RecordColumns:
+    """Records as columns: samples in the sample columns, papers in the paper columns, and the
+    repositories of code links among the link entries. A paper is set by ordinal: appended, or put
+    in place of the paper it replaces (whose samples and link entries stay, unreferenced)."""
+
+    def __init__(self) -> None:
         self._strings = StringTable()
         self._ids = self._strings.ids
         self._samples = SampleColumns(self._strings)
         self._papers = PaperColumns(self._strings)
-        self._admission = Admission(report)
-        self._documents = documents
-        # Per paper, one entry per repository its code links or samples name:
-        # (lower-case owner/name, not official, -samples from it, paper key, ordinal), the order it is listed in.
-        self._repos: list[list[RepoEntry]] = []
-        self._replaced = False
+        self._paper_columns: tuple[Any, ...] = tuple(getattr(self._papers, name) for name in _PAPER_FIELDS)
+        # Repositories named by code links: lower-case owner/name numbered, one entry per link, ranges per paper.
+        self._links = orders.LinkRepos(array("i"), array("i"), bytearray(), array("i"), array("i"), [], {})
 
-    def add_all(self, loaded: Iterable[LoadedRecord]) -> IndexBuilder:
-        for item in loaded:
-            self.add(item)
-        return self
-
-    def add(self, item: LoadedRecord) -> None:
-        """Add a record, or replace the one it beat as a duplicate (keeping that ordinal)."""
-        admitted = self._admission.admit(item)
-        if admitted is None:
-            return
-        record = item.record
-        ordinal, replacing = admitted.ordinal, admitted.replacing
+    def _put_record(self, ordinal: int, record: RecordData, arxiv_id: str | None, slug: str | None) -> None:
         harvest = record.syntology
-        samples = default_order(harvest.samples or []) if harvest else []
         start = len(self._samples)
-        stats = self._append_samples(samples, ordinal)
-        links = sorted(map(_code_link_row, record.code_links or ()), key=_link_order)
-        for link in links:
-            if link.repo:
-                found = stats.get(link.repo)
-                if found is None:
-                    stats[link.repo] = [link.is_official, 0]
-                elif link.is_official:
-                    found[0] = True
-        self._put_paper(ordinal, record, item.arxiv_id, admitted.slug, _details_blob(record, links), start, len(self._samples))
-        paper_key = item.arxiv_id or admitted.slug or ""
-        repos = [(repo, not official, -count, paper_key, ordinal) for repo, (official, count) in stats.items()]
-        if replacing:
-            self._repos[ordinal] = repos
-            self._replaced = True
-        else:
-            self._repos.append(repos)
-        if self._documents is not None:
-            self._documents(search_document(record, admitted))
+        if harvest is not None and harvest.samples:
+            self._append_samples(default_order(harvest.samples), ordinal)
+        links = _link_rows(record.code_links) if record.code_links else []
+        self._start_links(ordinal)
+        self._append_links(ordinal, links)
+        year = _year(record.date)
+        self._put_paper(
+            ordinal,
+            (
+                arxiv_id,
+                slug,
+                record.title,
+                record.date,
+                record.url_abs,
+                harvest.read_at if harvest else None,
+                _details_blob(record, links),
+                self._ids[record.source.snapshot if record.source else None],
+                self._ids[harvest.claim if harvest else None],
+                NONE if year is None else year,
+                len(record.authors or ()),
+                start,
+                len(self._samples),
+            ),
+        )
 
-    def _append_samples(self, samples: list[SampleData], ordinal: int) -> dict[str, list[Any]]:
-        """Append a paper's samples (already in default order) to the columns; per repository
-        (lower case) they come from: [any official, how many]."""
+    def _append_samples(self, samples: list[SampleData], ordinal: int) -> None:
+        """Append a paper's samples (already in default order) to the columns."""
         n = len(samples)
-        if not n:
-            return {}
         columns, ids = self._samples, self._ids.__getitem__
         start = len(columns)
-        repos, paths, kinds = list(map(_REPO, samples)), list(map(_PATH, samples)), list(map(_KIND, samples))
+        repos, paths = list(map(_REPO, samples)), list(map(_PATH, samples))
         columns.sha.extend(map(int, map(_SHA, samples), _HEX))
-        entries, paths_column = cast(list[str], columns.entry), cast(list[str], columns.path)
-        entries.extend(map(_ENTRY, samples))
+        columns.entry.extend(list(map(_ENTRY, samples)))
         columns.repo.extend(map(ids, repos))
-        columns.repo_kind.extend(map(ids, kinds))
-        paths_column.extend(paths)
+        columns.repo_kind.extend(map(ids, map(_KIND, samples)))
+        columns.path.extend(paths)
         columns.language.extend(map(ids, map(_LANGUAGE, samples)))
         columns.status.extend(map(ids, map(_STATUS, samples)))
         columns.contract_check.extend(map(ids, map(_CONTRACT, samples)))
@@ -260,188 +277,262 @@ class IndexBuilder:
         columns.inline_ok.extend(map(_INLINE, samples))
         columns.paper.extend(repeat(ordinal, n))
         urls = list(map(_FILE_URL, samples))
-        for offset in compress(range(n), map(operator.ne, urls, map(BLOB_URL, repos, paths))):
+        usual = map("".join, zip(repeat(_URL_HEAD), repos, repeat(_URL_MIDDLE), paths, strict=False))
+        for offset in compress(range(n), map(operator.ne, urls, usual)):
             url = urls[offset]
             if url is not None:
                 columns.file_url[start + offset] = url
-        stats: dict[str, list[Any]] = {}
-        for (repo, official), count in Counter(
-            zip(map(str.lower, repos), map(operator.eq, kinds, repeat("official")), strict=True)
-        ).items():
-            found = stats.get(repo)
-            if found is None:
-                stats[repo] = [official, count]
-            else:
-                found[0] |= official
-                found[1] += count
-        return stats
 
-    def _put_paper(self, i: int, record: RecordData, arxiv_id: str | None, slug: str | None, blob: bytes, start: int, end: int) -> None:
-        """Set paper `i`: append when `i` is the next ordinal, else replace it."""
-        papers, ids = self._papers, self._ids
-        harvest = record.syntology
-        year = _year(record.date)
-        values = (
-            ("arxiv_id", arxiv_id),
-            ("slug", slug),
-            ("title", record.title),
-            ("date", record.date),
-            ("url_abs", record.url_abs),
-            ("read_at", harvest.read_at if harvest else None),
-            ("blob", blob),
-            ("snapshot", ids[record.source.snapshot if record.source else None]),
-            ("claim", ids[harvest.claim if harvest else None]),
-            ("year", NONE if year is None else year),
-            ("n_authors", len(record.authors or ())),
-            ("start", start),
-            ("end", end),
-        )
-        if i == len(papers):
-            for name, value in values:
-                getattr(papers, name).append(value)
+    def _start_links(self, ordinal: int) -> None:
+        """Paper `ordinal`'s link entries start afresh (a replaced paper's old ones are left out)."""
+        entries = self._links
+        if ordinal == len(entries.start):
+            entries.start.append(len(entries.paper))
+            entries.end.append(len(entries.paper))
         else:
-            for name, value in values:
-                getattr(papers, name)[i] = value
+            entries.start[ordinal] = entries.end[ordinal] = len(entries.paper)
 
-    # -- finish ----------------------------------------------------------------------------
+    def _append_links(self, ordinal: int, links: list[LinkRow]) -> None:
+        """Record the GitHub repositories (lower-case owner/name) a paper's code links name (for `find_papers_for_repo`)."""
+        entries, names = self._links, self._links.numbers
+        for row in links:
+            repo = row[0]
+            if repo is not None:
+                code = names.get(repo)
+                if code is None:
+                    code = names[repo] = len(names)
+                    entries.names.append(repo)
+                entries.paper.append(ordinal)
+                entries.repo.append(code)
+                entries.official.append(row[2])
+        entries.end[ordinal] = len(entries.paper)
+
+    def _put_paper(self, i: int, values: tuple[Any, ...]) -> None:
+        """Set paper `i` (values in `_PAPER_FIELDS` order): append when `i` is the next ordinal, else replace it."""
+        if i == len(self._papers):
+            for column, value in zip(self._paper_columns, values, strict=True):
+                column.append(value)
+        else:
+            for column, value in zip(self._paper_columns, values, strict=True):
+                column[i] = value
+
+
+@dataclass(frozen=True, slots=True)
+class IndexPart:
+    """Records indexed in another process, each as its own paper in reading order, for `IndexBuilder.add_part`
+    (which admits them then, as if it had read them itself). Plain lists and arrays: it is pickled."""
+
+    facts: list[RecordFacts]
+    problems: list[Problem]
+    problems_before: array[int]  # per record: how many of `problems` came before it
+    files_read: int
+    records_read: int
+    strings: list[str]  # what the string ids in the columns stand for
+    samples: dict[str, Any]  # the attributes of `SampleColumns`, with local string ids and paper numbers
+    papers: dict[str, Any]  # the attributes of `PaperColumns`, one per record
+    link_paper: array[int]
+    link_repo: array[int]
+    link_official: bytearray
+    link_start: array[int]
+    link_end: array[int]
+    link_names: list[str]
+
+
+class PartBuilder(_RecordColumns):
+    """Builds an `IndexPart`: every valid record, in reading order, as its own paper; which become
+    papers, and under which ordinal, is decided when the part is merged."""
+
+    def __init__(self, report: LoadReport) -> None:
+        super().__init__()
+        self.report = report
+        self._facts: list[RecordFacts] = []
+        self._problems_before = array("i")
+
+    def add(self, item: LoadedRecord) -> None:
+        self._problems_before.append(len(self.report.problems))
+        self._facts.append(facts(item))
+        self._put_record(len(self._facts) - 1, item.record, item.arxiv_id, item.slug)
+
+    def part(self) -> IndexPart:
+        samples = {name: value for name, value in vars(self._samples).items() if name != "strings"}
+        papers = {name: getattr(self._papers, name) for name in _PAPER_FIELDS}
+        links = self._links
+        return IndexPart(
+            self._facts,
+            self.report.problems,
+            self._problems_before,
+            self.report.files_read,
+            self.report.records_read,
+            list(self._strings.values),
+            samples,
+            papers,
+            links.paper,
+            links.repo,
+            links.official,
+            links.start,
+            links.end,
+            list(links.names),
+        )
+
+
+class IndexBuilder(_RecordColumns):
+    """Adds records one at a time (duplicates resolve in place, see `Admission`), then `finish`."""
+
+    def __init__(self, report: LoadReport, records: RecordSink | None = None) -> None:
+        """`records` is told of each record as it is read (the search side takes its full text from
+        there, so it is never held here)."""
+        super().__init__()
+        self.report = report
+        self._admission = Admission(report)
+        self._records = records
+
+    def add_all(self, loaded: Iterable[LoadedRecord]) -> IndexBuilder:
+        for item in loaded:
+            self.add(item)
+        return self
+
+    def add(self, item: LoadedRecord) -> None:
+        """Add a record, or replace the one it beat as a duplicate (keeping that ordinal)."""
+        admitted = self._admission.admit(item)
+        if self._records is not None:
+            self._records(item, admitted)
+        if admitted is not None:
+            self._put_record(admitted.ordinal, item.record, item.arxiv_id, admitted.slug)
+
+    def add_part(self, part: IndexPart) -> None:
+        """Add the records of a part, read after every record added so far, as `add` would have:
+        admitted in order, their problems reported in order, their columns copied in bulk."""
+        report, kept = self.report, []
+        done = 0
+        for number, (record, before) in enumerate(zip(part.facts, part.problems_before, strict=True)):
+            report.problems.extend(part.problems[done:before])
+            done = before
+            admitted = self._admission.admit(record)
+            if admitted is not None:
+                kept.append((number, admitted))
+        report.problems.extend(part.problems[done:])
+        report.files_read += part.files_read
+        report.records_read += part.records_read
+        if kept:
+            _merge(self, part, kept)
 
     def finish(self) -> PaperIndex:
         """Everything derived from the papers' live samples: counts, hashes, repositories, listings."""
-        columns, papers, strings = self._samples, self._papers, self._strings
-        values = strings.values
+        papers, strings = self._papers, self._strings
         self.report.records_indexed = len(papers)
-        live: Sequence[int] = range(len(columns))
-        if self._replaced:  # a replaced paper's old samples stay in the columns, unreferenced
-            live = array("i")
-            for ordinal in range(len(papers)):
-                live.extend(range(papers.start[ordinal], papers.end[ordinal]))
-
-        def counts(column: array[int], missing: str) -> Counter[str]:
-            by_id = Counter(column) if not self._replaced else Counter(map(column.__getitem__, live))
-            return Counter({(missing if string_id == NONE else values[string_id]): n for string_id, n in by_id.items()})
-
-        status_counts = counts(columns.status, "unknown")
+        derived = orders.compute(self._samples, papers, self._links, self._ids.get("official", -2))
         read_ats = [value for value in papers.read_at if value]
-        # Code hashes: sorted values with their sample ids.
-        by_sha = sorted(live, key=columns.sha.__getitem__)
-        repo_names, repo_offsets, repo_papers = self._repositories()
-        listing_order, buckets = self._listing()
         index = PaperIndex(
             report=self.report,
             papers=papers,
-            samples=columns,
+            samples=self._samples,
             by_arxiv=self._admission.by_arxiv,
             by_slug=self._admission.by_slug,
             fingerprint=self._admission.fingerprint,
-            live_samples=len(live),
-            status_counts=status_counts,
-            repo_kind_counts=counts(columns.repo_kind, "unknown"),
-            licence_counts=counts(columns.licence, "NONE"),
-            language_counts=counts(columns.language, "unknown"),
-            papers_with_samples=sum(map(operator.gt, papers.end, papers.start)),
-            snapshots=frozenset(values[i] for i in set(papers.snapshot) if i != NONE),
+            snapshots=frozenset(strings.values[i] for i in set(papers.snapshot) if i != NONE),
             read_at_range=(min(read_ats), max(read_ats)) if read_ats else None,
-            sha_sorted=array("Q", map(columns.sha.__getitem__, by_sha)),
-            sha_samples=array("i", by_sha),
-            repo_names=repo_names,
-            repo_offsets=repo_offsets,
-            repo_papers=repo_papers,
-            listing_order=listing_order,
-            buckets=buckets,
             arxiv_ids_sorted=sorted(self._admission.by_arxiv),
+            **derived._asdict(),
         )
         strings.seal()
-        del self._repos, self._admission, self._documents
+        del self._links, self._admission, self._records
         return index
 
-    def _repositories(self) -> tuple[list[str], array[int], array[int]]:
-        """Lower-case owner/name -> papers, official first, then most samples from it, then paper key."""
-        entries = list(chain.from_iterable(self._repos))
-        entries.sort()
-        names: list[str] = []
-        offsets = array("i")
-        for position, name in enumerate(map(_FIRST, entries)):
-            if not names or names[-1] != name:
-                names.append(name)
-                offsets.append(position)
-        offsets.append(len(entries))
-        return names, offsets, array("i", map(_LAST, entries))
 
-    def _listing(self) -> tuple[array[int], dict[BucketKey, array[int]]]:
-        """The corpus-wide listing order (status, official first, showable first, then paper key,
-        repo, path, entry) and its buckets, from two sorts on integer keys."""
-        columns, papers, strings = self._samples, self._papers, self._strings
-        values, ids = strings.values, self._ids
-        keys = list(map(papers.key, range(len(papers))))
-        base = array("i")
-        for ordinal in sorted(range(len(papers)), key=keys.__getitem__):
-            base.extend(range(papers.start[ordinal], papers.end[ordinal]))
-        # One small int per sample: status order, then official first, then showable first.
-        status_ids = set(columns.status)  # a replaced paper's old samples too: every id needs a part
-        statuses = sorted((values[i] for i in status_ids), key=lambda status: (status_rank(status), status))
-        status_part = {ids[status]: position * 4 for position, status in enumerate(statuses)}
-        official = ids.get("official", -2)
-        group = array(
-            "i",
-            map(
-                operator.add,
-                map(status_part.__getitem__, columns.status),
-                map(
-                    operator.add,
-                    map(operator.mul, map(operator.ne, columns.repo_kind, repeat(official)), repeat(2)),
-                    map(operator.xor, columns.inline_ok, repeat(1)),
-                ),
+_STRING_COLUMNS = ("repo", "repo_kind", "language", "status", "contract_check", "licence")
+
+
+def _merge(builder: IndexBuilder, part: IndexPart, kept: list[tuple[int, Admitted]]) -> None:
+    """Copy the kept records of `part` into `builder`'s columns: samples in bulk (string ids mapped
+    to the builder's table), then each kept record's paper and link entries under its ordinal."""
+    samples, ids = builder._samples, builder._ids
+    # Index -1 (NONE) maps to NONE: it is the last entry.
+    to_ids = np.array([*map(ids.__getitem__, part.strings), NONE], dtype=np.intc)
+    numbers = np.fromiter((number for number, _ in kept), dtype=np.int64, count=len(kept))
+    starts, ends = (np.frombuffer(part.papers[name], dtype=np.intc)[numbers].astype(np.int64) for name in ("start", "end"))
+    lengths = ends - starts
+    base = len(samples)
+    every = len(kept) == len(part.facts) and int(lengths.sum()) == len(part.samples["paper"])
+    take = None if every else np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
+
+    def pick(column: Any) -> Any:
+        view = orders.view(column)
+        return view if take is None else view[take]
+
+    samples.sha.frombytes(pick(part.samples["sha"]).tobytes())
+    samples.entry.extend_packed(part.samples["entry"], None if take is None else take.tolist())
+    samples.path.extend_packed(part.samples["path"], None if take is None else take.tolist())
+    for name in _STRING_COLUMNS:
+        getattr(samples, name).frombytes(to_ids[pick(part.samples[name])].tobytes())
+    samples.verification_level.frombytes(pick(part.samples["verification_level"]).tobytes())
+    samples.inline_ok.extend(pick(part.samples["inline_ok"]).tobytes())
+    ordinals = np.fromiter((admitted.ordinal for _, admitted in kept), dtype=np.intc, count=len(kept))
+    samples.paper.frombytes(np.repeat(ordinals, lengths).tobytes())
+    urls: dict[int, str] = part.samples["file_url"]
+    if urls:
+        moved = None if take is None else {old: new for new, old in enumerate(take.tolist())}
+        for old, url in urls.items():
+            new = old if moved is None else moved.get(old)
+            if new is not None:
+                samples.file_url[base + new] = url
+    papers = part.papers
+    new_start = base + np.cumsum(lengths) - lengths
+    for (number, admitted), start, length in zip(kept, new_start.tolist(), lengths.tolist(), strict=True):
+        builder._put_paper(
+            admitted.ordinal,
+            (
+                papers["arxiv_id"][number],
+                admitted.slug,
+                papers["title"][number],
+                papers["date"][number],
+                papers["url_abs"][number],
+                papers["read_at"][number],
+                papers["blob"][number],
+                int(to_ids[papers["snapshot"][number]]),
+                int(to_ids[papers["claim"][number]]),
+                papers["year"][number],
+                papers["n_authors"][number],
+                start,
+                start + length,
             ),
         )
-        order = array("i", sorted(base, key=group.__getitem__))
-        # Buckets: the listing ranks of each (status, kind, language, licence, inline) in rank order.
-        raw_ids = _Numbering()
-        bucket_of = array(
-            "i",
-            map(
-                raw_ids.__getitem__,
-                zip(
-                    map(columns.status.__getitem__, order),
-                    map(columns.repo_kind.__getitem__, order),
-                    map(columns.language.__getitem__, order),
-                    map(columns.licence.__getitem__, order),
-                    map(columns.inline_ok.__getitem__, order),
-                    strict=True,
-                ),
-            ),
-        )
-        by_bucket = sorted(range(len(order)), key=bucket_of.__getitem__)
-        sizes = Counter(bucket_of)
-        buckets: dict[BucketKey, array[int]] = {}
-        position = 0
-        for (status, kind, language, licence, inline), number in sorted(raw_ids.items(), key=lambda item: item[1]):
-            ranks = array("i", by_bucket[position : position + sizes[number]])
-            position += sizes[number]
-            key = (
-                values[status],
-                values[kind],
-                (values[language] if language != NONE else "").lower(),
-                (values[licence] if licence != NONE else "").lower(),
-                bool(inline),
-            )
-            # Spellings that differ only in case share a bucket: merge their ranks in order.
-            buckets[key] = array("i", sorted(buckets[key] + ranks)) if key in buckets else ranks
-        return order, buckets
+    _merge_links(builder, part, numbers, ordinals)
 
 
-def _details_blob(record: RecordData, links: list[CodeLinkRow]) -> bytes:
+def _merge_links(builder: IndexBuilder, part: IndexPart, numbers: npt.NDArray[np.int64], ordinals: npt.NDArray[np.intc]) -> None:
+    """The link entries of the kept records (`numbers` in the part), under their ordinals, in bulk."""
+    entries, numbers_of = builder._links, builder._links.numbers
+    codes = np.empty(len(part.link_names), dtype=np.intc)
+    for position, name in enumerate(part.link_names):
+        code = numbers_of.get(name)
+        if code is None:
+            code = numbers_of[name] = len(entries.names)
+            entries.names.append(name)
+        codes[position] = code
+    starts, ends = (orders.view(column)[numbers].astype(np.int64) for column in (part.link_start, part.link_end))
+    lengths = ends - starts
+    take = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
+    first = len(entries.paper)
+    entries.paper.frombytes(np.repeat(ordinals, lengths).tobytes())
+    entries.repo.frombytes(codes[orders.view(part.link_repo)[take]].tobytes())
+    entries.official.extend(orders.view(part.link_official)[take].tobytes())
+    new_start = first + np.cumsum(lengths) - lengths
+    for ordinal, start, length in zip(ordinals.tolist(), new_start.tolist(), lengths.tolist(), strict=True):
+        if ordinal == len(entries.start):
+            entries.start.append(start)
+            entries.end.append(start + length)
+        else:
+            entries.start[ordinal], entries.end[ordinal] = start, start + length
+
+
+def _details_blob(record: RecordData, links: list[LinkRow]) -> bytes:
     details: dict[str, object] = {
         "a": record.authors or [],
         "t": [(task.task_slug, task.task_name or task.task_slug) for task in record.tasks or ()],
         "m": [method.method_name for method in record.methods or ()],
-        "l": [list(link) for link in links],
+        "l": links,
     }
     for key, value in (("p", record.proceeding), ("pdf", record.url_pdf)):
         if value is not None:
             details[key] = value
     return orjson.dumps(details)
-
-
-def build_index(loaded: Iterable[LoadedRecord], report: LoadReport, documents: DocumentSink | None = None) -> PaperIndex:
-    """Index `loaded` as it streams in."""
-    return IndexBuilder(report, documents).add_all(loaded).finish()

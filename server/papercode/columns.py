@@ -149,9 +149,6 @@ def blob_url(repo: str, path: str) -> str:
     return f"https://github.com/{repo}/blob/HEAD/{path}"
 
 
-BLOB_URL = "https://github.com/{}/blob/HEAD/{}".format  # blob_url as a C-level callable, for map()
-
-
 class PaperColumns:
     """Every paper, one list or array per field; `papers[i]` materialises paper i."""
 
@@ -216,17 +213,18 @@ class PaperColumns:
 class SampleColumns:
     """Every sample, one array per field; `columns[i]` materialises sample i.
 
-    Entries and paths are nearly all distinct, so they are kept as plain strings (interning
-    them would cost a table entry each for nothing); the other strings are ids into the table.
+    Entries and paths are nearly all distinct, so they are packed (interning them would cost a
+    table entry each for nothing, and a string object each costs three times its text); the
+    other strings are ids into the table.
     """
 
     def __init__(self, strings: StringTable) -> None:
         self.strings = strings
         self.sha = array("Q")  # the 16-hex code hash as an int
-        self.entry: Sequence[str] = []
+        self.entry = PackedStrings(())
         self.repo = array("i")
         self.repo_kind = array("i")
-        self.path: Sequence[str] = []
+        self.path = PackedStrings(())
         self.language = array("i")
         self.status = array("i")
         self.contract_check = array("i")
@@ -240,20 +238,18 @@ class SampleColumns:
         return len(self.paper)
 
     def __getstate__(self) -> dict[str, object]:
-        state = dict(self.__dict__)
-        state["entry"], state["path"] = PackedStrings(self.entry), PackedStrings(self.path)
-        return state
+        return dict(self.__dict__)
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
 
     def __getitem__(self, i: int) -> SampleRow:
         values = self.strings.values
-        repo, path = values[self.repo[i]], self.path[i]
+        repo, path = values[self.repo[i]], cast(str, self.path[i])
         level = self.verification_level[i]
         return SampleRow(
             code_sha256=f"{self.sha[i]:016x}",
-            entry=self.entry[i],
+            entry=cast(str, self.entry[i]),
             repo=repo,
             repo_kind=values[self.repo_kind[i]],
             path=path,

@@ -2,7 +2,7 @@
 
 `open_stages` is the whole story of a start: a current snapshot is served at once; otherwise the
 records are built, and the corpus is handed over twice: as soon as keyed lookups work (the
-search database is still being built, in another process for a large corpus), then complete.
+search index is still being built, in another process for a large corpus), then complete.
 An intact snapshot of other records (they changed since) is served meanwhile, marked stale.
 This is the only module that composes a `Corpus` from its parts.
 """
@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Literal
 
 from . import snapshot
-from .builder import build_index
+from .builder import IndexBuilder
 from .index import PaperIndex
 from .loading import Limits, LoadReport, ProgressCallback, find_record_files, iter_records
 from .paging import Pager
 from .search import SearchEngine
-from .search_build import SearchMismatch, start_search_build
+from .search_build import SearchBuildFailed, start_search_build
 
 log = logging.getLogger(__name__)
 
@@ -121,9 +121,21 @@ def build_stages(roots: list[Path], limits: Limits, progress: ProgressCallback |
     """Build from the records: the corpus without search as soon as keyed lookups work, then complete."""
     report = LoadReport()
     files = [found for root in roots for found in find_record_files(root, report)]
-    search = start_search_build(roots, limits, sum(found.size for found in files), child=child)
+    search = start_search_build(roots, limits, files, child=child)
     try:
-        index = build_index(iter_records(roots, report, limits, progress, files=files), report, search.documents)
+        builder = IndexBuilder(report, search.records)
+        builder.add_all(iter_records(roots, report, limits, search.progress(progress, len(files)), files=search.here))
+        part = search.part()
+        if part is not None:
+            builder.add_part(part)
+            report.files_seen = len(files)
+            if progress is not None:
+                progress(len(files), len(files), report.records_read)
+        index = builder.finish()
+    except SearchBuildFailed as exc:
+        log.warning("%s; building here", exc)
+        yield from build_stages(roots, limits, progress, child=False)
+        return
     except BaseException:
         search.cancel()
         raise
@@ -142,7 +154,7 @@ def build_stages(roots: list[Path], limits: Limits, progress: ProgressCallback |
         raise
     try:
         engine = search.result(index.fingerprint)
-    except SearchMismatch as exc:  # build both again, here, from one read of the records
+    except SearchBuildFailed as exc:  # build both again, here, from one read of the records
         log.warning("%s; building the index and its search again in this process", exc)
         *_, complete = build_stages(roots, limits, progress, child=False)
         yield complete

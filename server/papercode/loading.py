@@ -99,12 +99,34 @@ class LoadedRecord:
     @property
     def key(self) -> str:
         """The identity duplicates share: `arxiv:<id>`, else `slug:<slug>`."""
-        return f"arxiv:{self.arxiv_id}" if self.arxiv_id else f"slug:{self.slug}"
+        return _key(self.arxiv_id, self.slug)
 
     @property
     def read_at(self) -> str:
         harvest = self.record.syntology
         return (harvest.read_at or "") if harvest else ""
+
+
+class RecordFacts(NamedTuple):
+    """What admission needs to know of a record (see `DuplicateFilter`), without the record."""
+
+    path: str
+    line: int | None
+    arxiv_id: str | None
+    slug: str | None
+    read_at: str
+
+    @property
+    def key(self) -> str:
+        return _key(self.arxiv_id, self.slug)
+
+
+def _key(arxiv_id: str | None, slug: str | None) -> str:
+    return f"arxiv:{arxiv_id}" if arxiv_id else f"slug:{slug}"
+
+
+def facts(item: LoadedRecord) -> RecordFacts:
+    return RecordFacts(item.path, item.line, item.arxiv_id, item.slug, item.read_at)
 
 
 ProgressCallback = Callable[[int, int, int], None]
@@ -266,7 +288,7 @@ class DuplicateFilter:
         self._report = report
         self._kept: dict[str, tuple[datetime, str, int | None]] = {}  # key -> (read_at, path, line)
 
-    def admit(self, item: LoadedRecord) -> bool:
+    def admit(self, item: LoadedRecord | RecordFacts) -> bool:
         """True when `item` is new or replaces the record kept so far for its key."""
         key = item.key
         moment = _instant(item.read_at)

@@ -297,7 +297,7 @@ def search_papers(
         if text is not None and not text.isascii() and not _encodable(text):  # lone surrogates: only in-process, never on the wire
             raise QueryError("invalid_argument", f"{name} is not valid Unicode text", f"call again with {name} as plain text")
     for name, year in (("year_from", filters.year_from), ("year_to", filters.year_to)):
-        if year is not None and not 0 <= year <= MAX_YEAR:  # SQLite integers stop at 2**63
+        if year is not None and not 0 <= year <= MAX_YEAR:  # the year filter holds 4 digits
             raise QueryError("invalid_argument", f"{name} must be a year between 0 and {MAX_YEAR}", f"call again with a 4-digit {name}")
     if filters.year_from is not None and filters.year_to is not None and filters.year_from > filters.year_to:
         raise QueryError("invalid_argument", f"year_from {filters.year_from} is after year_to {filters.year_to}", "swap them or drop one")

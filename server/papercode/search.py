@@ -1,41 +1,70 @@
-"""Full-text paper search on SQLite FTS5: tokenising, BM25 ranking and snippets.
+"""Full-text paper search on tantivy: BM25 ranking with top-k pruning, snippets, and filters as terms.
 
-A user's query is plain words: it is reduced to word tokens and each is quoted, so FTS5
-syntax (quotes, `*`, `NEAR`, `col:`, parentheses) in the input can never raise. Filters are
-SQL over small side tables, so they combine with the ranking instead of post-filtering.
+A user's query is plain words: each is cut into tokens by the index's own analyzer and becomes
+term (or phrase) queries built here, field by field; nothing the user types is ever parsed as
+query syntax, so quotes, `*`, `NEAR`, `field:` or parentheses can never raise. Filters are terms
+and ranges of the same index, so they combine with the ranking instead of post-filtering.
 
-`SearchBuilder` writes the database (in memory, then to a file); `SearchEngine` serves it
-read-only from that file, memory-mapped, with one connection for searches and another for
-abstracts, so `get_paper` never waits behind a slow search. `search_build` runs the builder in
-another process for large corpora.
+`SearchBuilder` collects each paper's document while the index is built and writes the tantivy
+index (a directory) at the end; `SearchEngine` serves one read-only. Its files are memory-mapped
+and kept open, so the directory of a fresh build can be removed at once (nothing is left behind)
+and still be copied into a snapshot. Searches and abstract lookups share no
+lock: tantivy's searcher is safe across threads and releases the GIL, so `get_paper` never waits
+behind a search. `search_build` runs the builder in another process for large corpora.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
+import operator
 import os
 import re
-import sqlite3
-import threading
-from collections.abc import Iterable
+import shutil
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from importlib.metadata import version
+from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple, cast
+
+import tantivy
 
 from .index import status_rank, task_key
 
 if TYPE_CHECKING:
     from .index import PaperIndex, PaperRow
 
-# Column weights for bm25(): title counts most, then tasks, authors, methods, abstract.
-_COLUMNS = ("title", "abstract", "authors", "tasks", "methods")
-_WEIGHTS = (10.0, 1.0, 3.0, 4.0, 2.0)
+# Fields searched, with their weight in the ranking: title counts most, then tasks, authors, methods, abstract.
+_FIELDS = ("title", "abstract", "authors", "tasks", "methods")
+_WEIGHTS = {"title": 10.0, "abstract": 1.0, "authors": 3.0, "tasks": 4.0, "methods": 2.0}
 _WORD = re.compile(r"\w+", re.UNICODE)
 _MAX_TERMS = 32
-SNIPPET_TOKENS = 18
-_BATCH = 2_000  # documents buffered before one executemany
-_MMAP_BYTES = 1 << 40  # map the whole database: pages are read in place, not copied into SQLite's cache
+# A token this long (bytes) is not indexed: a term's bytes are capped, and nobody searches for one.
+_MAX_TOKEN_BYTES = 100
+# A facet value is a single term: a longer one (a hostile task name) is indexed by its hash.
+_MAX_FACET_BYTES = 512
+_ANALYZER = "papercode"
+_WRITER_HEAP = 1 << 30  # a budget, not an allocation: large enough that each indexing thread makes one segment
+_TWO_THREADS_FROM = 20_000  # documents
+ENGINE_VERSION = f"tantivy {version('tantivy')}"  # part of the snapshot key: another version rebuilds
+_LOCK_FILES = (".tantivy-meta.lock", ".tantivy-writer.lock")
+_COPY_CHUNK = 1 << 22
+
+
+def _analyzer(*, indexing: bool) -> tantivy.TextAnalyzer:
+    """Words of letters and digits, lower case, accents folded, English stems (the query side keeps long tokens, to tell them)."""
+    builder = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+    for step in (tantivy.Filter.lowercase(), tantivy.Filter.ascii_fold(), tantivy.Filter.stemmer("english")):
+        builder = builder.filter(step)
+    if indexing:
+        builder = builder.filter(tantivy.Filter.remove_long(_MAX_TOKEN_BYTES))
+    return builder.build()
+
+
+_QUERY_ANALYZER = _analyzer(indexing=False)
 
 
 @functools.lru_cache(maxsize=1 << 16)  # method and framework names repeat across papers
@@ -44,10 +73,17 @@ def facet_value(text: str) -> str:
     return re.sub(r"[\s_\-]+", "-", text.strip().lower())
 
 
+def _facet(kind: str, value: str) -> str:
+    # At most 4 bytes a character: a short value needs no encoding to know it fits.
+    if len(value) * 4 <= _MAX_FACET_BYTES - 16 or len(value.encode("utf-8", "surrogatepass")) <= _MAX_FACET_BYTES - 16:
+        return kind + ":" + value
+    return f"{kind}:#{hashlib.sha256(value.encode('utf-8', 'surrogatepass')).hexdigest()}"
+
+
 class SearchDocument(NamedTuple):
     """What the search engine indexes for one paper; produced while the index is built.
 
-    Plain values only: it crosses to the search builder's process as a pickled tuple.
+    Plain values only: it crosses between processes as a pickled tuple.
     """
 
     paper: int
@@ -83,225 +119,329 @@ class SearchHit:
     snippet: str | None
 
 
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    for name in _FIELDS:
+        builder.add_text_field(name, stored=True, tokenizer_name=_ANALYZER)
+    builder.add_text_field("facet", tokenizer_name="raw", index_option="basic")  # "kind:value" terms, for the filters
+    builder.add_integer_field("year", indexed=True, fast=True)
+    builder.add_unsigned_field("paper", indexed=True, fast=True)
+    builder.add_unsigned_field("browse", fast=True)  # rank in the newest-first order
+    return builder.build()
+
+
+_SCHEMA = _schema()
+
+
+def _open_index(index: tantivy.Index) -> tantivy.Index:
+    index.register_tokenizer(_ANALYZER, _analyzer(indexing=True))
+    return index
+
+
 class SearchBuilder:
-    """Writes the search database: `add` each paper's document as the index is built, then `write`
-    (so no list of every paper's text is ever held)."""
+    """Collects each paper's document (`add`, as the index is built), then writes the index (`write`)."""
 
     def __init__(self) -> None:
-        # One thread at a time, but not always the same one: `open_stages` may be resumed in another worker thread.
-        self._db = sqlite3.connect(":memory:", check_same_thread=False)
-        self._pending: dict[int, SearchDocument] = {}
-        self._replaced: list[int] = []
-        db = self._db
-        db.execute(f"CREATE VIRTUAL TABLE docs USING fts5({', '.join(_COLUMNS)}, tokenize='porter unicode61 remove_diacritics 2')")
-        db.execute("CREATE TABLE meta(paper INTEGER PRIMARY KEY, date TEXT, year INTEGER, samples INTEGER, official INTEGER)")
-        db.execute("CREATE TABLE facet(kind TEXT, value TEXT, paper INTEGER)")
+        self._documents: dict[int, SearchDocument] = {}
 
     def add(self, document: SearchDocument) -> None:
         """Index one paper's document (a replacing one supersedes what was added for its paper)."""
-        if document.replacing and document.paper not in self._pending:
-            self._replaced.append(document.paper)
-        self._pending[document.paper] = document
-        if len(self._pending) >= _BATCH:
-            self._flush()
+        self._documents[document.paper] = document
 
-    def write(self, path: Path) -> None:
-        """Build the lookup indexes and write the whole database to `path`; the builder is then spent."""
-        self._flush()
-        db = self._db
-        db.execute("CREATE INDEX facet_lookup ON facet(kind, value, paper)")
-        db.execute("CREATE INDEX meta_date ON meta(date DESC, paper)")
-        db.commit()
-        target = sqlite3.connect(path)
-        try:
-            db.backup(target)
-        finally:
-            target.close()
-            db.close()
+    def write(self, directory: Path) -> None:
+        """Write the index into `directory` (created empty); the builder is then spent."""
+        documents, self._documents = self._documents, {}
+        in_order = [documents[paper] for paper in sorted(documents)]
+        write_index(directory, in_order, newest_first([(document.paper, document.date) for document in in_order]))
 
     def close(self) -> None:
-        self._db.close()
+        self._documents.clear()
 
-    def _flush(self) -> None:
-        db, documents = self._db, list(self._pending.values())
-        for table, column in (("docs", "rowid"), ("meta", "paper"), ("facet", "paper")):
-            db.executemany(f"DELETE FROM {table} WHERE {column} = ?", [(paper,) for paper in self._replaced])
-        db.executemany("INSERT INTO docs(rowid, title, abstract, authors, tasks, methods) VALUES (?,?,?,?,?,?)", _fts_rows(documents))
-        db.executemany("INSERT INTO meta VALUES (?,?,?,?,?)", _meta_rows(documents))
-        db.executemany("INSERT INTO facet VALUES (?,?,?)", _facet_rows(documents))
-        self._pending.clear()
-        self._replaced.clear()
+
+def newest_first(dates: list[tuple[int, str | None]]) -> dict[int, int]:
+    """Each paper's rank in the browsing order, from (paper, date) in paper order: by date, newest
+    first, then by paper; papers with no date last."""
+    dated = [entry for entry in dates if entry[1] is not None]
+    dated.sort(key=_DATE, reverse=True)  # stable: equal dates stay in paper order
+    ranked = chain(dated, (entry for entry in dates if entry[1] is None))
+    return {paper: rank for rank, (paper, _) in enumerate(ranked)}
+
+
+_DATE = operator.itemgetter(1)
+
+
+def write_index(directory: Path, documents: Iterable[SearchDocument], browse: dict[int, int]) -> None:
+    """Write the index of `documents` (one per paper, in paper order) into `directory` (created empty);
+    `browse` is each paper's rank in the browsing order (see `newest_first`).
+
+    Documents go in by paper, so equal scores rank by paper. A small corpus is indexed on one
+    thread (one segment: the same order in every build); a large one on two (two segments, each
+    in paper order: equal scores rank by segment, then by paper).
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    index = _open_index(tantivy.Index(_SCHEMA, path=str(directory)))
+    writer = index.writer(heap_size=_WRITER_HEAP, num_threads=2 if len(browse) >= _TWO_THREADS_FROM else 1)
+    terms = _FacetTerms()
+    for document in documents:
+        writer.add_document(_tantivy_document(document, browse[document.paper], terms))
+    writer.commit()
+    writer.wait_merging_threads()
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(directory / ".tantivy-writer.lock")
+
+
+def _tantivy_document(document: SearchDocument, browse: int, terms: _FacetTerms) -> tantivy.Document:
+    out = tantivy.Document()
+    out.add_text("title", document.title)
+    out.add_text("abstract", document.abstract)
+    out.add_text("authors", document.authors)
+    out.add_text("tasks", " ; ".join(name for _, name in document.tasks))
+    out.add_text("methods", " ; ".join(document.methods))
+    for facet in sorted(terms.of(document)):
+        out.add_text("facet", facet)
+    if document.year is not None:
+        out.add_integer("year", document.year)
+    out.add_unsigned("paper", document.paper)
+    out.add_unsigned("browse", browse)
+    return out
+
+
+class _Terms(dict[str, str]):
+    """A facet's values as written -> their terms, each worked out once (a C-level lookup after)."""
+
+    def __init__(self, kind: str, key: Callable[[str], str]) -> None:
+        super().__init__()
+        self._kind, self._key = kind, key
+
+    def __missing__(self, value: str) -> str:
+        term = self[value] = _facet(self._kind, self._key(value))
+        return term
+
+
+class _FacetTerms:
+    """The facet terms of documents, for one build (so what it learns goes with it)."""
+
+    def __init__(self) -> None:
+        self._task = _Terms("task", task_key).__getitem__
+        self._method = _Terms("method", facet_value).__getitem__
+        self._framework = _Terms("framework", facet_value).__getitem__
+        self._status = _Terms("status", str).__getitem__
+
+    def of(self, document: SearchDocument) -> set[str]:
+        facets = {
+            *map(self._task, chain.from_iterable(document.tasks)),
+            *map(self._method, document.methods),
+            *map(self._framework, document.frameworks),
+            *map(self._status, document.statuses),
+        }
+        facets.add("samples:yes" if document.samples > 0 else "samples:no")
+        facets.add("official:yes" if document.official else "official:no")
+        return facets
 
 
 class SearchEngine:
-    """Serves one search database read-only: an FTS5 table over every paper, plus facet tables for the filters."""
+    """Serves one tantivy index read-only: every paper's title, abstract, authors, tasks and methods, with facets for the filters."""
 
-    def __init__(self, path: Path, *, unlink: bool = False) -> None:
-        """Open the database in `path` (never modified). With `unlink`, the file is removed once
-        open: the engine keeps reading it, and nothing is left behind when it goes."""
-        self._search_db, self._abstract_db = _open_read_only(path), _open_read_only(path)
-        self._search_lock, self._abstract_lock = threading.Lock(), threading.Lock()
-        if unlink:
-            with contextlib.suppress(OSError):
-                path.unlink()
-                os.rmdir(path.parent)
+    def __init__(self, directory: Path, *, remove: bool = False) -> None:
+        """Open the index in `directory` (never modified). With `remove`, the directory is removed
+        once open: the engine keeps reading its files, and nothing is left behind when it goes."""
+        self._files: dict[str, BinaryIO] = {}
+        try:
+            for entry in sorted(os.scandir(directory), key=lambda entry: entry.name):
+                if entry.is_file() and entry.name not in _LOCK_FILES:
+                    self._files[entry.name] = open(entry.path, "rb")  # noqa: SIM115 - closed by close()
+            index = _open_index(tantivy.Index.open(str(directory)))
+            index.config_reader(reload_policy="Manual")
+            self._searcher = index.searcher()
+        except BaseException:
+            self.close()
+            raise
+        if remove:
+            shutil.rmtree(directory, ignore_errors=True)
 
     def close(self) -> None:
-        self._search_db.close()
-        self._abstract_db.close()
+        files, self._files = self._files, {}
+        for handle in files.values():
+            handle.close()
 
-    def save_image(self, path: Path) -> None:
-        """Write the whole database to `path` (for warm starts)."""
-        target = sqlite3.connect(path)
-        try:
-            with self._abstract_lock:
-                self._abstract_db.backup(target)
-        finally:
-            target.close()
+    def __del__(self) -> None:
+        self.close()
+
+    def save_image(self, directory: Path) -> Iterator[tuple[str, int, int]]:
+        """Copy the index's files into `directory` (for warm starts); yields each file's (name, bytes, CRC-32)."""
+        for name, handle in self._files.items():
+            crc = size = 0
+            handle.seek(0)
+            with open(directory / name, "wb") as out:
+                while chunk := handle.read(_COPY_CHUNK):
+                    out.write(chunk)
+                    crc = zlib.crc32(chunk, crc)
+                    size += len(chunk)
+            yield name, size, crc
 
     def abstract(self, paper: int) -> str | None:
-        """A paper's abstract: the full text lives here once, not also in the index. Never waits on a search."""
-        with self._abstract_lock:
-            row = self._abstract_db.execute("SELECT abstract FROM docs WHERE rowid = ?", [paper]).fetchone()
-        return row[0] or None if row else None
+        """A paper's abstract: the full text lives here once, not also in the index."""
+        found = self._searcher.search(tantivy.Query.term_query(_SCHEMA, "paper", paper), 1, count=False).hits
+        if not found:
+            return None
+        return self._searcher.doc(found[0][1]).get_first("abstract") or None
 
     def search(self, query: str, filters: SearchFilters, offset: int, limit: int) -> tuple[int, list[SearchHit]]:
         """(total matches, one page of hits): ranked for a query, newest first for a browse."""
-        terms = query_terms(query)
-        where, params = _filter_sql(filters)
-        with self._search_lock:
-            db = self._search_db
-            if not terms:
-                return _browse(db, where, params, offset, limit)
-            total, hits = _match(db, terms, " ", where, params, offset, limit)
-            if total == 0 and len(terms) > 1:
-                # No paper has every word: fall back to any word, still ranked by BM25.
-                total, hits = _match(db, terms, " OR ", where, params, offset, limit)
-            return total, hits
+        conditions = _filter_queries(filters)
+        words = [_tokens(word) for word in query_terms(query)]
+        if not words:
+            return self._browse(conditions, offset, limit)
+        searchable = [tokens for tokens in words if tokens]
+        if len(searchable) == len(words):  # every word can match: papers with them all
+            total, hits = self._match(searchable, tantivy.Occur.Must, conditions, offset, limit)
+            if total or len(words) == 1:
+                return total, hits
+        if not searchable:
+            return 0, []
+        # No paper has every word: fall back to any word, still ranked by BM25.
+        return self._match(searchable, tantivy.Occur.Should, conditions, offset, limit)
+
+    def _browse(self, conditions: list[tantivy.Query], offset: int, limit: int) -> tuple[int, list[SearchHit]]:
+        query = _all_of(conditions) if conditions else tantivy.Query.all_query()
+        result = self._searcher.search(query, max(limit, 1), count=True, order_by_field="browse", offset=offset, order=tantivy.Order.Asc)
+        papers = self._papers([address for _, address in result.hits[:limit]])
+        return _count(result), [SearchHit(paper, None) for paper in papers]
+
+    def _match(
+        self, words: list[list[str]], joiner: tantivy.Occur, conditions: list[tantivy.Query], offset: int, limit: int
+    ) -> tuple[int, list[SearchHit]]:
+        """Rank in two tiers: papers with the words in the title first, then the others, each by BM25.
+
+        Titles weigh most in BM25 anyway, so the tiers agree with a single ranking on what comes first.
+        """
+        matched = tantivy.Query.boolean_query([(joiner, _any_field(tokens)) for tokens in words])
+        in_title = tantivy.Query.boolean_query([(joiner, _in_field("title", tokens)) for tokens in words])
+        filtered = [(tantivy.Occur.Must, condition) for condition in conditions]
+        titled = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, matched), (tantivy.Occur.Must, tantivy.Query.const_score_query(in_title, 0.0)), *filtered]
+        )
+        rest = tantivy.Query.boolean_query([(tantivy.Occur.Must, matched), (tantivy.Occur.MustNot, in_title), *filtered])
+        first = self._searcher.search(titled, max(limit, 1), count=True, offset=offset)
+        addresses = [address for _, address in first.hits[:limit]]
+        more = limit - len(addresses)
+        second = self._searcher.search(rest, max(more, 1), count=True, offset=max(0, offset - _count(first)))
+        if more > 0:
+            addresses += [address for _, address in second.hits[:more]]
+        papers = self._papers(addresses)
+        snippets = _Snippets(self._searcher, matched, len(words))
+        return _count(first) + _count(second), [SearchHit(paper, snippets.best(address)) for paper, address in zip(papers, addresses, strict=True)]
+
+    def _papers(self, addresses: list[tantivy.DocAddress]) -> list[int]:
+        return cast(list[int], self._searcher.fast_field_values("paper", addresses)) if addresses else []
 
 
-def _open_read_only(path: Path) -> sqlite3.Connection:
-    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False)
-    db.execute(f"PRAGMA mmap_size = {_MMAP_BYTES}")
-    return db
+def _count(result: tantivy.SearchResult) -> int:
+    """How many documents matched (asked with `count=True`; tantivy 0.27's stub leaves it out)."""
+    return cast(int, getattr(result, "count"))  # noqa: B009
 
 
-def _match(
-    db: sqlite3.Connection, terms: list[str], joiner: str, where: str, params: list[object], offset: int, limit: int
-) -> tuple[int, list[SearchHit]]:
-    """Rank in two tiers: papers with the words in the title first, then the others, each by BM25.
+class _Snippets:
+    """The best snippet of a hit: from the field with the most distinct query words, title first on a tie."""
 
-    FTS5 scores every match to rank them, and common words match much of a corpus; the title
-    tier is usually small, so a first page rarely scores more than it. Titles weigh most in
-    BM25 anyway, so the tiers agree with a single ranking on what comes first.
-    """
-    words = joiner.join(terms)
-    in_title = f"{{title}} : ({words})"
-    total = _count(db, words, where, params)
-    titled = _count(db, in_title, where, params)
-    ids = _ranked(db, in_title, where, params, offset, min(limit, max(0, titled - offset)))
-    if len(ids) < limit and total > titled:
-        rest = f"({words}) NOT ({in_title})"
-        ids += _ranked(db, rest, where, params, max(0, offset - titled), limit - len(ids))
-    return total, [SearchHit(paper, _snippet(db, words, paper)) for paper in ids]
+    def __init__(self, searcher: tantivy.Searcher, query: tantivy.Query, words: int) -> None:
+        self._searcher, self._query, self._words = searcher, query, words
+        self._generators: dict[str, tantivy.SnippetGenerator] = {}
 
+    def _generator(self, field: str) -> tantivy.SnippetGenerator:
+        generator = self._generators.get(field)
+        if generator is None:
+            generator = self._generators[field] = tantivy.SnippetGenerator.create(self._searcher, self._query, _SCHEMA, field)
+        return generator
 
-def _matches(where: str, *, scored: bool) -> str:
-    """SQL for the papers matching the expression (the first parameter) and the filters."""
-    score = f"bm25(docs, {', '.join(str(weight) for weight in _WEIGHTS)})" if scored else "0"
-    # Materialised once, then joined to the filters: a filter inside the MATCH query would
-    # re-run the match for every candidate row.
-    matched = f"WITH hit(paper, score) AS MATERIALIZED (SELECT rowid, {score} FROM docs WHERE docs MATCH ?) "
-    if not where:
-        return matched + "SELECT hit.paper, hit.score FROM hit"
-    return matched + f"SELECT hit.paper, hit.score FROM hit JOIN meta USING (paper) WHERE {where}"
+    def best(self, address: tantivy.DocAddress) -> str | None:
+        document = self._searcher.doc(address)
+        best: tuple[int, str] | None = None
+        for field in _FIELDS:
+            text = document.get_first(field)
+            if not text:
+                continue
+            snippet = self._generator(field).snippet_from_doc(document)
+            found = len({snippet.fragment().encode()[span.start : span.end].lower() for span in snippet.highlighted()})
+            if found and (best is None or found > best[0]):
+                best = (found, _marked(snippet, text))
+                if found >= self._words:  # no later field can have more
+                    break
+        return best[1] if best else None
 
 
-def _count(db: sqlite3.Connection, expression: str, where: str, params: list[object]) -> int:
-    if not where:
-        return int(db.execute("SELECT count(*) FROM docs WHERE docs MATCH ?", [expression]).fetchone()[0])
-    sql = f"SELECT count(*) FROM ({_matches(where, scored=False)})"
-    return int(db.execute(sql, [expression, *params]).fetchone()[0])
+def _marked(snippet: tantivy.Snippet, text: str) -> str:
+    """The fragment with its matches in `**`, and `…` where it cuts the text."""
+    fragment = snippet.fragment().encode()
+    parts, at = [], 0
+    for span in snippet.highlighted():
+        parts += [fragment[at : span.start], b"**", fragment[span.start : span.end], b"**"]
+        at = span.end
+    parts.append(fragment[at:])
+    where = snippet.fragment_range()
+    head = "…" if where.start > 0 else ""
+    tail = "…" if where.end < len(text.encode()) else ""
+    return head + b"".join(parts).decode(errors="replace") + tail
 
 
-def _ranked(db: sqlite3.Connection, expression: str, where: str, params: list[object], offset: int, limit: int) -> list[int]:
-    if limit <= 0:
+def _tokens(word: str) -> list[str]:
+    """A query word as the index cut its text; [] when it cannot match (a token too long to be indexed)."""
+    tokens = _QUERY_ANALYZER.analyze(word)
+    if any(len(token.encode()) >= _MAX_TOKEN_BYTES for token in tokens):
         return []
-    rows = db.execute(f"{_matches(where, scored=True)} ORDER BY 2, 1 LIMIT ? OFFSET ?", [expression, *params, limit, offset]).fetchall()
-    return [paper for paper, _ in rows]
+    return tokens
 
 
-def _snippet(db: sqlite3.Connection, expression: str, paper: int) -> str | None:
-    row = db.execute(
-        f"SELECT snippet(docs, -1, '**', '**', '…', {SNIPPET_TOKENS}) FROM docs WHERE docs MATCH ? AND rowid = ?", [expression, paper]
-    ).fetchone()
-    return row[0] if row else None
+def _in_field(field: str, tokens: list[str]) -> tantivy.Query:
+    if len(tokens) == 1:
+        return tantivy.Query.term_query(_SCHEMA, field, tokens[0])
+    phrase: list[str | tuple[int, str]] = list(tokens)
+    return tantivy.Query.phrase_query(_SCHEMA, field, phrase)
 
 
-def _browse(db: sqlite3.Connection, where: str, params: list[object], offset: int, limit: int) -> tuple[int, list[SearchHit]]:
-    clause = f"WHERE {where}" if where else ""
-    total = db.execute(f"SELECT count(*) FROM meta {clause}", params).fetchone()[0]
-    rows = db.execute(
-        f"SELECT paper FROM meta {clause} ORDER BY date IS NULL, date DESC, paper LIMIT ? OFFSET ?", [*params, limit, offset]
-    ).fetchall()
-    return total, [SearchHit(paper, None) for (paper,) in rows]
+def _any_field(tokens: list[str]) -> tantivy.Query:
+    """One word in any field, each field weighted."""
+    return tantivy.Query.boolean_query(
+        [(tantivy.Occur.Should, tantivy.Query.boost_query(_in_field(field, tokens), _WEIGHTS[field])) for field in _FIELDS]
+    )
+
+
+def _all_of(conditions: list[tantivy.Query]) -> tantivy.Query:
+    return tantivy.Query.boolean_query([(tantivy.Occur.Must, condition) for condition in conditions])
 
 
 def query_terms(query: str) -> list[str]:
-    """The words of a plain-text query, each quoted as an FTS5 string."""
-    return [f'"{word}"' for word in _WORD.findall(query)[:_MAX_TERMS]]
+    """The words of a plain-text query (at most 32): letters, digits and underscores, nothing else."""
+    return _WORD.findall(query)[:_MAX_TERMS]
 
 
 # How a filter value becomes the stored facet value.
 _FACET_KEY = {"task": task_key, "method": facet_value, "framework": facet_value}
 
 
-def _filter_sql(filters: SearchFilters) -> tuple[str, list[object]]:
-    clauses: list[str] = []
-    params: list[object] = []
+def _filter_queries(filters: SearchFilters) -> list[tantivy.Query]:
+    """One query per filter, scoring nothing (filters never change the ranking)."""
+    found: list[tantivy.Query] = []
+
+    def facet(*terms: str) -> None:
+        query = (
+            tantivy.Query.term_query(_SCHEMA, "facet", terms[0]) if len(terms) == 1 else tantivy.Query.term_set_query(_SCHEMA, "facet", list(terms))
+        )
+        found.append(tantivy.Query.const_score_query(query, 0.0))
+
     for kind, value in (("task", filters.task), ("method", filters.method), ("framework", filters.framework)):
         if value:
-            clauses.append("paper IN (SELECT paper FROM facet WHERE kind = ? AND value = ?)")
-            params += [kind, _FACET_KEY[kind](value)]
+            facet(_facet(kind, _FACET_KEY[kind](value)))
     if filters.status:  # any of the comma-separated statuses
-        statuses = filters.status.split(",")
-        clauses.append(f"paper IN (SELECT paper FROM facet WHERE kind = 'status' AND value IN ({', '.join('?' * len(statuses))}))")
-        params += statuses
+        facet(*(_facet("status", status) for status in filters.status.split(",")))
     if filters.has_samples is not None:
-        clauses.append("samples > 0" if filters.has_samples else "samples = 0")
+        facet("samples:yes" if filters.has_samples else "samples:no")
     if filters.official_code is not None:
-        clauses.append(f"official = {1 if filters.official_code else 0}")
-    if filters.year_from is not None:
-        clauses.append("year >= ?")
-        params.append(filters.year_from)
-    if filters.year_to is not None:
-        clauses.append("year <= ?")
-        params.append(filters.year_to)
-    return " AND ".join(clauses), params
-
-
-def _fts_rows(documents: Iterable[SearchDocument]) -> Iterable[tuple[object, ...]]:
-    for doc in documents:
-        tasks = " ; ".join(name for _, name in doc.tasks)
-        yield doc.paper, doc.title, doc.abstract, doc.authors, tasks, " ; ".join(doc.methods)
-
-
-def _meta_rows(documents: Iterable[SearchDocument]) -> Iterable[tuple[object, ...]]:
-    for doc in documents:
-        yield doc.paper, doc.date, doc.year, doc.samples, int(doc.official)
-
-
-def _facet_rows(documents: Iterable[SearchDocument]) -> Iterable[tuple[str, str, int]]:
-    for doc in documents:
-        facets: set[tuple[str, str]] = set()
-        for slug, name in doc.tasks:
-            facets.add(("task", task_key(slug)))
-            facets.add(("task", task_key(name)))
-        facets.update(("method", facet_value(name)) for name in doc.methods)
-        facets.update(("framework", facet_value(name)) for name in doc.frameworks)
-        facets.update(("status", status) for status in doc.statuses)
-        for kind, value in facets:
-            yield kind, value, doc.paper
+        facet("official:yes" if filters.official_code else "official:no")
+    if filters.year_from is not None or filters.year_to is not None:
+        years = tantivy.Query.range_query(_SCHEMA, "year", tantivy.FieldType.Integer, filters.year_from, filters.year_to)
+        found.append(tantivy.Query.const_score_query(years, 0.0))
+    return found
 
 
 def best_status(index: PaperIndex, paper: PaperRow) -> str | None:

@@ -1,147 +1,376 @@
-"""Building the search database beside the index build: in this process for small corpora, in a
-child process for large ones.
+"""A cold build on both cores: for a large corpus, a child process indexes part of the records and
+builds the search index while this process indexes the rest; for a small one, everything here.
 
-FTS5 tokenising and indexing costs about as much CPU as the rest of a cold build, and a thread
-would not overlap it (the GIL). So for a large corpus a child process
-(`python -m papercode.search_build`) reads and decodes the same records itself, admits them by
-the same rules (`builder.Admission`), and builds the database on the other core while this
-process builds the index: nothing per record crosses between them, and the keyed index is ready
-without waiting for the full text. The child's fingerprint of what it admitted must equal the
-index's (same records, same ordinals), else its database is thrown away and the search is built
-here. The child is a fresh interpreter started with `subprocess` (fork + exec), never a bare
-`fork`: the server builds in a background thread while its event loop runs.
+The child (`python -m papercode.search_build`, a fresh interpreter started with `subprocess`, never
+a bare `fork`: the server builds in a background thread while its event loop runs) is given the
+list of record files and a split point. This process indexes the files before it, and writes what
+admission made of each record, with the search document of each admitted one, to a file the child
+reads later. The child indexes the files from the split on, as its own papers in reading order
+(`builder.PartBuilder`), and hands them over as an `IndexPart`, which this process admits as if it
+had read them itself: same ordinals, same problems in the same order. The keyed index is ready
+once both halves are in. The child then admits every record (this process's, then its own) by the
+same rules (`builder.Admission`) and builds the search index, while this process finishes the keyed
+index and serves it. Its fingerprint of what it admitted must equal the index's, else its search
+index is thrown away and everything is built here; a child that fails costs the same.
+
+A corpus in one file cannot be split: then the child reads and decodes every record itself, beside
+this process (no record crosses between them). The child keeps search documents in files, not in
+memory, until it writes them into the index, one paper at a time.
 """
 
 from __future__ import annotations
 
-import json
 import logging
+import mmap
 import os
+import pickle
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import IO, BinaryIO, Protocol
 
-from .builder import Admission, DocumentSink, search_document
-from .loading import Limits, LoadReport, iter_records
-from .search import SearchBuilder, SearchEngine
+from .builder import Admission, Admitted, IndexPart, PartBuilder, RecordSink, search_document
+from .loading import Limits, LoadedRecord, LoadReport, ProgressCallback, RecordFacts, RecordFile, iter_records
+from .search import SearchBuilder, SearchDocument, SearchEngine, newest_first, write_index
 
 log = logging.getLogger(__name__)
 
 # Raw bytes of record files from which a child process pays for itself (it costs ~0.3 s to start).
 CHILD_PROCESS_BYTES = 64 * 1024 * 1024
+# The share of the record bytes this process indexes: over half, as the child starts later and
+# writes its part out (this process then merges it and computes the corpus-wide orders).
+HERE_SHARE = 0.53
 
 
-class SearchMismatch(RuntimeError):
+class SearchBuildFailed(RuntimeError):
+    """The child process failed: build everything here instead."""
+
+
+class SearchMismatch(SearchBuildFailed):
     """The child's records were not the index's (they changed between the two reads)."""
 
 
 class SearchBuild(Protocol):
     @property
-    def documents(self) -> DocumentSink | None:
-        """Where the index builder sends each paper's document; None when the builder reads the records itself."""
+    def records(self) -> RecordSink:
+        """Told of each record the index builder reads, and what admission made of it."""
+        ...
+
+    @property
+    def here(self) -> list[RecordFile]:
+        """The record files this process indexes (the child indexes the rest: see `part`)."""
+        ...
+
+    def progress(self, progress: ProgressCallback | None, total: int) -> ProgressCallback | None:
+        """`progress` over every file, for this process's reads (the child's so far are added in)."""
+        ...
+
+    def part(self) -> IndexPart | None:
+        """Every file of `here` is read: wait for the records of the files after them, indexed by the
+        child (None: there are none)."""
         ...
 
     def result(self, fingerprint: bytes) -> SearchEngine:
-        """Wait for the database of the index with this fingerprint, and open it."""
+        """Wait for the search index of the index with this fingerprint, and open it."""
         ...
 
     def cancel(self) -> None:
-        """The index build failed: stop, and leave nothing behind."""
+        """The index build failed or is not wanted: stop, and leave nothing behind."""
         ...
 
 
-def start_search_build(roots: list[Path], limits: Limits, raw_bytes: int, *, child: bool = True) -> SearchBuild:
-    """A child process for a corpus of `raw_bytes` over `CHILD_PROCESS_BYTES`, else this process."""
-    if child and raw_bytes >= CHILD_PROCESS_BYTES:
+def start_search_build(roots: list[Path], limits: Limits, files: list[RecordFile], *, child: bool = True) -> SearchBuild:
+    """A child process for a corpus of at least `CHILD_PROCESS_BYTES`, else this process."""
+    if child and sum(found.size for found in files) >= CHILD_PROCESS_BYTES:
         try:
-            return ChildSearchBuild(roots, limits)
+            return ChildSearchBuild(roots, limits, files)
         except OSError as exc:
-            log.warning("cannot start the search builder process (%s); building search here", exc)
-    return LocalSearchBuild()
+            log.warning("cannot start the search builder process (%s); building here", exc)
+    return LocalSearchBuild(files)
 
 
-def _database_path() -> Path:
-    return Path(tempfile.mkdtemp(prefix="papercode-search-")) / "search.db"
+def split_point(files: list[RecordFile]) -> int:
+    """How many files (from the first) this process indexes: `HERE_SHARE` of the bytes, and at
+    least one file each side when there are two or more."""
+    if len(files) < 2:
+        return len(files)
+    target, total = HERE_SHARE * sum(found.size for found in files), 0
+    for count, found in enumerate(files, 1):
+        total += found.size
+        if total >= target:
+            return min(count, len(files) - 1)
+    return len(files) - 1
+
+
+def _index_directory() -> Path:
+    return Path(tempfile.mkdtemp(prefix="papercode-search-"))
 
 
 class LocalSearchBuild:
-    """Builds in this process, from the documents the index builder sends as it goes."""
+    """Everything in this process: the search index from the records the index builder reads."""
 
-    def __init__(self) -> None:
+    def __init__(self, files: list[RecordFile]) -> None:
         self._builder = SearchBuilder()
+        self._files = files
+
+    def records(self, item: LoadedRecord, admitted: Admitted | None) -> None:
+        if admitted is not None:
+            self._builder.add(search_document(item.record, admitted))
 
     @property
-    def documents(self) -> DocumentSink:
-        return self._builder.add
+    def here(self) -> list[RecordFile]:
+        return self._files
+
+    def progress(self, progress: ProgressCallback | None, total: int) -> ProgressCallback | None:
+        return progress
+
+    def part(self) -> None:
+        return None
 
     def result(self, fingerprint: bytes) -> SearchEngine:
-        path = _database_path()
-        self._builder.write(path)
-        return SearchEngine(path, unlink=True)
+        directory = _index_directory()
+        try:
+            self._builder.write(directory)
+            return SearchEngine(directory, remove=True)
+        except BaseException:
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
 
     def cancel(self) -> None:
         self._builder.close()
 
 
-class ChildSearchBuild:
-    """A child process that reads the records and builds the database on the other core."""
+class _SharedCounts:
+    """Two counters (files done, records read) the child writes and this process reads: a small shared map."""
 
-    def __init__(self, roots: list[Path], limits: Limits) -> None:
-        self._path = _database_path()
-        # The child imports this very copy of papercode, wherever it was imported from.
-        package_root = str(Path(__file__).resolve().parents[1])
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
-        job = {"roots": [str(root) for root in roots], "limits": [limits.max_file_bytes, limits.max_line_bytes, limits.max_string_chars]}
-        # Its errors go to a file, not a pipe: nobody reads them until it ends, and a full pipe would stall it.
-        self._errors = tempfile.TemporaryFile()  # noqa: SIM115 - it outlives this call: closed by result() or cancel()
-        self._child = subprocess.Popen(
-            [sys.executable, "-m", "papercode.search_build", str(self._path), json.dumps(job)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=self._errors,
-            env=env,
-        )
+    _LAYOUT = struct.Struct("<qq")
+
+    def __init__(self, path: Path) -> None:
+        with open(path, "r+b") as stream:
+            stream.truncate(self._LAYOUT.size)
+            self._map = mmap.mmap(stream.fileno(), self._LAYOUT.size)
+
+    def write(self, done: int, total: int, records: int) -> None:
+        self._LAYOUT.pack_into(self._map, 0, done, records)
+
+    def read(self) -> tuple[int, int]:
+        done, records = self._LAYOUT.unpack_from(self._map)
+        return done, records
+
+    def close(self) -> None:
+        self._map.close()
+
+
+class ChildSearchBuild:
+    """A child process that indexes the files after the split and builds the search index on the other core."""
+
+    def __init__(self, roots: list[Path], limits: Limits, files: list[RecordFile]) -> None:
+        self._split = split_point(files)
+        self._files = files
+        self._scratch = Path(tempfile.mkdtemp(prefix="papercode-build-"))
+        self._path = _index_directory()
+        self._shipped: IO[bytes] | None = None
+        try:
+            job = {
+                "roots": [str(root) for root in roots],
+                "limits": [limits.max_file_bytes, limits.max_line_bytes, limits.max_string_chars],
+                "files": files,
+                "split": self._split,
+                "scratch": str(self._scratch),
+            }
+            (self._scratch / "job.pickle").write_bytes(pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL))
+            (self._scratch / "progress").touch()
+            self._counts = _SharedCounts(self._scratch / "progress")
+            if self._split < len(files):
+                self._shipped = open(self._scratch / "records", "wb", buffering=1 << 20)  # noqa: SIM115 - closed by part()
+            # The child imports this very copy of papercode, wherever it was imported from.
+            package_root = str(Path(__file__).resolve().parents[1])
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
+            # Its errors go to a file, not a pipe: nobody reads them until it ends, and a full pipe would stall it.
+            self._errors = open(self._scratch / "errors", "w+b")  # noqa: SIM115 - closed by result() or cancel()
+            self._child = subprocess.Popen(
+                [sys.executable, "-m", "papercode.search_build", str(self._path), str(self._scratch / "job.pickle")],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._errors,
+                env=env,
+            )
+        except BaseException:
+            self._remove()
+            raise
+
+    def records(self, item: LoadedRecord, admitted: Admitted | None) -> None:
+        """Ship each record as read, with the search document of an admitted one, to the child."""
+        if self._shipped is not None:
+            ship(self._shipped, item, admitted)
 
     @property
-    def documents(self) -> None:
-        return None
+    def here(self) -> list[RecordFile]:
+        return self._files[: self._split]
+
+    def progress(self, progress: ProgressCallback | None, total: int) -> ProgressCallback | None:
+        if progress is None:
+            return None
+        counts, report = self._counts, progress
+
+        def combined(done: int, _: int, records: int) -> None:
+            child_done, child_records = counts.read()
+            report(done + child_done, total, records + child_records)
+
+        return combined
+
+    def part(self) -> IndexPart | None:
+        if self._shipped is None:
+            return None
+        self._shipped.close()
+        stdin, stdout = self._child.stdin, self._child.stdout
+        assert stdin is not None and stdout is not None
+        try:
+            stdin.write(b"shipped\n")  # every record of this process's files is in the file
+            stdin.flush()
+        except OSError:
+            raise self._failure() from None
+        if stdout.readline().strip() != b"part":
+            raise self._failure()
+        path = self._scratch / "part.pickle"
+        try:
+            with open(path, "rb") as stream:
+                part = pickle.load(stream)
+        finally:
+            path.unlink(missing_ok=True)
+        if not isinstance(part, IndexPart):
+            raise SearchBuildFailed(f"the build process handed over a {type(part).__name__}, not an index part")
+        return part
 
     def result(self, fingerprint: bytes) -> SearchEngine:
         out, _ = self._child.communicate()
-        self._errors.seek(0)
-        err = self._errors.read()
-        self._errors.close()
         if self._child.returncode != 0 or not out.startswith(b"ok "):
-            shutil.rmtree(self._path.parent, ignore_errors=True)
-            detail = (err.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
-            raise RuntimeError(f"the search builder process failed (exit {self._child.returncode}): {detail}")
+            raise self._failure()
         if out.split()[1].decode() != fingerprint.hex():
-            shutil.rmtree(self._path.parent, ignore_errors=True)
+            self._remove()
             raise SearchMismatch("the records changed between the index build and the search build")
-        return SearchEngine(self._path, unlink=True)
+        try:
+            return SearchEngine(self._path, remove=True)
+        finally:
+            self._remove()
+
+    def _failure(self) -> SearchBuildFailed:
+        self._child.kill()
+        self._child.communicate()
+        self._errors.seek(0)
+        detail = (self._errors.read().decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+        code = self._child.returncode
+        self._remove()
+        return SearchBuildFailed(f"the build process failed (exit {code}): {detail}")
 
     def cancel(self) -> None:
         self._child.kill()
         self._child.communicate()
-        self._errors.close()
-        shutil.rmtree(self._path.parent, ignore_errors=True)
+        self._remove()
+
+    def _remove(self) -> None:
+        for closing in (self._shipped, getattr(self, "_counts", None), getattr(self, "_errors", None)):
+            if closing is not None:
+                closing.close()
+        shutil.rmtree(self._scratch, ignore_errors=True)
+        shutil.rmtree(self._path, ignore_errors=True)
+
+
+_NOT_YET_ADMITTED = Admitted(0, False, None)
+_FRAME = struct.Struct("<II")  # a shipped record: the lengths of its head and of its document, then both (pickled)
+
+
+def ship(stream: IO[bytes], item: LoadedRecord, admitted: Admitted | None) -> None:
+    """Write a record as read (its facts and date) and, when admitted, its search document (else nothing).
+
+    Plain tuples: pickling a named tuple costs a class lookup each time."""
+    head = pickle.dumps((item.path, item.line, item.arxiv_id, item.slug, item.read_at, item.record.date), protocol=pickle.HIGHEST_PROTOCOL)
+    body = b"" if admitted is None else pickle.dumps(tuple(search_document(item.record, admitted)), protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_FRAME.pack(len(head), len(body)) + head + body)
+
+
+class _Documents:
+    """Search documents kept in a file by the child, not in memory: `(where, length)` finds one again.
+
+    Read, not mapped: mapped pages read would count as this process's memory."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._handle: BinaryIO | None = None
+
+    def frames(self) -> Iterator[tuple[RecordFacts, str | None, int, int]]:
+        """Each record in the file: its facts, date, and where its document is (length 0: none)."""
+        self._handle = open(self._path, "rb")  # noqa: SIM115 - closed by close()
+        with open(self._path, "rb", buffering=1 << 20) as stream:
+            while frame := stream.read(_FRAME.size):
+                head, body = _FRAME.unpack(frame)
+                *record, date = pickle.loads(stream.read(head))
+                yield RecordFacts(*record), date, stream.tell(), body
+                stream.seek(body, os.SEEK_CUR)
+
+    def document(self, where: int, length: int) -> SearchDocument:
+        assert self._handle is not None
+        self._handle.seek(where)
+        return SearchDocument(*pickle.loads(self._handle.read(length)))
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
 
 
 def main(argv: list[str]) -> int:
-    """The child: builds the database for the records in the job (argv[1]) into argv[0]; prints "ok <fingerprint>"."""
-    job = json.loads(argv[1])
+    """The child: indexes the files from the split on (writes the part, prints "part"), then builds the
+    search index of every record into argv[0] (prints "ok <fingerprint>"). argv[1] is the job.
+
+    A corpus that cannot be split (`split` is every file): it reads every record, and hands over no part."""
+    directory, job = Path(argv[0]), pickle.loads(Path(argv[1]).read_bytes())
     roots, limits = [Path(root) for root in job["roots"]], Limits(*job["limits"])
-    report = LoadReport()  # the index build reports the problems; this one is scratch
-    admission = Admission(report)
-    builder = SearchBuilder()
-    for item in iter_records(roots, report, limits):
-        admitted = admission.admit(item)
-        if admitted is not None:
-            builder.add(search_document(item.record, admitted))
-    builder.write(Path(argv[0]))
+    files, split, scratch = job["files"], job["split"], Path(job["scratch"])
+    counts = _SharedCounts(scratch / "progress")
+    report = LoadReport()
+    builder = PartBuilder(report) if split < len(files) else None
+    # The documents of the records read here, kept in a file: memory holds one at a time.
+    with open(scratch / "documents", "wb", buffering=1 << 20) as documents:
+        for item in iter_records(roots, report, limits, counts.write if builder else None, files=files[split:] if builder else files):
+            if builder is not None:
+                builder.add(item)
+            ship(documents, item, _NOT_YET_ADMITTED)
+    counts.close()
+    if builder is not None:
+        with open(scratch / "part.pickle", "wb") as out:
+            pickle.dump(builder.part(), out, protocol=pickle.HIGHEST_PROTOCOL)
+        del builder
+        sys.stdout.write("part\n")
+        sys.stdout.flush()
+        if hasattr(os, "nice"):
+            os.nice(5)  # the keyed index (the other process) comes first; the search takes what is left
+        if sys.stdin.readline().strip() != "shipped":
+            return 1  # the other process is gone
+    sources = [_Documents(scratch / "records"), _Documents(scratch / "documents")] if split < len(files) else [_Documents(scratch / "documents")]
+    admission = Admission(LoadReport())  # the index build reports the problems; this one is scratch
+    final: dict[int, tuple[str | None, _Documents, int, int, bool]] = {}  # paper -> its last admitted record
+    for source in sources:
+        for record, date, where, length in source.frames():
+            admitted = admission.admit(record)
+            if admitted is not None:
+                if not length:  # the other process did not admit it: the two are not reading the same records
+                    raise SearchBuildFailed(f"{record.path}: admitted here, not where it was read")
+                final[admitted.ordinal] = (date, source, where, length, admitted.replacing)
+    papers = sorted(final)
+    browse = newest_first([(paper, final[paper][0]) for paper in papers])
+
+    def in_order() -> Iterator[SearchDocument]:
+        for paper in papers:
+            _, source, where, length, replacing = final[paper]
+            yield source.document(where, length)._replace(paper=paper, replacing=replacing)
+
+    write_index(directory, in_order(), browse)
+    for source in sources:
+        source.close()
     sys.stdout.write(f"ok {admission.fingerprint.hex()}")
     return 0
 

@@ -1,13 +1,16 @@
 """Warm start: the built corpus persisted in a cache directory, trusted only when provably current.
 
-A snapshot is two files: `index-<roots>.snapshot` (a header, then the pickled index) and
-`index-<roots>.fts` (the search engine's SQLite database, opened read-only in place, so its
-pages load on demand instead of being copied at start). The header holds papercode's snapshot
-format, a key over papercode's version, the load limits and every record file's path, size and
-modification time, when it was written, and the length and CRC-32 of both files. A truncated,
-corrupt or foreign snapshot is detected and never served; one built from other records is
-returned with its key, so the caller decides (`corpus.open_stages` serves it as stale while it
-rebuilds). Files are written to temporary names and renamed into place. This module returns the
+A snapshot is a file and a directory: `index-<roots>.snapshot` (a header, a manifest, then the
+pickled index) and `index-<roots>.search-<suffix>/` (the search engine's tantivy index, opened
+read-only in place, so its pages load on demand instead of being copied at start). The header
+holds papercode's snapshot format, a key over papercode's version, the search engine's version,
+the load limits and every record file's path, size and modification time, when it was written,
+and the length and CRC-32 of the index and of the manifest; the manifest names the search
+directory and the length and CRC-32 of each of its files. A truncated, corrupt or foreign
+snapshot is detected and never served; one built from other records is returned with its key, so
+the caller decides (`corpus.open_stages` serves it as stale while it rebuilds). The search
+directory is written under a new name first, then the snapshot file is renamed into place (the
+switch is that one rename), then older search directories are removed. This module returns the
 parts (`Snapshot`); only `corpus` composes a corpus from them.
 
 The index is a pickle: the cache directory is created private (0700), and must stay writable
@@ -18,12 +21,14 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import logging
 import multiprocessing
 import multiprocessing.connection
 import multiprocessing.process
 import os
 import pickle
+import shutil
 import struct
 import tempfile
 import threading
@@ -38,13 +43,13 @@ from pathlib import Path
 from . import __version__
 from .index import PaperIndex
 from .loading import Limits, LoadReport, find_record_files
-from .search import SearchEngine
+from .search import ENGINE_VERSION, SearchEngine
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 _MAGIC = b"PAPERCODE-SNAPSHOT\n"
-# magic, format, key, written at (Unix seconds), index length, index crc32, fts length, fts crc32
+# magic, format, key, written at (Unix seconds), index length, index crc32, manifest length, manifest crc32
 _HEADER = struct.Struct(f">{len(_MAGIC)}sI32sdQIQI")
 
 
@@ -63,7 +68,7 @@ _CHUNK = 1 << 22
 
 def records_key(roots: list[Path], limits: Limits) -> bytes:
     """Identifies the exact record files a corpus was built from (paths, sizes, mtimes)."""
-    digest = hashlib.sha256(f"{__version__}\0{FORMAT_VERSION}\0{limits!r}\0".encode())
+    digest = hashlib.sha256(f"{__version__}\0{FORMAT_VERSION}\0{ENGINE_VERSION}\0{limits!r}\0".encode())
     scratch = LoadReport()
     for root in roots:
         files = find_record_files(root, scratch)
@@ -81,8 +86,9 @@ def snapshot_path(cache_dir: Path, roots: list[Path]) -> Path:
     return cache_dir / f"index-{name}.snapshot"
 
 
-def _fts_path(path: Path) -> Path:
-    return path.with_suffix(".fts")
+def _search_prefix(path: Path) -> str:
+    """Search directories of the snapshot in `path` are named this, then a unique suffix."""
+    return f"{path.stem}.search-"
 
 
 class PendingKey:
@@ -139,15 +145,15 @@ def load(path: Path, key: bytes | None = None) -> Snapshot | None:
     except OSError as exc:
         log.warning("snapshot %s unreadable (%s); rebuilding", path, exc)
         return None
-    reason = _check(data, key, _fts_path(path))
-    if reason is not None:
-        log.warning("snapshot %s %s; rebuilding", path, reason)
+    checked = _check(data, key, path)
+    if isinstance(checked, str):
+        log.warning("snapshot %s %s; rebuilding", path, checked)
         return None
     try:
-        index = pickle.loads(memoryview(data)[_HEADER.size :])
+        index = pickle.loads(memoryview(data)[checked[1] :])
         if not isinstance(index, PaperIndex):
             raise TypeError(f"holds a {type(index).__name__}, not an index")
-        search = SearchEngine(_fts_path(path))
+        search = SearchEngine(checked[0])
     except Exception as exc:  # a snapshot from an incompatible build: rebuild, never serve
         log.warning("snapshot %s could not be restored (%s); rebuilding", path, exc)
         return None
@@ -155,26 +161,43 @@ def load(path: Path, key: bytes | None = None) -> Snapshot | None:
     return Snapshot(index, search, bytes(stored_key), datetime.fromtimestamp(written, UTC).isoformat(timespec="seconds"))
 
 
-def _check(data: bytes, key: bytes | None, fts: Path) -> str | None:
-    """Why the snapshot in `data` must not be served; None when it may (`key` None: any records)."""
+def _check(data: bytes, key: bytes | None, path: Path) -> str | tuple[Path, int]:
+    """Why the snapshot in `data` must not be served (`key` None: any records); else its search
+    directory and where the pickled index starts."""
     if len(data) < _HEADER.size:
         return "is truncated"
-    magic, version, stored_key, _, length, crc, fts_length, fts_crc = _HEADER.unpack_from(data)
+    magic, version, stored_key, _, length, crc, manifest_length, manifest_crc = _HEADER.unpack_from(data)
     if magic != _MAGIC:
         return "is not a papercode snapshot"
     if version != FORMAT_VERSION:
         return f"has format {version}, not {FORMAT_VERSION}"
     if key is not None and stored_key != key:
         return "was built from other records (they changed)"
-    payload = memoryview(data)[_HEADER.size :]
-    if len(payload) != length or zlib.crc32(payload) != crc:
+    manifest = memoryview(data)[_HEADER.size : _HEADER.size + manifest_length]
+    payload = memoryview(data)[_HEADER.size + manifest_length :]
+    if len(manifest) != manifest_length or zlib.crc32(manifest) != manifest_crc or len(payload) != length or zlib.crc32(payload) != crc:
         return "is corrupt or truncated"
     try:
-        if fts.stat().st_size != fts_length or _file_crc(fts) != fts_crc:
-            return f"has a corrupt or truncated search database {fts.name}"
-    except OSError as exc:
-        return f"has no readable search database {fts.name} ({exc.strerror or exc})"
-    return None
+        listed = json.loads(bytes(manifest))
+        where = str(listed["directory"])
+        files = [(str(file), int(size), int(file_crc)) for file, size, file_crc in listed["files"]]
+    except (ValueError, KeyError, TypeError):
+        return "has a manifest that is not one"
+    if not where.startswith(_search_prefix(path)) or not all(map(_plain_name, [where, *(file for file, _, _ in files)])):
+        return "names files that are not its own"
+    directory = path.parent / where
+    for file, size, file_crc in files:
+        try:
+            if (directory / file).stat().st_size != size or _file_crc(directory / file) != file_crc:
+                return f"has a corrupt or truncated search index ({where}/{file})"
+        except OSError as exc:
+            return f"has no readable search index ({where}/{file}: {exc.strerror or exc})"
+    return directory, _HEADER.size + manifest_length
+
+
+def _plain_name(name: str) -> bool:
+    """A file name in the cache directory itself: no path in it, no way out of it."""
+    return name not in ("", ".", "..") and Path(name).name == name and "/" not in name and "\\" not in name
 
 
 def _file_crc(path: Path) -> int:
@@ -192,22 +215,46 @@ def _chunks(path: Path) -> Iterator[bytes]:
 
 def save(path: Path, key: bytes, index: PaperIndex, search: SearchEngine) -> None:
     """Write the snapshot; a failure is logged, never raised (the cache is optional)."""
+    directory: Path | None = None
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with _temporary(path.parent, ".fts-") as fts_temporary:
-            search.save_image(fts_temporary)
-            fts_length, fts_crc = fts_temporary.stat().st_size, _file_crc(fts_temporary)
-            payload = pickle.dumps(index, protocol=5)
-            header = _HEADER.pack(_MAGIC, FORMAT_VERSION, key, time.time(), len(payload), zlib.crc32(payload), fts_length, fts_crc)
-            with _temporary(path.parent, ".snapshot-") as index_temporary:
-                with open(index_temporary, "wb") as out:
-                    out.write(header)
-                    out.write(payload)
-                # The database first: a crash between the renames leaves a mismatch, detected.
-                os.replace(fts_temporary, _fts_path(path))
-                os.replace(index_temporary, path)
+        directory = Path(tempfile.mkdtemp(dir=path.parent, prefix=_search_prefix(path)))
+        files = [[name, size, crc] for name, size, crc in search.save_image(directory)]
+        manifest = json.dumps({"directory": directory.name, "files": files}).encode()
+        payload = pickle.dumps(index, protocol=5)
+        header = _HEADER.pack(_MAGIC, FORMAT_VERSION, key, time.time(), len(payload), zlib.crc32(payload), len(manifest), zlib.crc32(manifest))
+        with _temporary(path.parent, ".snapshot-") as index_temporary:
+            with open(index_temporary, "wb") as out:
+                out.write(header)
+                out.write(manifest)
+                out.write(payload)
+            os.replace(index_temporary, path)  # the switch: the new file names the new directory
+        _remove_older_search_indexes(path, keep=directory)
     except (OSError, pickle.PicklingError) as exc:
         log.warning("could not write snapshot %s: %s", path, exc)
+        if directory is not None and not _names(path, directory):
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def _names(path: Path, directory: Path) -> bool:
+    """Whether the snapshot file in `path` names `directory` (it was switched to)."""
+    try:
+        with open(path, "rb") as stream:
+            head = stream.read(_HEADER.size)
+            *_, manifest_length, _ = _HEADER.unpack(head)
+            return bool(json.loads(stream.read(manifest_length)).get("directory") == directory.name)
+    except (OSError, ValueError, struct.error):
+        return False
+
+
+def _remove_older_search_indexes(path: Path, keep: Path) -> None:
+    """Older snapshots' search directories (an engine still serving one keeps its files open), and
+    the SQLite database of a format-3 snapshot."""
+    for other in path.parent.glob(_search_prefix(path) + "*"):
+        if other != keep:
+            shutil.rmtree(other, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        path.with_suffix(".fts").unlink()
 
 
 @contextlib.contextmanager
