@@ -227,3 +227,20 @@ def test_version_through_the_module_entry_point(tmp_path: Path) -> None:
         [sys.executable, "-m", "papercode", "--version"], capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path
     )
     assert done.returncode == 0 and done.stdout.strip() == f"papercode {__version__}"
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
+    """`papercode config vscode | head -1`: the pipe closes under the writer, which must end quietly."""
+    reader, writer = os.pipe()
+    os.close(reader)  # nobody will read: the first write fails with EPIPE
+    done = subprocess.run(
+        [sys.executable, "-m", "papercode", "config", "vscode"],
+        stdout=writer,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    os.close(writer)
+    assert done.returncode == 1 and "Traceback" not in done.stderr

@@ -110,15 +110,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     problem = records_problem(settings.records)
     if problem:
         return fail(problem)
-    if args.command == "check":
-        return check(settings)
-    if args.command == "call":
-        return anyio.run(call_tool, settings, args.tool, args.arguments)
-    if args.command == "materialize":
-        return materialize(settings, args)
-    if args.command == "config":
-        return config(settings, args.client)
-    return serve(settings)
+    try:
+        if args.command == "check":
+            return check(settings)
+        if args.command == "call":
+            return anyio.run(call_tool, settings, args.tool, args.arguments)
+        if args.command == "materialize":
+            return materialize(settings, args)
+        if args.command == "config":
+            return config(settings, args.client)
+        return serve(settings)
+    except BrokenPipeError:  # `papercode check | head`: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the interpreter's final flush stays quiet too
+        return 1
 
 
 def open_corpus(settings: Settings) -> Corpus:
