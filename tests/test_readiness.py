@@ -18,7 +18,7 @@ from mcp import Client
 from conftest import BERT_MOUTH, BERTS_ICL, make_record, write_records
 from papercode.app import PapercodeServer, build_server
 from papercode.corpus import Corpus, Stage
-from papercode.reload import LiveCorpus
+from papercode.reload import LiveCorpus, SwapListener
 
 pytestmark = pytest.mark.anyio
 
@@ -58,8 +58,12 @@ def keyed(corpus: Corpus) -> Corpus:
 
 
 @asynccontextmanager
-async def serving(gated: Gated, ready_timeout: float = WAIT) -> AsyncIterator[tuple[PapercodeServer, LiveCorpus, Client]]:
+async def serving(
+    gated: Gated, ready_timeout: float = WAIT, on_swap: SwapListener | None = None
+) -> AsyncIterator[tuple[PapercodeServer, LiveCorpus, Client]]:
     live = LiveCorpus(gated, fingerprint=lambda: b"records")
+    if on_swap is not None:
+        live.on_swap(on_swap)
     server = build_server(live, ready_timeout=ready_timeout)
     async with server.running(), Client(server) as client:
         yield server, live, client
@@ -132,7 +136,12 @@ async def test_keyed_lookups_serve_while_full_text_search_is_built(corpus: Corpu
 
 async def test_a_stale_snapshot_answers_at_once_marked_stale_until_the_swap(corpus: Corpus, stale_corpus: Corpus) -> None:
     gated = Gated([Stage("stale", stale_corpus, SNAPSHOT_DATE), Stage("keyed", keyed(corpus), None), Stage("complete", corpus, None)])
-    async with serving(gated) as (_, live, client):
+    swapped: list[Corpus] = []
+
+    async def swap(fresh: Corpus) -> None:
+        swapped.append(fresh)
+
+    async with serving(gated, on_swap=swap) as (_, live, client):
         gated.release()
         await _wait_for_state(live, "stale")
         old = await client.call_tool("get_paper", {"paper": "2001.00001"})
@@ -147,6 +156,7 @@ async def test_a_stale_snapshot_answers_at_once_marked_stale_until_the_swap(corp
         await _wait_for_state(live, "complete")
         fresh = await client.call_tool("get_paper", {"paper": BERT_MOUTH})
         assert fresh.is_error is False and len(fresh.content) == 1
+    assert swapped == [corpus]  # clients are told once the fresh corpus is in
 
 
 async def test_completions_while_loading_offer_nothing_yet(corpus: Corpus) -> None:

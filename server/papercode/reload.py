@@ -162,10 +162,14 @@ class LiveCorpus:
             self.progress.restart()
             started = time.monotonic()
             stages = self._stages(None)
+            served_stale = False
             while (stage := await anyio.to_thread.run_sync(next, stages, None)) is not None:
                 self._advance(stage)
                 for listener in self._on_stage:
                     listener(stage, time.monotonic() - started)
+                served_stale = served_stale or stage.kind == "stale"
+                if stage.kind == "complete" and served_stale:  # the fresh corpus replaces the stale one: a swap, as on reload
+                    await _tell(self._on_swap, stage.corpus)
             if self._stage is not None:
                 self._seen = self._stage.corpus.records_key or b""
 
