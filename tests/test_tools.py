@@ -26,6 +26,7 @@ from conftest import (
     make_record,
     make_sample,
     sha_for,
+    write_records,
 )
 from papercode.corpus import Corpus
 
@@ -1067,3 +1068,13 @@ async def test_an_oversized_status_list_is_refused(client: Client, status: str |
     for tool, arguments in (("list_samples_by_status", {"status": status}), ("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH, "status": status})):
         text = await fail(client, tool, **arguments)
         assert text.startswith("invalid_argument: status takes at most 20 values of at most 64 characters") and "Next:" in text
+
+
+async def test_no_answer_reveals_where_the_server_keeps_its_files(tmp_path: Any, connect: Connect) -> None:
+    records = write_records(tmp_path / "secret-place" / "records", [make_record(), {"title": "no key"}])
+    async with connect(Corpus.load([records])) as client:
+        stats = await call(client, "corpus_stats")
+        report = (await client.read_resource("corpus://load-report")).contents[0].text  # type: ignore[union-attr]
+    assert stats["load"]["first_problems"] == ["error no_key 001.json: record has neither a valid arxiv_id nor a /paper/<slug> url"]
+    assert "secret-place" not in json.dumps(stats) and "secret-place" not in report
+    assert json.loads(report)["problems"][0]["path"] == "001.json"

@@ -518,22 +518,22 @@ def corpus_stats(corpus: Corpus, code_problems: Sequence[Problem] = (), ready: s
     )
 
 
-def shown_problems(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> list[Problem]:
-    """Load problems as answers show them: record paths relative to their records directory and
-    code store files by name, so no answer reveals where the server keeps its files."""
+def shown_problems(corpus: Corpus, code_problems: Sequence[Problem], most: int) -> list[Problem]:
+    """The first `most` load problems as answers show them: record paths relative to their records
+    directory and code store files by name, so no answer reveals where the server keeps its files."""
     roots = sorted((root.rstrip("/") + "/" for root in corpus.index.report.roots), key=len, reverse=True)
 
     def relative(path: str) -> str:
         return next((path[len(root) :] for root in roots if path.startswith(root)), PurePath(path).name)
 
-    shown = [replace(problem, path=relative(problem.path)) for problem in corpus.index.report.problems]
-    return shown + [replace(problem, path=f"code store: {PurePath(problem.path).name}") for problem in code_problems]
+    records = corpus.index.report.problems[:most]
+    shown = [replace(problem, path=relative(problem.path)) for problem in records]
+    return shown + [replace(problem, path=f"code store: {PurePath(problem.path).name}") for problem in code_problems[: most - len(shown)]]
 
 
 def load_summary(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> answers.LoadSummary:
     """The load report's counts; bad files found in the code store count as rejected too."""
     report = corpus.index.report
-    problems = shown_problems(corpus, code_problems)
     return answers.LoadSummary(
         files_seen=report.files_seen,
         files_read=report.files_read,
@@ -541,8 +541,8 @@ def load_summary(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> answe
         records_indexed=report.records_indexed,
         rejected=report.rejected + len(code_problems),
         warnings=report.warnings,
-        by_reason=dict(Counter(problem.code for problem in problems)),
-        first_problems=[f"{p.severity} {p.code} {p.where()}: {p.reason}" for p in problems[:FIRST_PROBLEMS]],
+        by_reason=dict(Counter(problem.code for problem in [*report.problems, *code_problems])),
+        first_problems=[f"{p.severity} {p.code} {p.where()}: {p.reason}" for p in shown_problems(corpus, code_problems, FIRST_PROBLEMS)],
     )
 
 
@@ -563,15 +563,14 @@ LOAD_REPORT_PROBLEMS = 500
 
 def load_report(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> dict[str, object]:
     """The full load report (problems capped, with the count of the rest)."""
-    problems = shown_problems(corpus, code_problems)
     shown = [
         {"severity": p.severity, "code": p.code, "path": p.path, "line": p.line, "reason": p.reason}
-        for p in problems[:LOAD_REPORT_PROBLEMS]
+        for p in shown_problems(corpus, code_problems, LOAD_REPORT_PROBLEMS)
     ]
     return {
         "summary": load_summary(corpus, code_problems).model_dump(exclude={"first_problems"}),
         "problems": [{key: value for key, value in item.items() if value is not None} for item in shown],
-        "more_problems": max(0, len(problems) - LOAD_REPORT_PROBLEMS),
+        "more_problems": max(0, len(corpus.index.report.problems) + len(code_problems) - LOAD_REPORT_PROBLEMS),
     }
 
 
