@@ -21,8 +21,8 @@ import anyio
 import orjson
 from mcp.server.mcpserver import MCPServer
 
-from papercode.app import build_server
-from papercode.corpus import Corpus
+from papercode.corpus.stages import Corpus
+from papercode.edge.app import build_server
 
 ECHO_PREFIX = "echo_"
 

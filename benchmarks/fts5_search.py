@@ -14,8 +14,8 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from papercode.index import task_key
-from papercode.search import SearchDocument, SearchFilters, SearchHit, facet_value
+from papercode.index.paper_index import task_key
+from papercode.index.search import SearchDocument, SearchFilters, SearchHit, facet_value
 
 _COLUMNS = ("title", "abstract", "authors", "tasks", "methods")
 _WEIGHTS = (10.0, 1.0, 3.0, 4.0, 2.0)

@@ -230,9 +230,11 @@ def cli_gc_policy() -> None:
 def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     """Cold build in this fresh process (keyed ready, then search ready), then in-process tool latency over it."""
     roots = [Path(p) for p in payload["roots"]]
-    import papercode.app  # noqa: F401 - imported before the load so that the baseline RSS includes the SDK
-    from papercode import builder, loading, search_build
-    from papercode import corpus as corpus_module
+    import papercode.edge.app  # noqa: F401 - imported before the load so that the baseline RSS includes the SDK
+    from papercode.build import builder
+    from papercode.build import decode as loading
+    from papercode.build import parallel as search_build
+    from papercode.corpus import stages as corpus_module
 
     cli_gc_policy()
     baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -263,7 +265,7 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     if phases:
         phases["walk + read + the rest of keyed"] = keyed_s - sum(phases.values())
         phases["search index, after keyed ready (built beside)"] = load_s - keyed_s
-    from papercode import queries
+    from papercode.answers import queries
 
     report = corpus.index.report
     stats = queries.corpus_stats(corpus)
@@ -291,8 +293,8 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
 
 def _write_snapshot(corpus: Any, roots: Sequence[Path], cache_dir: Path) -> float:
     """Save the warm-start snapshot the way `Corpus.open` does; the seconds it took."""
-    from papercode import snapshot
-    from papercode.loading import Limits
+    from papercode.core.limits import Limits
+    from papercode.corpus import snapshot
 
     start = time.perf_counter()
     snapshot.save(snapshot.snapshot_path(cache_dir, list(roots)), snapshot.records_key(list(roots), Limits()), corpus.index, corpus.search)
@@ -303,10 +305,10 @@ def worker_warm(payload: dict[str, Any]) -> dict[str, Any]:
     """Warm start in this fresh process, as `papercode serve` does it: `Corpus.open` on a current
     snapshot (it proves the records unchanged, a `stat` of every file, while it restores)."""
     roots = [Path(p) for p in payload["roots"]]
-    import papercode.app  # noqa: F401 - the SDK import is not part of the warm start
-    from papercode import corpus as corpus_module
-    from papercode import snapshot
-    from papercode.loading import Limits
+    import papercode.edge.app  # noqa: F401 - the SDK import is not part of the warm start
+    from papercode.core.limits import Limits
+    from papercode.corpus import snapshot
+    from papercode.corpus import stages as corpus_module
 
     def no_cold_build(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("the snapshot written by the load worker was not served")
@@ -382,9 +384,9 @@ def make_calls(roots: Sequence[Path], per_tool: int, seed: int, filtered_search:
 
 
 def direct_call(corpus: Any, tool: str, args: dict[str, Any]) -> Any:
-    from papercode import queries
-    from papercode.materialize import outcome_for
-    from papercode.search import SearchFilters
+    from papercode.answers import queries
+    from papercode.index.search import SearchFilters
+    from papercode.verified.materialize import outcome_for
 
     if tool == "get_harvested_code_for_paper":
         return queries.harvested_code(corpus, args["arxiv_id"], args.get("status"), args.get("repo_kind"), args.get("limit", 25), None)
@@ -445,7 +447,7 @@ async def time_client(corpus: Any, calls: dict[str, list[dict[str, Any]]]) -> di
     """Through the in-memory `mcp.Client(server)` (the SDK's default DirectDispatcher: no JSON-RPC bytes)."""
     from mcp import Client
 
-    from papercode.app import build_server
+    from papercode.edge.app import build_server
 
     server = build_server(lambda: corpus)
     out: dict[str, dict[str, float]] = {}

@@ -31,8 +31,10 @@ ENGINES = ("fts5", "tantivy")
 
 
 def documents(roots: list[Path]) -> Iterator[Any]:
-    from papercode.builder import Admission, search_document
-    from papercode.loading import Limits, LoadReport, iter_records
+    from papercode.build.builder import Admission, search_document
+    from papercode.build.decode import iter_records
+    from papercode.core.limits import Limits
+    from papercode.core.load_report import LoadReport
 
     report = LoadReport()
     admission = Admission(report)
@@ -49,7 +51,7 @@ def _p(times: list[float], q: float) -> float:
 
 def _timed(engine: Any, queries: list[dict[str, Any]]) -> list[float]:
     """Seconds per query, the second of two rounds (the first warms the page cache)."""
-    from papercode.search import SearchFilters
+    from papercode.index.search import SearchFilters
 
     times = []
     for args in queries * 2:
@@ -80,7 +82,7 @@ def run_fts5(roots: list[Path], queries: list[dict[str, Any]], workdir: Path) ->
 
 
 def run_tantivy(roots: list[Path], queries: list[dict[str, Any]], workdir: Path) -> dict[str, Any]:
-    from papercode.search import SearchBuilder, SearchEngine
+    from papercode.index.search import SearchBuilder, SearchEngine
 
     docs = list(documents(roots))
     start = time.perf_counter()

@@ -7,7 +7,7 @@ It serves the bundled records, or those in PAPERCODE_RECORDS; every other PAPERC
 applies as for `papercode serve`. `papercode serve` remains the way to run it otherwise.
 """
 
-from papercode.cli import build_live_server
+from papercode.cli.main import build_live_server
 from papercode.settings import settings_for
 
 mcp, _corpus = build_live_server(settings_for("serve", {}))

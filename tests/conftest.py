@@ -17,8 +17,11 @@ import orjson
 import pytest
 from mcp import Client
 
-from papercode.app import PapercodeServer, build_server
-from papercode.corpus import Corpus
+from papercode.core.limits import Limits
+from papercode.core.load_report import LoadReport
+from papercode.corpus.stages import Corpus
+from papercode.edge.app import PapercodeServer, build_server
+from papercode.index.columns import PaperRow
 from papercode.settings import bundled_records_dir
 
 MODES = ("auto", "legacy")
@@ -194,6 +197,12 @@ def load_corpus(tmp_path: Path) -> Callable[[list[dict[str, Any]]], Corpus]:
         return Corpus.load([write_records(tmp_path / f"records{next(counter)}", records)])
 
     return load
+
+
+def load_papers(roots: list[Path], limits: Limits | None = None) -> tuple[Corpus, list[PaperRow], LoadReport]:
+    """Records loaded as the server loads them: the corpus, every paper it admitted (in index order), and the report."""
+    loaded = Corpus.load(roots, limits)
+    return loaded, list(loaded.index.papers), loaded.index.report
 
 
 # -- a large worst-case corpus -------------------------------------------------------------

@@ -19,9 +19,9 @@ import pytest
 from mcp import Client
 
 from conftest import BERT_MOUTH, BERTS_ICL, synthetic_records
-from papercode.app import build_server
-from papercode.corpus import Corpus
-from papercode.ids import normalize_repo, parse_slug
+from papercode.core.ids import normalize_repo, parse_slug
+from papercode.corpus.stages import Corpus
+from papercode.edge.app import build_server
 from papercode.settings import bundled_records_dir
 
 pytestmark = pytest.mark.anyio

@@ -21,7 +21,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from conftest import BERT_MOUTH, BERT_MOUTH_TITLE, BERTS_ICL, make_record, write_records
-from papercode import __version__, cli
+from papercode import __version__
+from papercode.cli import main as cli
 
 Run = Callable[..., tuple[int, str, str]]
 

@@ -11,8 +11,8 @@ from mcp import Client
 from mcp.types import PromptReference, ResourceTemplateReference
 
 from conftest import BERT_MOUTH, make_record, make_sample, sha_for
-from papercode import queries
-from papercode.corpus import Corpus
+from papercode.answers import queries
+from papercode.corpus.stages import Corpus
 
 pytestmark = pytest.mark.anyio
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from papercode.app import PapercodeServer
-from papercode.cli import build_parser
-from papercode.loading import Limits
-from papercode.materialize import OUTCOMES
+from papercode.cli.main import build_parser
+from papercode.core.limits import Limits
+from papercode.edge.app import PapercodeServer
 from papercode.settings import OPTIONS, Settings, options_markdown
+from papercode.verified.materialize import OUTCOMES
 
 README_PATH = Path(__file__).parents[1] / "README.md"
 README = README_PATH.read_text(encoding="utf-8")

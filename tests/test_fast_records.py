@@ -16,8 +16,8 @@ import orjson
 import pytest
 from pydantic import ValidationError
 
-from papercode.loading import load_records
-from papercode.records import LEVEL_MAX, RECORD_DECODER, Record
+from conftest import load_papers
+from papercode.core.records import LEVEL_MAX, RECORD_DECODER, Record
 
 
 def _good() -> dict[str, Any]:
@@ -154,10 +154,8 @@ def test_a_record_the_fast_path_rejects_loses_only_its_bad_sample(tmp_path: Path
     record = _good()
     record["syntology"]["samples"].append({**record["syntology"]["samples"][0], "code_sha256_prefix": "f" * 16, "status": 3})
     (tmp_path / "r.json").write_bytes(orjson.dumps(record))
-    (loaded,), report = load_records([tmp_path])
-    harvest = loaded.record.syntology
-    assert harvest is not None and harvest.samples is not None
-    assert [sample.code_sha256_prefix for sample in harvest.samples] == ["0123456789abcdef"]
+    loaded, (paper,), report = load_papers([tmp_path])
+    assert [sample.code_sha256 for sample in loaded.index.samples_of(paper)] == ["0123456789abcdef"]
     assert [(p.code, "sample 1" in p.reason) for p in report.problems] == [("invalid_sample", True)]
 
 
@@ -165,5 +163,5 @@ def test_an_unknown_field_is_skipped_whatever_it_holds(tmp_path: Path) -> None:
     (tmp_path / "r.json").write_bytes(
         orjson.dumps(_good())[:-1] + b', "extra": {"deep": [[[["x"]]]], "n": 123456789012345678901234567890}}'
     )
-    loaded, report = load_records([tmp_path])
-    assert len(loaded) == 1 and report.problems == []
+    _, papers, report = load_papers([tmp_path])
+    assert len(papers) == 1 and report.problems == []

@@ -12,7 +12,7 @@ from textwrap import dedent
 
 import pytest
 
-from papercode.harvest import HarvestedModule, NotRebuilt, SourceModule, interpreter, requires_of, sha256_prefix
+from papercode.verified.harvest import HarvestedModule, NotRebuilt, SourceModule, interpreter, requires_of, sha256_prefix
 
 
 def parse(source: str) -> SourceModule:

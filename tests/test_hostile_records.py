@@ -24,10 +24,13 @@ import orjson
 import pytest
 from mcp import Client
 
-from papercode import cli, loading
-from papercode.app import build_server
-from papercode.corpus import Corpus
-from papercode.loading import Limits, LoadReport, Problem, load_records
+from conftest import load_papers
+from papercode.build import decode as loading
+from papercode.cli import main as cli
+from papercode.core.limits import Limits
+from papercode.core.load_report import LoadReport, Problem
+from papercode.corpus.stages import Corpus
+from papercode.edge.app import build_server
 
 REAL_RECORDS = Path(__file__).resolve().parents[1] / "records"
 
@@ -360,15 +363,15 @@ def test_duplicate_read_at_compares_instants_not_strings(tmp_path: Path) -> None
     # 10:00+02:00 is 08:00Z: earlier than 09:00Z although it sorts later as text.
     (tmp_path / "a.json").write_bytes(_dumps(_record("2101.00005", title="09:00Z", read_at="2025-06-01T09:00:00Z")))
     (tmp_path / "b.json").write_bytes(_dumps(_record("2101.00005", title="08:00Z", read_at="2025-06-01T10:00:00+02:00")))
-    loaded, _ = load_records([tmp_path])
-    assert [item.record.title for item in loaded] == ["09:00Z"]
+    _, papers, _ = load_papers([tmp_path])
+    assert [paper.title for paper in papers] == ["09:00Z"]
 
 
 def test_duplicate_with_unparseable_read_at_loses_to_a_real_one(tmp_path: Path) -> None:
     (tmp_path / "a.json").write_bytes(_dumps(_record("2101.00005", title="garbage", read_at="zzzz")))
     (tmp_path / "b.json").write_bytes(_dumps(_record("2101.00005", title="real", read_at="2020-01-01T00:00:00Z")))
-    loaded, report = load_records([tmp_path])
-    assert [item.record.title for item in loaded] == ["real"]
+    _, papers, report = load_papers([tmp_path])
+    assert [paper.title for paper in papers] == ["real"]
     assert [(p.code, Path(p.path).name) for p in report.problems] == [("duplicate", "a.json")]
 
 
@@ -390,22 +393,22 @@ def test_dropped_samples_do_not_raise_aggregate_warnings(tmp_path: Path) -> None
     record = _record("2101.00007", samples=[_sample("d" * 16, status=3), _sample("e" * 16)])
     record["syntology"].update(summary={"ran": 2}, by_repo_kind={"official": {"samples": 2}}, n_pointer_only_for_licence=0)
     (tmp_path / "r.json").write_bytes(_dumps(record))
-    _, report = load_records([tmp_path])
+    _, _, report = load_papers([tmp_path])
     assert [p.code for p in report.problems] == ["invalid_sample"]
 
 
 def test_five_megabyte_abstract_is_cut_to_the_cap(hostile: Path, corpus: Corpus) -> None:
     assert corpus.index.paper_by_arxiv("2101.00010") is not None
-    (loaded,), _ = load_records([hostile / "huge_abstract.json"], LIMITS)
-    assert loaded.record.abstract == ("word " * 1_000_000)[: LIMITS.max_string_chars]
+    loaded, (paper,), _ = load_papers([hostile / "huge_abstract.json"], LIMITS)
+    assert loaded.search is not None and loaded.search.abstract(paper.ordinal) == ("word " * 1_000_000)[: LIMITS.max_string_chars]
     (problem,) = _problems(corpus.index.report, hostile, "huge_abstract.json")
     assert "abstract" in problem.reason and "5,000,000" in problem.reason
 
 
 def test_long_author_names_are_cut_too(tmp_path: Path) -> None:
     (tmp_path / "r.json").write_bytes(_dumps(_record("2101.00001", authors=["Ann", "B" * 500])))
-    loaded, report = load_records([tmp_path], Limits(max_string_chars=100))
-    assert loaded[0].record.authors == ["Ann", "B" * 100]
+    _, papers, report = load_papers([tmp_path], Limits(max_string_chars=100))
+    assert papers[0].details().authors == ["Ann", "B" * 100]
     assert [(p.code, p.severity) for p in report.problems] == [("string_truncated", "warning")]
 
 
@@ -413,9 +416,9 @@ def test_deep_nesting_is_rejected_quickly(tmp_path: Path) -> None:
     (tmp_path / "deep.json").write_bytes(b"[" * 100_000 + b"]" * 100_000)
     (tmp_path / "deep_obj.json").write_bytes(b'{"a":' * 100_000 + b"1" + b"}" * 100_000)
     started = time.monotonic()
-    loaded, report = load_records([tmp_path])
+    _, papers, report = load_papers([tmp_path])
     assert time.monotonic() - started < 5
-    assert loaded == [] and {p.code for p in report.problems} == {"bad_json"}
+    assert papers == [] and {p.code for p in report.problems} == {"bad_json"}
 
 
 def test_symlinks_outside_are_not_followed(hostile: Path, corpus: Corpus) -> None:
@@ -435,13 +438,13 @@ def test_directory_named_like_a_record_file_is_walked(hostile: Path, corpus: Cor
 def test_a_records_root_that_is_a_file_is_read(tmp_path: Path) -> None:
     path = tmp_path / "one.json"
     path.write_bytes(_dumps(_record("2101.00001")))
-    loaded, report = load_records([path])
-    assert len(loaded) == 1 and report.problems == []
+    _, papers, report = load_papers([path])
+    assert len(papers) == 1 and report.problems == []
 
 
 def test_missing_records_directory_is_reported(tmp_path: Path) -> None:
-    loaded, report = load_records([tmp_path / "nope"])
-    assert loaded == [] and [p.code for p in report.problems] == ["missing_directory"]
+    _, papers, report = load_papers([tmp_path / "nope"])
+    assert papers == [] and [p.code for p in report.problems] == ["missing_directory"]
 
 
 def test_unreadable_file_is_reported_not_raised(hostile: Path, corpus: Corpus) -> None:
@@ -474,7 +477,7 @@ def test_aggregates_with_zero_counts_agree(tmp_path: Path) -> None:
         n_pointer_only_for_licence=1,
     )
     (tmp_path / "r.json").write_bytes(_dumps(record))
-    _, report = load_records([tmp_path])
+    _, _, report = load_papers([tmp_path])
     assert report.problems == []
 
 
@@ -482,8 +485,8 @@ def test_default_caps_bound_a_huge_jsonl_line_without_reading_it_whole(tmp_path:
     # A line over the cap is skipped in chunks; the next line still loads.
     limits = Limits(max_line_bytes=1024)
     (tmp_path / "r.jsonl").write_bytes(b'"' + b"x" * 5_000_000 + b'"\n' + _dumps(_record("2101.00001")) + b"\n")
-    loaded, report = load_records([tmp_path], limits)
-    assert len(loaded) == 1
+    _, papers, report = load_papers([tmp_path], limits)
+    assert len(papers) == 1
     assert [(p.code, p.line) for p in report.problems] == [("too_large", 1)]
 
 
@@ -503,11 +506,11 @@ def test_memory_stays_bounded_by_the_caps(tmp_path: Path) -> None:
             packed.write(chunk)
     tracemalloc.start()
     try:
-        loaded, report = load_records([tmp_path], Limits(max_file_bytes=mib, max_line_bytes=mib))
+        _, papers, report = load_papers([tmp_path], Limits(max_file_bytes=mib, max_line_bytes=mib))
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert [item.record.arxiv_id for item in loaded] == ["2101.00001"]
+    assert [paper.arxiv_id for paper in papers] == ["2101.00001"]
     assert sorted((Path(p.path).name, p.code) for p in report.problems) == [
         ("big.json", "too_large"),
         ("bomb.json.gz", "too_large"),

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS
 
-from papercode.app import build_server
-from papercode.corpus import Corpus
+from papercode.corpus.stages import Corpus
+from papercode.edge.app import build_server
 
 REAL_RECORDS = Path(__file__).resolve().parents[1] / "records"
 MODES = ("auto", "legacy")

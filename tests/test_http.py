@@ -31,13 +31,13 @@ from mcp.client.streamable_http import streamable_http_client
 
 from conftest import BERT_MOUTH, MODES
 from fixture_server import FixtureServer, reply, serve
-from papercode import serving
-from papercode.app import build_server
-from papercode.corpus import Corpus
-from papercode.logs import BURST
-from papercode.materialize import VerifiedCode
-from papercode.serving import StaticTokens, add_health_route, auth_for, bind, url_of, uvicorn_server
+from papercode.corpus.stages import Corpus
+from papercode.edge import http as serving
+from papercode.edge.app import build_server
+from papercode.edge.http import StaticTokens, add_health_route, auth_for, bind, url_of, uvicorn_server
+from papercode.edge.logs import BURST
 from papercode.settings import Settings
+from papercode.verified.materialize import VerifiedCode
 
 pytestmark = [pytest.mark.anyio, pytest.mark.transport]
 

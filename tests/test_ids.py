@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from papercode.ids import (
+from papercode.core.ids import (
     ArxivId,
     arxiv_id_from_number,
     canonical_arxiv_id,

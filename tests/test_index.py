@@ -10,13 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, make_record, make_sample, sha_for
-from papercode import builder
-from papercode.corpus import Corpus
-from papercode.errors import QueryError
-from papercode.ids import normalize_repo
-from papercode.index import status_rank, task_key
-from papercode.paging import Pager
-from papercode.search import SearchFilters, query_terms
+from papercode.build import builder
+from papercode.core.errors import QueryError
+from papercode.core.ids import normalize_repo
+from papercode.core.paging import Pager
+from papercode.corpus.stages import Corpus
+from papercode.index.paper_index import status_rank, task_key
+from papercode.index.search import SearchFilters, query_terms
 
 LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
 

@@ -18,14 +18,14 @@ from mcp.shared.subscriptions import ResourceUpdated
 from mcp.types import INVALID_PARAMS, LoggingMessageNotificationParams
 
 from conftest import make_record, write_records
-from papercode import queries
-from papercode.app import PapercodeServer, build_server
-from papercode.corpus import Corpus, Stage, open_stages
-from papercode.loading import Limits
-from papercode.notices import ClientLog
-from papercode.reload import LiveCorpus, StagesBuilder
+from papercode.answers import queries
+from papercode.core.limits import Limits
+from papercode.corpus.reload import LiveCorpus, StagesBuilder
+from papercode.corpus.snapshot import records_key
+from papercode.corpus.stages import Corpus, Stage, open_stages
+from papercode.edge.app import PapercodeServer, build_server
+from papercode.edge.notices import ClientLog
 from papercode.settings import bundled_records_dir
-from papercode.snapshot import records_key
 
 pytestmark = pytest.mark.anyio
 

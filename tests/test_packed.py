@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from papercode.packed import PackedBytes, PackedStrings
+from papercode.index.packed import PackedBytes, PackedStrings
 
 VALUES = ["", "a", None, "ünïcödé ✓", "x" * 10_000, None, "last"]
 

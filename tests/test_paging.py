@@ -6,8 +6,8 @@ import string
 
 import pytest
 
-from papercode.errors import QueryError
-from papercode.paging import Pager
+from papercode.core.errors import QueryError
+from papercode.core.paging import Pager
 
 QUERY = {"tool": "harvested", "paper": "2406.04823", "limit": 3}
 

@@ -7,8 +7,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from papercode.loading import load_records
-from papercode.progress import LoadProgress, MaterializeProgress
+from papercode.cli.progress import LoadProgress, MaterializeProgress
+from papercode.corpus.stages import Corpus
 from papercode.settings import bundled_records_dir
 
 
@@ -35,13 +35,13 @@ def test_eta_is_the_remaining_share_of_elapsed_time() -> None:
 
 def test_not_a_terminal_stays_quiet() -> None:
     pipe = io.StringIO()
-    load_records([Path(bundled_records_dir())], progress=LoadProgress(stream=pipe, interval=0))
+    Corpus.load([Path(bundled_records_dir())], progress=LoadProgress(stream=pipe, interval=0))
     assert pipe.getvalue() == ""
 
 
 def test_loader_reports_every_file() -> None:
     screen = Terminal()
-    load_records([Path(bundled_records_dir())], progress=LoadProgress(stream=screen, interval=0))
+    Corpus.load([Path(bundled_records_dir())], progress=LoadProgress(stream=screen, interval=0))
     assert "2/2 files, 2 records" in screen.getvalue()
 
 

@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult
 
-from papercode.app import build_server
-from papercode.corpus import Corpus
+from papercode.corpus.stages import Corpus
+from papercode.edge.app import build_server
 
 REAL_RECORDS = Path(__file__).resolve().parents[1] / "records"
 ERROR_CODE = re.compile(r"^(not_found|ambiguous|invalid_argument|licence_restricted|not_materialized|internal_error): ")

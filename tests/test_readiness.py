@@ -16,9 +16,9 @@ import pytest
 from mcp import Client
 
 from conftest import BERT_MOUTH, BERTS_ICL, make_record, write_records
-from papercode.app import PapercodeServer, build_server
-from papercode.corpus import Corpus, Stage
-from papercode.reload import LiveCorpus, SwapListener
+from papercode.corpus.reload import LiveCorpus, SwapListener
+from papercode.corpus.stages import Corpus, Stage
+from papercode.edge.app import PapercodeServer, build_server
 
 pytestmark = pytest.mark.anyio
 

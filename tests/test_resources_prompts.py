@@ -12,7 +12,7 @@ from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS, PromptReference, ResourceTemplateReference, TextContent, TextResourceContents
 
 from conftest import BERT_MOUTH, BERT_MOUTH_TITLE, BERTS_ICL, BERTS_ICL_TITLE, make_record, make_sample, sha_for
-from papercode.corpus import Corpus
+from papercode.corpus.stages import Corpus
 
 pytestmark = pytest.mark.anyio
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from papercode.app import PapercodeServer
+from papercode.edge.app import PapercodeServer
 
 pytestmark = pytest.mark.anyio
 

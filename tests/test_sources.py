@@ -22,7 +22,7 @@ import pytest
 
 from fixture_server import SERVER_HOLD_SECONDS, FixtureServer, reply, serve
 from papercode import __version__
-from papercode.sources import (
+from papercode.verified.sources import (
     DEFAULT_BASE_URL,
     MAX_SOURCE_BYTES,
     LocalClones,

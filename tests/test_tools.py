@@ -28,7 +28,7 @@ from conftest import (
     sha_for,
     write_records,
 )
-from papercode.corpus import Corpus
+from papercode.corpus.stages import Corpus
 
 pytestmark = pytest.mark.anyio
 

@@ -21,13 +21,13 @@ from mcp.types import TextResourceContents
 
 from conftest import make_record, make_sample, write_records
 from fixture_server import FixtureServer, reply, serve
-from papercode import cli
-from papercode.app import build_server
-from papercode.codestore import CodeStore
-from papercode.corpus import Corpus
-from papercode.harvest import interpreter
-from papercode.materialize import Materializer, VerifiedCode
-from papercode.sources import SourceFetcher
+from papercode.cli import main as cli
+from papercode.corpus.stages import Corpus
+from papercode.edge.app import build_server
+from papercode.verified.harvest import interpreter
+from papercode.verified.materialize import Materializer, VerifiedCode
+from papercode.verified.sources import SourceFetcher
+from papercode.verified.store import CodeStore
 
 pytestmark = pytest.mark.anyio
 

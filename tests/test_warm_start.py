@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 
-from papercode import corpus as corpus_module
-from papercode import queries, search_build, snapshot
-from papercode.corpus import Corpus, Stage, open_stages
-from papercode.loading import Limits
+from papercode.answers import queries
+from papercode.build import parallel as search_build
+from papercode.core.limits import Limits
+from papercode.corpus import snapshot
+from papercode.corpus import stages as corpus_module
+from papercode.corpus.stages import Corpus, Stage, open_stages
 from papercode.settings import bundled_records_dir
 
 

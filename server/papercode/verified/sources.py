@@ -26,7 +26,7 @@ from urllib.parse import quote, urlsplit
 import anyio
 import httpx2
 
-from . import __version__
+from papercode import __version__
 
 log = logging.getLogger(__name__)
 

@@ -22,8 +22,9 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from .corpus import Corpus, Stage
-from .errors import QueryError
+from papercode.core.errors import QueryError
+
+from .stages import Corpus, Stage
 
 log = logging.getLogger(__name__)
 

@@ -37,7 +37,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from .settings import Settings
+from papercode.settings import Settings
 
 log = logging.getLogger(__name__)
 

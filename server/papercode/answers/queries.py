@@ -1,7 +1,7 @@
 """Every question papercode answers, as plain functions of a `Corpus`.
 
 This is the whole behaviour of the tools, resources and prompts, free of MCP: each function
-validates its arguments, asks the index, and shapes an answer from `answers.py`. Bad input
+validates its arguments, asks the index, and shapes an answer from `models.py`. Bad input
 raises `QueryError` with a machine code and the next step.
 """
 
@@ -13,15 +13,16 @@ from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import Any, TypedDict
 
-from . import answers
-from .corpus import Corpus
-from .errors import QueryError
-from .ids import SHA_PREFIX_LENGTH, normalize_hex, normalize_repo, parse_arxiv_id, parse_slug
-from .index import PaperRow, SampleRow, task_key
-from .loading import Problem
-from .materialize import SampleOutcome
-from .records import REPO_KINDS
-from .search import SearchEngine, SearchFilters, best_status
+from papercode.core.errors import QueryError
+from papercode.core.ids import SHA_PREFIX_LENGTH, normalize_hex, normalize_repo, parse_arxiv_id, parse_slug
+from papercode.core.load_report import Problem
+from papercode.core.records import REPO_KINDS
+from papercode.corpus.stages import Corpus
+from papercode.index.paper_index import PaperRow, SampleRow, task_key
+from papercode.index.search import SearchEngine, SearchFilters, best_status
+from papercode.verified.materialize import SampleOutcome
+
+from . import models
 
 MAX_LIMIT = 100
 MAX_ID_CHARS = 300
@@ -55,7 +56,7 @@ def check_limit(limit: int) -> int:
     return limit
 
 
-def resolve_paper(corpus: Corpus, asked: str) -> tuple[PaperRow, answers.Query]:
+def resolve_paper(corpus: Corpus, asked: str) -> tuple[PaperRow, models.Query]:
     """The one id resolver: arXiv ids in every pasted form, and Papers-with-Code slugs."""
     text = asked.strip()
     if not text or len(text) > MAX_ID_CHARS:
@@ -72,7 +73,7 @@ def resolve_paper(corpus: Corpus, asked: str) -> tuple[PaperRow, answers.Query]:
             raise QueryError(
                 "not_found", f"no paper with arXiv id {arxiv.canonical} in this corpus of {len(index.papers):,} papers", _SEARCH_NEXT
             )
-        return paper, answers.Query(asked=asked, resolved=arxiv.canonical)
+        return paper, models.Query(asked=asked, resolved=arxiv.canonical)
     slug = parse_slug(text)
     if slug is None:
         raise QueryError(
@@ -83,7 +84,7 @@ def resolve_paper(corpus: Corpus, asked: str) -> tuple[PaperRow, answers.Query]:
     paper = index.paper_by_slug(slug)
     if paper is None:
         raise QueryError("not_found", f"no paper with slug {slug} in this corpus of {len(index.papers):,} papers", _SEARCH_NEXT)
-    return paper, answers.Query(asked=asked, resolved=paper.key)
+    return paper, models.Query(asked=asked, resolved=paper.key)
 
 
 def resolve_statuses(corpus: Corpus, status: str | Sequence[str]) -> list[str]:
@@ -160,15 +161,15 @@ class PaperRefFields(TypedDict):
 
 
 # What an answer shows of a sample: exactly the fields of the `Sample` answer model.
-_SAMPLE_FIELDS = tuple(answers.Sample.model_fields)
+_SAMPLE_FIELDS = tuple(models.Sample.model_fields)
 
 
 def _sample_fields(row: SampleRow) -> dict[str, Any]:
     return {name: getattr(row, name) for name in _SAMPLE_FIELDS}
 
 
-def sample_counts(samples: Sequence[SampleRow]) -> answers.SampleCounts:
-    return answers.SampleCounts(
+def sample_counts(samples: Sequence[SampleRow]) -> models.SampleCounts:
+    return models.SampleCounts(
         total=len(samples),
         by_status=dict(Counter(row.status for row in samples)),
         by_repo_kind=dict(Counter(row.repo_kind for row in samples)),
@@ -192,7 +193,7 @@ def harvested_code(
     limit: int = 25,
     cursor: str | None = None,
     stored: Callable[[str], bool] | None = None,
-) -> answers.HarvestedCode:
+) -> models.HarvestedCode:
     """One page of a paper's samples; `stored` says which codes the verified store holds."""
     paper, query = resolve_paper(corpus, arxiv_id)
     statuses = resolve_statuses(corpus, status) if status else None
@@ -208,13 +209,13 @@ def harvested_code(
         note = "this paper has no harvested code samples; its code links are in get_paper"
     elif not matching:
         note = "no samples match these filters; counts shows what the paper has"
-    return answers.HarvestedCode(
+    return models.HarvestedCode(
         query=query,
-        paper=answers.PaperHead(**_paper_ref(paper), date=paper.date, url_abs=paper.url_abs),
+        paper=models.PaperHead(**_paper_ref(paper), date=paper.date, url_abs=paper.url_abs),
         counts=sample_counts(everything),
         matched=len(matching),
         samples=[
-            answers.HarvestedSample(**_sample_fields(row), stored=True if stored and row.inline_ok and stored(row.code_sha256) else None)
+            models.HarvestedSample(**_sample_fields(row), stored=True if stored and row.inline_ok and stored(row.code_sha256) else None)
             for row in page
         ],
         next_cursor=_page_cursor(corpus, page_query, offset, len(page), len(matching)),
@@ -233,7 +234,7 @@ def samples_by_status(
     inline_only: bool = False,
     limit: int = 25,
     cursor: str | None = None,
-) -> answers.SampleList:
+) -> models.SampleList:
     statuses = resolve_statuses(corpus, status)
     kind = check_repo_kind(corpus, repo_kind)
     check_limit(limit)
@@ -251,11 +252,11 @@ def samples_by_status(
     offset = corpus.pager.decode(page_query, cursor)
     total, page = corpus.index.list_samples(statuses, kind, language, licence, inline_only, offset, limit)
     papers = corpus.index.papers
-    return answers.SampleList(
+    return models.SampleList(
         statuses=statuses,
         total=total,
         samples=[
-            answers.ListedSample(**_sample_fields(row), paper=papers.key(row.paper), title=shorten(papers.title[row.paper], TITLE_CHARS))
+            models.ListedSample(**_sample_fields(row), paper=papers.key(row.paper), title=shorten(papers.title[row.paper], TITLE_CHARS))
             for row in page
         ],
         next_cursor=_page_cursor(corpus, page_query, offset, len(page), total),
@@ -286,7 +287,7 @@ def search_papers(
     filters: SearchFilters | None = None,
     limit: int = 10,
     cursor: str | None = None,
-) -> answers.SearchResult:
+) -> models.SearchResult:
     filters = filters or SearchFilters()
     check_limit(limit)
     if len(query) > MAX_QUERY_CHARS:
@@ -310,7 +311,7 @@ def search_papers(
         paper = index.papers[hit.paper]
         details = paper.details()
         results.append(
-            answers.SearchHit(
+            models.SearchHit(
                 **_paper_ref(paper),
                 year=paper.year,
                 authors=_authors(details.authors, SEARCH_AUTHORS),
@@ -321,18 +322,18 @@ def search_papers(
                 snippet=hit.snippet,
             )
         )
-    return answers.SearchResult(
+    return models.SearchResult(
         query=query, total=total, hits=results, next_cursor=_page_cursor(corpus, page_query, offset, len(results), total)
     )
 
 
-def paper_detail(corpus: Corpus, paper_id: str) -> answers.PaperDetail:
+def paper_detail(corpus: Corpus, paper_id: str) -> models.PaperDetail:
     paper, query = resolve_paper(corpus, paper_id)
     details = paper.details()
     abstract = full_text(corpus).abstract(paper.ordinal)
     truncated = abstract is not None and len(abstract) > ABSTRACT_CHARS
     links = [
-        answers.CodeLink(
+        models.CodeLink(
             repo=link.repo_url,
             official=link.is_official,
             framework=link.framework,
@@ -342,7 +343,7 @@ def paper_detail(corpus: Corpus, paper_id: str) -> answers.PaperDetail:
         )
         for link in details.code_links[:CODE_LINKS_SHOWN]
     ]
-    return answers.PaperDetail(
+    return models.PaperDetail(
         **_paper_ref(paper),
         query=query,
         authors=_authors(details.authors, AUTHORS_SHOWN),
@@ -375,13 +376,13 @@ def merged_tasks(tasks: list[tuple[str, str]]) -> list[str]:
     return list(names.values())
 
 
-def papers_for_repo(corpus: Corpus, repo: str, limit: int = 25, cursor: str | None = None) -> answers.RepoPapers:
+def papers_for_repo(corpus: Corpus, repo: str, limit: int = 25, cursor: str | None = None) -> models.RepoPapers:
     check_limit(limit)
     name = normalize_repo(repo) if len(repo) <= MAX_ID_CHARS else None
     if name is None:
         raise QueryError("invalid_argument", f"{_quote(repo)} is not a repository", "pass owner/name or https://github.com/owner/name")
     ordered = corpus.index.papers_for_repo(name)
-    query = answers.Query(asked=repo, resolved=name)
+    query = models.Query(asked=repo, resolved=name)
     if ordered is None:
         raise QueryError(
             "not_found", f"no paper in this corpus links to or has samples from {name}", "check the spelling, or " + _SEARCH_NEXT
@@ -395,7 +396,7 @@ def papers_for_repo(corpus: Corpus, repo: str, limit: int = 25, cursor: str | No
         link = next((link for link in paper.details().code_links if link.repo == name), None)
         samples = [row for row in corpus.index.samples_of(paper) if row.repo.lower() == name]
         papers.append(
-            answers.RepoPaper(
+            models.RepoPaper(
                 **_paper_ref(paper),
                 is_official=(link.is_official if link else False) or any(row.is_official for row in samples),
                 framework=link.framework if link else None,
@@ -403,7 +404,7 @@ def papers_for_repo(corpus: Corpus, repo: str, limit: int = 25, cursor: str | No
                 statuses=dict(Counter(row.status for row in samples)),
             )
         )
-    return answers.RepoPapers(
+    return models.RepoPapers(
         query=query, total=len(ordered), papers=papers, next_cursor=_page_cursor(corpus, page_query, offset, len(page), len(ordered))
     )
 
@@ -412,7 +413,7 @@ def papers_for_repo(corpus: Corpus, repo: str, limit: int = 25, cursor: str | No
 class FoundCode:
     """The samples one code hash names: what `get_code` answers about."""
 
-    query: answers.Query
+    query: models.Query
     sha: str
     rows: list[SampleRow]
 
@@ -447,7 +448,7 @@ def find_code(corpus: Corpus, code_sha256: str) -> FoundCode:
     sha = candidates[0]
     index = corpus.index
     rows = [index.samples[i] for i in index.sample_ids_for_sha(sha)]
-    return FoundCode(answers.Query(asked=code_sha256, resolved=sha), sha, rows)
+    return FoundCode(models.Query(asked=code_sha256, resolved=sha), sha, rows)
 
 
 # What the agent should do when code is withheld, by reason.
@@ -459,20 +460,20 @@ _WITHHELD_NEXT = {
 _UNVERIFIABLE_NEXT = "the code at file_url is not provably the harvested code; read it there only as unverified"
 
 
-def code_answer(corpus: Corpus, found: FoundCode, obtained: SampleOutcome) -> answers.CodeAnswer:
+def code_answer(corpus: Corpus, found: FoundCode, obtained: SampleOutcome) -> models.CodeAnswer:
     """get_code's answer: the verified code, or the samples and why their code is withheld."""
     index = corpus.index
     matches = []
     for row in _distinct_samples(found.rows):
         carriers = [
-            answers.PaperRef(**_paper_ref(index.papers[r.paper]))
+            models.PaperRef(**_paper_ref(index.papers[r.paper]))
             for r in found.rows
             if (r.repo, r.path, r.entry) == (row.repo, row.path, row.entry)
         ]
-        matches.append(answers.CodeMatch(**_sample_fields(row), file_url=row.file_url, papers=carriers))
+        matches.append(models.CodeMatch(**_sample_fields(row), file_url=row.file_url, papers=carriers))
     if obtained.verified:
         origin = next(row for row in found.rows if (row.repo, row.path) == (obtained.repo, obtained.path))
-        return answers.CodeAnswer(
+        return models.CodeAnswer(
             query=found.query,
             code=obtained.code,
             verified=True,
@@ -485,7 +486,7 @@ def code_answer(corpus: Corpus, found: FoundCode, obtained: SampleOutcome) -> an
         )
     reason = obtained.outcome
     next_step = _WITHHELD_NEXT.get(reason, _UNVERIFIABLE_NEXT)
-    return answers.CodeAnswer(
+    return models.CodeAnswer(
         query=found.query, withheld=reason, matches=matches, note=f"{reason}: {obtained.reason.rstrip('.')}. Next: {next_step}."
     )
 
@@ -497,13 +498,13 @@ def _distinct_samples(rows: list[SampleRow]) -> list[SampleRow]:
     return list(seen.values())
 
 
-def corpus_stats(corpus: Corpus, code_problems: Sequence[Problem] = (), ready: str | None = None) -> answers.CorpusStats:
+def corpus_stats(corpus: Corpus, code_problems: Sequence[Problem] = (), ready: str | None = None) -> models.CorpusStats:
     index = corpus.index
     licences = index.licence_counts
     top = dict(licences.most_common(LICENCES_SHOWN))
     if len(licences) > LICENCES_SHOWN:
         top["(other)"] = sum(licences.values()) - sum(top.values())
-    return answers.CorpusStats(
+    return models.CorpusStats(
         papers=len(index.papers),
         papers_with_samples=index.papers_with_samples,
         samples=len(index.samples),
@@ -531,10 +532,10 @@ def shown_problems(corpus: Corpus, code_problems: Sequence[Problem], most: int) 
     return shown + [replace(problem, path=f"code store: {PurePath(problem.path).name}") for problem in code_problems[: most - len(shown)]]
 
 
-def load_summary(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> answers.LoadSummary:
+def load_summary(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> models.LoadSummary:
     """The load report's counts; bad files found in the code store count as rejected too."""
     report = corpus.index.report
-    return answers.LoadSummary(
+    return models.LoadSummary(
         files_seen=report.files_seen,
         files_read=report.files_read,
         records_read=report.records_read,
@@ -604,7 +605,7 @@ def implement_prompt(corpus: Corpus, arxiv_id: str) -> str:
         lines.append("No code samples were harvested for this paper; use get_paper for its code links.")
     if paper.claim:
         lines += ["", f"What the statuses mean: {paper.claim}"]
-    lines += ["", f"Attribution: {answers.ATTRIBUTION}"]
+    lines += ["", f"Attribution: {models.ATTRIBUTION}"]
     return "\n".join(lines)
 
 
@@ -643,7 +644,7 @@ def compare_prompt(corpus: Corpus, arxiv_id: str) -> str:
         "Use get_harvested_code_for_paper with repo_kind to see each repository's samples, and get_code(code_sha256)",
         "to fetch a sample's code; respect each sample's licence.",
         "",
-        f"Attribution: {answers.ATTRIBUTION}",
+        f"Attribution: {models.ATTRIBUTION}",
     ]
     return "\n".join(lines)
 

@@ -137,3 +137,8 @@ def normalize_hex(text: str) -> str | None:
 def is_sha_prefix(value: object) -> bool:
     """True for a record's `code_sha256_prefix`: exactly 16 lower-case hex characters."""
     return isinstance(value, str) and len(value) == SHA_PREFIX_LENGTH and set(value) <= HEX_DIGITS
+
+
+def record_key(arxiv_id: str | None, slug: str | None) -> str:
+    """The identity duplicate records share: `arxiv:<id>`, else `slug:<slug>`."""
+    return f"arxiv:{arxiv_id}" if arxiv_id else f"slug:{slug}"

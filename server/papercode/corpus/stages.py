@@ -15,13 +15,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from papercode.build.builder import IndexBuilder
+from papercode.build.decode import iter_records
+from papercode.build.files import find_record_files
+from papercode.build.parallel import SearchBuildFailed, start_search_build
+from papercode.core.limits import Limits
+from papercode.core.load_report import LoadReport, ProgressCallback
+from papercode.core.paging import Pager
+from papercode.index.paper_index import PaperIndex
+from papercode.index.search import SearchEngine
+
 from . import snapshot
-from .builder import IndexBuilder
-from .index import PaperIndex
-from .loading import Limits, LoadReport, ProgressCallback, find_record_files, iter_records
-from .paging import Pager
-from .search import SearchEngine
-from .search_build import SearchBuildFailed, start_search_build
 
 log = logging.getLogger(__name__)
 

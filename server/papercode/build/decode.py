@@ -1,14 +1,14 @@
-"""Find record files, decode and validate them, and report every problem.
+"""Decode and validate record files, reporting every problem instead of raising.
 
-The loader never raises for bad data: each rejected file, line, record or sample becomes a
-`Problem` in the `LoadReport`, and every good record is kept. Memory is bounded by the
-`Limits`: whole-file reads are capped, `.jsonl` is streamed a line at a time with a line cap,
-and over-long strings are cut.
+Each rejected file, line, record or sample becomes a `Problem` in the `LoadReport`, and every good
+record is kept. Memory is bounded by the `Limits`: whole-file reads are capped, `.jsonl` is streamed a
+line at a time with a line cap, and over-long strings are cut.
 
 Two paths, one answer. Every record is first decoded by msgspec straight into the `RecordData`
 structs (the fields papercode uses, validated in C; unknown fields skipped). A record that
 fails there is parsed again with orjson and validated by the pydantic models, which say exactly
 what is wrong (and drop only the bad samples); that slow path runs only for bad records.
+Duplicates are not resolved here: see `duplicates`.
 """
 
 from __future__ import annotations
@@ -16,74 +16,28 @@ from __future__ import annotations
 import gzip
 import logging
 import operator
-import os
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from stat import S_ISDIR, S_ISREG
-from typing import IO, Any, Literal, NamedTuple, cast
+from typing import IO, Any, cast
 
 import msgspec
 import orjson
 from pydantic import ValidationError
 
-from .ids import canonical_arxiv_id, slug_from_record_url
-from .records import KNOWN_STATUSES, RECORD_DECODER, Record, RecordData, SyntologyData
+from papercode.core.ids import canonical_arxiv_id, record_key, slug_from_record_url
+from papercode.core.limits import Limits
+from papercode.core.load_report import LoadReport, ProgressCallback
+from papercode.core.records import KNOWN_STATUSES, RECORD_DECODER, Record, RecordData, SyntologyData
+
+from .files import RecordFile, find_record_files
 
 log = logging.getLogger(__name__)
 
-RECORD_SUFFIXES = (".json", ".txt", ".jsonl")
 _BOM = b"\xef\xbb\xbf"
 _READ_CHUNK = 1 << 20
-
-Severity = Literal["error", "warning"]
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Caps that bound memory while loading; each is a setting (see `settings.py`)."""
-
-    max_file_bytes: int = 32 * 1024 * 1024
-    max_line_bytes: int = 8 * 1024 * 1024
-    max_string_chars: int = 100_000
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One rejection (`error`) or oddity (`warning`) found while loading."""
-
-    severity: Severity
-    code: str
-    path: str
-    reason: str
-    line: int | None = None
-
-    def where(self) -> str:
-        return f"{self.path}:{self.line}" if self.line is not None else self.path
-
-
-@dataclass(slots=True)
-class LoadReport:
-    roots: list[str] = field(default_factory=list)
-    files_seen: int = 0
-    files_read: int = 0
-    records_read: int = 0
-    records_indexed: int = 0
-    problems: list[Problem] = field(default_factory=list)
-
-    def add(self, severity: Severity, code: str, path: str, reason: str, line: int | None = None) -> None:
-        self.problems.append(Problem(severity, code, path, reason, line))
-
-    @property
-    def rejected(self) -> int:
-        return sum(1 for problem in self.problems if problem.severity == "error")
-
-    @property
-    def warnings(self) -> int:
-        return sum(1 for problem in self.problems if problem.severity == "warning")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,46 +53,13 @@ class LoadedRecord:
     @property
     def key(self) -> str:
         """The identity duplicates share: `arxiv:<id>`, else `slug:<slug>`."""
-        return _key(self.arxiv_id, self.slug)
+        return record_key(self.arxiv_id, self.slug)
 
     @property
     def read_at(self) -> str:
         harvest = self.record.syntology
         return (harvest.read_at or "") if harvest else ""
 
-
-class RecordFacts(NamedTuple):
-    """What admission needs to know of a record (see `DuplicateFilter`), without the record."""
-
-    path: str
-    line: int | None
-    arxiv_id: str | None
-    slug: str | None
-    read_at: str
-
-    @property
-    def key(self) -> str:
-        return _key(self.arxiv_id, self.slug)
-
-
-def _key(arxiv_id: str | None, slug: str | None) -> str:
-    return f"arxiv:{arxiv_id}" if arxiv_id else f"slug:{slug}"
-
-
-def facts(item: LoadedRecord) -> RecordFacts:
-    return RecordFacts(item.path, item.line, item.arxiv_id, item.slug, item.read_at)
-
-
-ProgressCallback = Callable[[int, int, int], None]
-"""Called as (files done, files total, records read)."""
-
-
-class RecordFile(NamedTuple):
-    path: str
-    size: int
-    mtime_ns: int
-    device: int
-    inode: int
 
 
 _PROGRESS_EVERY = 1_000  # records between progress calls inside one `.jsonl` file
@@ -148,88 +69,6 @@ _INLINE = operator.attrgetter("inline_ok")
 
 _KNOWN_STATUSES = frozenset(KNOWN_STATUSES)
 
-_RECORD_SUFFIXES_ALL = RECORD_SUFFIXES + tuple(suffix + ".gz" for suffix in RECORD_SUFFIXES)
-_ENTRY_NAME = operator.attrgetter("name")  # a C-level sort key: this sort runs on every warm start
-
-
-def find_record_files(root: Path, report: LoadReport) -> list[RecordFile]:
-    """Every regular record file under `root`, in sorted path order, with its size and mtime.
-
-    Symlinks are followed only when they stay inside `root`, and a file reached through a symlink
-    is not listed again. Anything that is not a regular file (a FIFO would block the read forever,
-    a device never ends) is reported, not opened. This runs on every warm start (the snapshot key
-    stats every record file), so a plain file costs one `stat`, one tuple and no Path object.
-    """
-    found: list[RecordFile] = []
-    real_root = root.resolve()
-    seen_dirs: set[Path] = set()
-    linked: list[tuple[int, RecordFile]] = []  # files reached through a symlink: (position, file)
-
-    def walk(directory: Path) -> None:
-        try:
-            real = directory.resolve()
-            if real in seen_dirs:
-                return
-            seen_dirs.add(real)
-            with os.scandir(directory) as listing:
-                entries = sorted(listing, key=_ENTRY_NAME)
-        except (OSError, RuntimeError) as exc:
-            report.add("error", "unreadable", str(directory), f"cannot list directory: {_os_reason(exc)}")
-            return
-        for entry in entries:
-            name = entry.name
-            wanted = name.endswith(_RECORD_SUFFIXES_ALL) and name[0] != "."
-            try:
-                if wanted and not entry.is_symlink():
-                    stat = entry.stat(follow_symlinks=False)
-                    if S_ISREG(stat.st_mode):
-                        found.append(RecordFile(entry.path, stat.st_size, stat.st_mtime_ns, stat.st_dev, stat.st_ino))
-                    elif S_ISDIR(stat.st_mode):  # a directory named like a record file
-                        walk(Path(entry.path))
-                    else:
-                        report.add("error", "not_a_file", entry.path, "not a regular file (FIFO, socket or device); not opened")
-                elif not entry.is_symlink():
-                    if entry.is_dir(follow_symlinks=False):
-                        walk(Path(entry.path))
-                elif wanted or entry.is_dir():
-                    target = Path(entry.path).resolve(strict=True)
-                    if not target.is_relative_to(real_root):
-                        report.add("error", "symlink_outside", entry.path, "symlink points outside the records directory; not followed")
-                    elif target.is_dir():
-                        walk(Path(entry.path))
-                    elif wanted:
-                        stat = target.stat()
-                        if S_ISREG(stat.st_mode):
-                            linked.append((len(found), RecordFile(entry.path, stat.st_size, stat.st_mtime_ns, stat.st_dev, stat.st_ino)))
-                        else:
-                            report.add("error", "not_a_file", entry.path, "not a regular file (FIFO, socket or device); not opened")
-            except (OSError, RuntimeError) as exc:
-                if wanted:
-                    report.add("error", "unreadable", entry.path, f"broken symlink: {_os_reason(exc)}")
-
-    if not root.exists():
-        report.add("error", "missing_directory", str(root), "records directory does not exist")
-    elif root.is_file():
-        stat = root.stat()
-        found.append(RecordFile(str(root), stat.st_size, stat.st_mtime_ns, stat.st_dev, stat.st_ino))
-    else:
-        walk(root)
-    if linked:  # a symlinked file is read once: not when its target is listed plainly, nor twice via two links
-        seen = {(file.device, file.inode) for file in found}
-        kept = []
-        for position, record_file in linked:  # in path order: the first link to a file wins
-            if (record_file.device, record_file.inode) not in seen:
-                seen.add((record_file.device, record_file.inode))
-                kept.append((position, record_file))
-        for position, record_file in reversed(kept):  # back to front, so positions stay right
-            found.insert(position, record_file)
-    return found
-
-
-def _os_reason(exc: BaseException) -> str:
-    if isinstance(exc, RuntimeError):  # Path.resolve() on a symlink loop (Python < 3.13)
-        return "symlink loop"
-    return getattr(exc, "strerror", None) or str(exc)
 
 
 def iter_records(
@@ -262,52 +101,7 @@ def iter_records(
             progress(done, total, report.records_read)
 
 
-def load_records(
-    roots: list[Path], limits: Limits | None = None, progress: ProgressCallback | None = None
-) -> tuple[list[LoadedRecord], LoadReport]:
-    """Every record under `roots`, one per key, and the report of what was rejected and why.
 
-    Holds every record at once: the server streams `iter_records` into the index instead.
-    """
-    report = LoadReport()
-    duplicates = DuplicateFilter(report)
-    winners: dict[str, LoadedRecord] = {}
-    for item in iter_records(roots, report, limits, progress):
-        if duplicates.admit(item):
-            winners[item.key] = item
-    return list(winners.values()), report
-
-
-class DuplicateFilter:
-    """One record per key (arXiv id, else slug): the later `read_at` wins, then the first seen.
-
-    Files are read in path order, so "first seen" is "first by path". Each loser is reported.
-    """
-
-    def __init__(self, report: LoadReport) -> None:
-        self._report = report
-        self._kept: dict[str, tuple[datetime, str, int | None]] = {}  # key -> (read_at, path, line)
-
-    def admit(self, item: LoadedRecord | RecordFacts) -> bool:
-        """True when `item` is new or replaces the record kept so far for its key."""
-        key = item.key
-        moment = _instant(item.read_at)
-        current = self._kept.get(key)
-        if current is not None:
-            if moment <= current[0]:
-                self._report_loser(key, (item.path, item.line), current[1:])
-                return False
-            self._report_loser(key, current[1:], (item.path, item.line))
-        self._kept[key] = (moment, item.path, item.line)
-        return True
-
-    def _report_loser(self, key: str, drop: tuple[str, int | None], keep: tuple[str, int | None]) -> None:
-        where = f"{keep[0]}:{keep[1]}" if keep[1] is not None else keep[0]
-        reason = f"duplicate of {key}; kept the one in {where} (later read_at, else first by path)"
-        self._report.add("error", "duplicate", drop[0], reason, drop[1])
-
-
-# -- reading -------------------------------------------------------------------------------
 
 
 def _read_file(path: str, size: int, limits: Limits, report: LoadReport) -> Iterator[tuple[bytes, int | None]]:
@@ -531,13 +325,3 @@ def _nonzero(counts: dict[str, int]) -> dict[str, int]:
     return {key: count for key, count in counts.items() if count}
 
 
-_NEVER = datetime.min.replace(tzinfo=UTC)
-
-
-def _instant(read_at: str) -> datetime:
-    """`read_at` as an instant, so +02:00 and Z compare right; missing or unparseable is oldest."""
-    try:
-        moment = datetime.fromisoformat(read_at)
-    except ValueError:
-        return _NEVER
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)

@@ -32,10 +32,10 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple, cast
 
 import tantivy
 
-from .index import status_rank, task_key
+from .paper_index import status_rank, task_key
 
 if TYPE_CHECKING:
-    from .index import PaperIndex, PaperRow
+    from .paper_index import PaperIndex, PaperRow
 
 # Fields searched, with their weight in the ranking: title counts most, then tasks, authors, methods, abstract.
 _FIELDS = ("title", "abstract", "authors", "tasks", "methods")

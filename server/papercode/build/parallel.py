@@ -33,9 +33,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, BinaryIO, Protocol
 
+from papercode.core.limits import Limits
+from papercode.core.load_report import LoadReport, ProgressCallback
+from papercode.index.search import SearchBuilder, SearchDocument, SearchEngine, newest_first, write_index
+
 from .builder import Admission, Admitted, IndexPart, PartBuilder, RecordSink, search_document
-from .loading import Limits, LoadedRecord, LoadReport, ProgressCallback, RecordFacts, RecordFile, iter_records
-from .search import SearchBuilder, SearchDocument, SearchEngine, newest_first, write_index
+from .decode import LoadedRecord, iter_records
+from .duplicates import RecordFacts
+from .files import RecordFile
 
 log = logging.getLogger(__name__)
 
@@ -193,7 +198,7 @@ class ChildSearchBuild:
             # Its errors go to a file, not a pipe: nobody reads them until it ends, and a full pipe would stall it.
             self._errors = open(self._scratch / "errors", "w+b")  # noqa: SIM115 - closed by result() or cancel()
             self._child = subprocess.Popen(
-                [sys.executable, "-m", "papercode.search_build", str(self._path), str(self._scratch / "job.pickle")],
+                [sys.executable, "-m", "papercode.build.parallel", str(self._path), str(self._scratch / "job.pickle")],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=self._errors,

@@ -20,23 +20,25 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from . import __version__, logs
-from .codestore import CodeStore
-from .corpus import Corpus
-from .errors import QueryError
-from .harvest import interpreter
+from papercode import __version__
+from papercode.core.errors import QueryError
+from papercode.corpus.stages import Corpus
+from papercode.edge import logs
+from papercode.settings import OPTIONS, Option, SettingError, Settings, settings_for
+from papercode.verified.harvest import interpreter
+from papercode.verified.materialize import OUTCOMES, Materializer, MaterializeSummary, VerifiedCode, materialize_corpus
+from papercode.verified.sources import LocalClones, SourceFetcher
+from papercode.verified.store import CodeStore
+
 from .hostconfig import HOSTS, snippet
-from .materialize import OUTCOMES, Materializer, MaterializeSummary, VerifiedCode, materialize_corpus
 from .progress import LoadProgress, MaterializeProgress
-from .settings import OPTIONS, Option, SettingError, Settings, settings_for
-from .sources import LocalClones, SourceFetcher
 
 if TYPE_CHECKING:
     from mcp.server.auth.settings import AuthSettings
 
-    from .app import PapercodeServer
-    from .reload import LiveCorpus
-    from .serving import StaticTokens
+    from papercode.corpus.reload import LiveCorpus
+    from papercode.edge.app import PapercodeServer
+    from papercode.edge.http import StaticTokens
 
 log = logging.getLogger("papercode")
 
@@ -149,10 +151,10 @@ def records_problem(roots: Iterable[Path]) -> str | None:
 def build_live_server(settings: Settings, auth: tuple[StaticTokens, AuthSettings] | None = None) -> tuple[PapercodeServer, LiveCorpus]:
     """The server over a live corpus of `settings.records` (built in the background once it runs),
     with verified code (and HTTP auth, when given)."""
-    from .app import build_server
-    from .corpus import Stage, open_stages
-    from .reload import BuildProgress, LiveCorpus, ready_line
-    from .snapshot import records_key
+    from papercode.corpus.reload import BuildProgress, LiveCorpus, ready_line
+    from papercode.corpus.snapshot import records_key
+    from papercode.corpus.stages import Stage, open_stages
+    from papercode.edge.app import build_server
 
     roots = list(settings.records)
     terminal, build = LoadProgress(), BuildProgress()
@@ -177,7 +179,17 @@ def build_live_server(settings: Settings, auth: tuple[StaticTokens, AuthSettings
 
 
 def serve(settings: Settings) -> int:
-    from .serving import StartupError, StaticTokens, add_health_route, auth_for, bind, check_exposure, read_tokens, serve_http, url_of
+    from papercode.edge.http import (
+        StartupError,
+        StaticTokens,
+        add_health_route,
+        auth_for,
+        bind,
+        check_exposure,
+        read_tokens,
+        serve_http,
+        url_of,
+    )
 
     sock = None
     try:
@@ -212,7 +224,7 @@ def serve(settings: Settings) -> int:
 async def call_tool(settings: Settings, tool: str, pairs: list[str]) -> int:
     from mcp import Client, MCPError
 
-    from .app import build_server
+    from papercode.edge.app import build_server
 
     arguments: dict[str, str] = {}
     for pair in pairs:
@@ -256,7 +268,7 @@ def materialize(settings: Settings, args: argparse.Namespace) -> int:
         return fail("materialize needs a source: --repos DIR (local clones) and/or --fetch (download). Next: add one")
     if args.repos and not args.repos.is_dir():
         return fail(f"--repos {args.repos} is not a directory. Next: pass the directory that holds <owner>/<name> clones")
-    from . import queries
+    from papercode.answers import queries
 
     corpus = open_corpus(settings)
     try:

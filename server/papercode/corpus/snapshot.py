@@ -40,14 +40,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from . import __version__
-from .index import PaperIndex
-from .loading import Limits, LoadReport, find_record_files
-from .search import ENGINE_VERSION, SearchEngine
+from papercode import __version__
+from papercode.build.files import find_record_files
+from papercode.core.limits import Limits
+from papercode.core.load_report import LoadReport
+from papercode.index.paper_index import PaperIndex
+from papercode.index.search import ENGINE_VERSION, SearchEngine
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5  # 5: modules moved into subpackages, so the pickled class paths changed
 _MAGIC = b"PAPERCODE-SNAPSHOT\n"
 # magic, format, key, written at (Unix seconds), index length, index crc32, manifest length, manifest crc32
 _HEADER = struct.Struct(f">{len(_MAGIC)}sI32sdQIQI")

@@ -19,10 +19,11 @@ from typing import Literal
 import anyio
 import anyio.to_thread
 
-from .codestore import CodeStore
+from papercode.index.paper_index import SampleRow
+
 from .harvest import HarvestedModule, SourceModule, interpreter, requires_of
-from .index import SampleRow
 from .sources import LocalClones, SourceFetcher, SourceFile, SourceLocation, locate
+from .store import CodeStore
 
 log = logging.getLogger(__name__)
 

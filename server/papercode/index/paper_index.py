@@ -18,10 +18,11 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 
+from papercode.core.load_report import LoadReport
+from papercode.core.records import KNOWN_STATUSES
+
 from .columns import CodeLinkRow, PaperColumns, PaperDetails, PaperRow, SampleColumns, SampleRow
-from .loading import LoadReport
 from .packed import PackedStrings
-from .records import KNOWN_STATUSES
 
 __all__ = [
     "STATUS_RANK",

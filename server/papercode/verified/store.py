@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISREG
 
+from papercode.core.ids import is_sha_prefix
+from papercode.core.load_report import Problem
+
 from .harvest import sha256_prefix
-from .ids import is_sha_prefix
-from .loading import Problem
 
 log = logging.getLogger(__name__)
 

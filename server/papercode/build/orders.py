@@ -16,8 +16,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from .columns import NONE, PaperColumns, SampleColumns
-from .index import BucketKey, status_rank
+from papercode.index.columns import NONE, PaperColumns, SampleColumns
+from papercode.index.paper_index import BucketKey, status_rank
 
 Ints = npt.NDArray[np.int64]
 

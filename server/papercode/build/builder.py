@@ -21,13 +21,16 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
+from papercode.core.ids import normalize_repo
+from papercode.core.load_report import LoadReport, Problem
+from papercode.core.records import CodeLinkData, RecordData, SampleData
+from papercode.index.columns import NO_LEVEL, NONE, PaperColumns, SampleColumns, StringTable
+from papercode.index.paper_index import STATUS_RANK, UNKNOWN_STATUS_RANK, PaperIndex
+from papercode.index.search import SearchDocument
+
 from . import orders
-from .columns import NO_LEVEL, NONE, PaperColumns, SampleColumns, StringTable
-from .ids import normalize_repo
-from .index import STATUS_RANK, UNKNOWN_STATUS_RANK, PaperIndex
-from .loading import DuplicateFilter, LoadedRecord, LoadReport, Problem, RecordFacts, facts
-from .records import CodeLinkData, RecordData, SampleData
-from .search import SearchDocument
+from .decode import LoadedRecord
+from .duplicates import DuplicateFilter, RecordFacts, facts
 
 RecordSink = Callable[[LoadedRecord, "Admitted | None"], None]
 """Told of every record the index builder reads, and what admission made of it (None: not admitted)."""

@@ -36,15 +36,17 @@ from mcp.types import (
 )
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
-from . import __version__, answers, queries
-from .codestore import CodeStore
-from .corpus import Corpus
-from .errors import QueryError
-from .ids import arxiv_id_from_number
-from .materialize import VerifiedCode
+from papercode import __version__
+from papercode.answers import models, queries
+from papercode.core.errors import QueryError
+from papercode.core.ids import arxiv_id_from_number
+from papercode.corpus.reload import LiveCorpus, Need
+from papercode.corpus.stages import Corpus
+from papercode.index.search import SearchFilters
+from papercode.verified.materialize import VerifiedCode
+from papercode.verified.store import CodeStore
+
 from .notices import ClientLog
-from .reload import LiveCorpus, Need
-from .search import SearchFilters
 
 log = logging.getLogger(__name__)
 
@@ -290,7 +292,7 @@ def build_server(
         repo_kind: RepoKind = None,
         limit: Limit = 25,
         cursor: Cursor = None,
-    ) -> Annotated[CallToolResult, answers.HarvestedCode]:
+    ) -> Annotated[CallToolResult, models.HarvestedCode]:
         """Code samples (functions) harvested for one paper, best first: official repos, then status
         ran_honours > ran > ran_draft_wrong > ran_violates > unverified. Returns the paper, counts,
         a page of samples (stored: code ready) and what the statuses claim.
@@ -306,7 +308,7 @@ def build_server(
         inline_only: Annotated[bool, Field(description="Only samples whose code may be shown")] = False,
         limit: Limit = 25,
         cursor: Cursor = None,
-    ) -> Annotated[CallToolResult, answers.SampleList]:
+    ) -> Annotated[CallToolResult, models.SampleList]:
         """Samples across the corpus with the given status(es), each with its paper, and the total.
         Next: get_code(code_sha256)."""
         return _reply(queries.samples_by_status(source(), status, repo_kind, language, licence, inline_only, limit, cursor))
@@ -326,14 +328,14 @@ def build_server(
         year_to: int | None = None,
         limit: Annotated[int, Field(ge=1, le=queries.MAX_LIMIT)] = 10,
         cursor: Cursor = None,
-    ) -> Annotated[CallToolResult, answers.SearchResult]:
+    ) -> Annotated[CallToolResult, models.SearchResult]:
         """Ranked full-text search of titles, abstracts, authors, tasks and methods; filters combine.
         Next: get_harvested_code_for_paper or get_paper."""
         filters = SearchFilters(task, method, framework, has_samples, status, official_code, year_from, year_to)
         return _reply(queries.search_papers(source(), query, filters, limit, cursor))
 
     @server.tool(annotations=READ_ONLY)
-    def get_paper(paper: PaperId) -> Annotated[CallToolResult, answers.PaperDetail]:
+    def get_paper(paper: PaperId) -> Annotated[CallToolResult, models.PaperDetail]:
         """One paper: metadata, abstract, tasks, methods, code links (official first, framework,
         licence) and a summary of its samples. Next: get_harvested_code_for_paper."""
         return _reply(queries.paper_detail(source(), paper))
@@ -343,7 +345,7 @@ def build_server(
         repo: Annotated[str, Field(description="owner/name or a GitHub URL (any case, .git, /tree/... allowed)")],
         limit: Limit = 25,
         cursor: Cursor = None,
-    ) -> Annotated[CallToolResult, answers.RepoPapers]:
+    ) -> Annotated[CallToolResult, models.RepoPapers]:
         """Papers whose code links or samples name a repository, official first, with framework
         and the statuses of that repo's samples. Next: get_harvested_code_for_paper."""
         return _reply(queries.papers_for_repo(source(), repo, limit, cursor))
@@ -353,13 +355,13 @@ def build_server(
         code_sha256: Annotated[
             str, BeforeValidator(_text_from_number), Field(description="A sample's code_sha256 (16 hex), or a unique prefix of 8+")
         ],
-    ) -> Annotated[CallToolResult, answers.CodeAnswer]:
+    ) -> Annotated[CallToolResult, models.CodeAnswer]:
         """A sample's verified code: its function plus what it needs from its file, proven by its
         hash. Never when inline_ok is false; then, or when unverifiable, `withheld` says why."""
         return _reply(await code_answer(source(), code, code_sha256))
 
     @server.tool(annotations=READ_ONLY)
-    def corpus_stats() -> Annotated[CallToolResult, answers.CorpusStats]:
+    def corpus_stats() -> Annotated[CallToolResult, models.CorpusStats]:
         """What the corpus holds: papers, samples, counts by status, repo kind, licence and
         language, snapshots, harvest dates and load problems."""
         return _reply(queries.corpus_stats(source(), code.store.problems, _readiness(server.live)))
@@ -377,7 +379,7 @@ def build_server(
     return server
 
 
-async def code_answer(corpus: Corpus, code: VerifiedCode, code_sha256: str) -> answers.CodeAnswer:
+async def code_answer(corpus: Corpus, code: VerifiedCode, code_sha256: str) -> models.CodeAnswer:
     """get_code's answer: find the samples (in a thread: index work), then their verified code."""
     found = await anyio.to_thread.run_sync(queries.find_code, corpus, code_sha256)
     obtained = await code.obtain(found.rows)

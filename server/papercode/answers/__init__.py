@@ -1,0 +1,1 @@
+"""What each tool answers, with no MCP in sight: the queries over a corpus and the lean models they return."""

@@ -1,0 +1,1 @@
+"""Shared types every layer uses: identifiers, errors, the record schema, load reports, limits and cursors."""
