@@ -19,6 +19,10 @@ from .ids import SHA_PREFIX_LENGTH
 # kept and rank after these.
 KNOWN_STATUSES: tuple[str, ...] = ("ran_honours", "ran", "ran_draft_wrong", "ran_violates", "unverified")
 REPO_KINDS: tuple[str, ...] = ("official", "named_in_paper", "found_in_text", "listed", "community")
+# The prose the model reads, generated from the orders above so that it cannot drift from them.
+STATUS_ORDER_TEXT = " > ".join(KNOWN_STATUSES)  # best first: "ran_honours > ran > ... > unverified"
+STATUS_CHOICES_TEXT = f"{', '.join(KNOWN_STATUSES[:-1])} or {KNOWN_STATUSES[-1]}"
+REPO_KIND_CHOICES_TEXT = f"{', '.join(REPO_KINDS[:-1])} or {REPO_KINDS[-1]}"
 # The index keeps verification levels in a 64-bit column (its lowest value means "none").
 LEVEL_MIN, LEVEL_MAX = -(2**63) + 1, 2**63 - 1
 

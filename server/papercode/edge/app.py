@@ -40,6 +40,7 @@ from papercode import __version__
 from papercode.answers import models, queries
 from papercode.core.errors import QueryError
 from papercode.core.ids import arxiv_id_from_number
+from papercode.core.records import REPO_KIND_CHOICES_TEXT, STATUS_CHOICES_TEXT, STATUS_ORDER_TEXT
 from papercode.corpus.reload import LiveCorpus, Need
 from papercode.corpus.stages import Corpus
 from papercode.index.search import SearchFilters
@@ -56,7 +57,7 @@ CorpusSource = Callable[[], Corpus]
 INSTRUCTIONS = (
     "papercode answers from an offline corpus of Code-with-Papers records: papers (Papers-with-Code archive) "
     "with their repositories and function-level code samples, each with an execution status "
-    "(ran_honours > ran > ran_draft_wrong > ran_violates > unverified) and a licence. Usual path: "
+    f"({STATUS_ORDER_TEXT}) and a licence. Usual path: "
     "search_papers -> get_harvested_code_for_paper (official repos and working code first) -> get_code. "
     "Samples with inline_ok false are pointer-only: link to them, never reproduce their code. "
     "Data is CC BY-SA 4.0: attribute it."
@@ -95,9 +96,9 @@ Limit = Annotated[int, Field(ge=1, le=queries.MAX_LIMIT)]
 Cursor = Annotated[str | None, Field(description="next_cursor from the previous page")]
 Statuses = Annotated[
     str | list[str],
-    Field(description="ran_honours, ran, ran_draft_wrong, ran_violates or unverified; several as a list or comma-separated"),
+    Field(description=f"{STATUS_CHOICES_TEXT}; several as a list or comma-separated"),
 ]
-RepoKind = Annotated[str | None, Field(description="official, named_in_paper, found_in_text, listed or community")]
+RepoKind = Annotated[str | None, Field(description=REPO_KIND_CHOICES_TEXT)]
 
 
 def _reply(answer: BaseModel) -> CallToolResult:
