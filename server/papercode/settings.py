@@ -40,9 +40,22 @@ def user_cache_dir() -> Path:
     return Path(base) / "papercode"
 
 
+def user_data_dir() -> Path:
+    """`$XDG_DATA_HOME/papercode`, else `~/.local/share/papercode`."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "papercode"
+
+
+def default_archive_dir() -> Path:
+    """Where `papercode archive build` and `fetch` write the archive, and `--archive` reads it."""
+    return user_data_dir() / "archive"
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     records: tuple[Path, ...] = field(default_factory=lambda: (bundled_records_dir(),))
+    archive: bool = False
+    archive_dir: Path = field(default_factory=default_archive_dir)
     max_file_bytes: int = _LIMITS.max_file_bytes
     max_line_bytes: int = _LIMITS.max_line_bytes
     max_string_chars: int = _LIMITS.max_string_chars
@@ -68,6 +81,16 @@ class Settings:
     @property
     def limits(self) -> Limits:
         return Limits(self.max_file_bytes, self.max_line_bytes, self.max_string_chars)
+
+    @property
+    def archive_root(self) -> Path | None:
+        """The archive served beneath the records, when `--archive` is on."""
+        return self.archive_dir if self.archive else None
+
+    @property
+    def roots(self) -> list[Path]:
+        """Every root the corpus is read from, in order: the records, then the archive beneath them."""
+        return [*self.records, *([self.archive_dir] if self.archive else [])]
 
 
 # -- value checks: text (from a flag or the environment) -> value, or SettingError --------
@@ -187,6 +210,11 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option("records", "--records", "where the records are (a directory or file)", "the bundled `records/`", RECORDS_COMMANDS,
            _directories, "PAPERCODE_RECORDS", "DIR", f"`{os.pathsep}`-separated", repeatable=True),
+    Option("archive", "--archive", "serve the Papers-with-Code archive beneath the records (see `papercode archive`)", "off",
+           RECORDS_COMMANDS, env="PAPERCODE_ARCHIVE", env_note="`1` turns it on"),
+    Option("archive_dir", "--archive-dir", "where the archive is (`papercode archive build` and `fetch` write there)",
+           "`$XDG_DATA_HOME/papercode/archive` or `~/.local/share/papercode/archive`", RECORDS_COMMANDS, _directory,
+           "PAPERCODE_ARCHIVE_DIR", "DIR"),
     Option("max_file_bytes", "--max-file-bytes", "a larger `.json`/`.txt` file (after gunzip) is rejected",
            f"{_LIMITS.max_file_bytes} (32 MiB)", CORPUS_COMMANDS, _positive(int, "a whole number"), "PAPERCODE_MAX_FILE_BYTES", "N"),
     Option("max_line_bytes", "--max-line-bytes", "a longer `.jsonl` line is rejected", f"{_LIMITS.max_line_bytes} (8 MiB)",

@@ -11,6 +11,11 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 ATTRIBUTION = "CC BY-SA 4.0, Code-with-Papers (codewithpapers.app/attribution); not affiliated with Papers with Code"
+ARCHIVE_ATTRIBUTION = "CC BY-SA 4.0, the Papers-with-Code archive (pwc-archive, Hugging Face); not affiliated with Papers with Code"
+BOTH_ATTRIBUTION = (
+    "CC BY-SA 4.0, Code-with-Papers (codewithpapers.app/attribution) and the Papers-with-Code archive (pwc-archive, Hugging Face); "
+    "not affiliated with Papers with Code"
+)
 
 
 class Answer(BaseModel):
@@ -70,6 +75,7 @@ class HarvestedCode(Answer):
     matched: int
     samples: list[HarvestedSample]
     next_cursor: str | None = None
+    repos: list[str] | None = None  # only for a paper without samples: its first repositories, official first (the note counts them)
     note: str | None = None
     claim: str | None = None
     read_at: str | None = None
@@ -178,6 +184,7 @@ class LoadSummary(Answer):
 class CorpusStats(Answer):
     papers: int
     papers_with_samples: int
+    by_source: dict[str, int] | None = None  # with the archive: records, archive (papers only it has), archive_rows_replaced
     samples: int
     by_status: dict[str, int]
     by_repo_kind: dict[str, int]

@@ -18,7 +18,8 @@ from papercode.core.ids import SHA_PREFIX_LENGTH, normalize_hex, normalize_repo,
 from papercode.core.load_report import Problem
 from papercode.core.records import REPO_KINDS, STATUS_ORDER_TEXT
 from papercode.corpus.stages import Corpus
-from papercode.index.paper_index import PaperRow, SampleRow, task_key
+from papercode.index.columns import CodeLinkRow
+from papercode.index.paper_index import PaperIndex, PaperRow, SampleRow, task_key
 from papercode.index.search import SearchEngine, SearchFilters, best_status
 from papercode.verified.materialize import SampleOutcome
 
@@ -204,9 +205,9 @@ def harvested_code(
     everything = corpus.index.samples_of(paper)
     matching = [row for row in everything if (statuses is None or row.status in statuses) and (kind is None or row.repo_kind == kind)]
     page = matching[offset : offset + limit]
-    note = None
+    note = repos = None
     if not everything:
-        note = "this paper has no harvested code samples; its code links are in get_paper"
+        repos, note = _repositories_instead(paper)
     elif not matching:
         note = "no samples match these filters; counts shows what the paper has"
     return models.HarvestedCode(
@@ -219,9 +220,11 @@ def harvested_code(
             for row in page
         ],
         next_cursor=_page_cursor(corpus, page_query, offset, len(page), len(matching)),
+        repos=repos,
         note=note,
         claim=paper.claim,
         read_at=paper.read_at,
+        attribution=attribution(corpus, paper),
     )
 
 
@@ -270,7 +273,7 @@ def samples_for(corpus: Corpus, status: str | None, papers: Sequence[str], repos
     for repo in repos:
         name = normalize_repo(repo)
         if name is None:
-            raise QueryError("invalid_argument", f"{_quote(repo)} is not a repository", "pass owner/name or https://github.com/owner/name")
+            raise QueryError("invalid_argument", f"{_quote(repo)} is not a repository", "pass owner/name or a repository URL (GitHub, GitLab, Bitbucket or Hugging Face)")
         wanted_repos.add(name)
     chosen = [resolve_paper(corpus, paper)[0] for paper in papers] if papers else corpus.index.papers
     return [
@@ -332,17 +335,6 @@ def paper_detail(corpus: Corpus, paper_id: str) -> models.PaperDetail:
     details = paper.details()
     abstract = full_text(corpus).abstract(paper.ordinal)
     truncated = abstract is not None and len(abstract) > ABSTRACT_CHARS
-    links = [
-        models.CodeLink(
-            repo=link.repo_url,
-            official=link.is_official,
-            framework=link.framework,
-            mentioned_in_paper=link.mentioned_in_paper,
-            reach=link.reach_status,
-            licence=link.licence,
-        )
-        for link in details.code_links[:CODE_LINKS_SHOWN]
-    ]
     return models.PaperDetail(
         **_paper_ref(paper),
         query=query,
@@ -357,12 +349,47 @@ def paper_detail(corpus: Corpus, paper_id: str) -> models.PaperDetail:
         tasks=merged_tasks(details.tasks),
         methods=details.methods[:METHODS_SHOWN],
         more_methods=_rest(len(details.methods), METHODS_SHOWN),
-        code_links=links,
+        code_links=code_links(details.code_links),
         more_code_links=_rest(len(details.code_links), CODE_LINKS_SHOWN),
         samples=sample_counts(corpus.index.samples_of(paper)),
         snapshot=paper.snapshot,
         read_at=paper.read_at,
+        attribution=attribution(corpus, paper),
     )
+
+
+def _repositories_instead(paper: PaperRow) -> tuple[list[str] | None, str]:
+    """For a paper without samples: its first repositories (official first) and a note that counts them."""
+    links = paper.details().code_links  # stored official first
+    if not links:
+        return None, "no harvested code samples and no known repositories for this paper. Next: search_papers for related work"
+    shown = links[:CODE_LINKS_SHOWN]
+    official = sum(link.is_official for link in links)
+    which = f"the first {official} official" if official else "none marked official"
+    rest = f" ({len(links) - len(shown)} more not listed)" if len(links) > len(shown) else ""
+    note = f"no harvested code samples for this paper; repos: {len(shown)} of its {len(links)} repositories, {which}{rest}. "
+    return [link.repo_url for link in shown], note + "Next: read a repository's code, or search_papers for related papers with samples"
+
+
+
+def code_links(links: Sequence[CodeLinkRow]) -> list[models.CodeLink]:
+    """The first of a paper's code links as answers show them (they are stored official first)."""
+    return [
+        models.CodeLink(
+            repo=link.repo_url,
+            official=link.is_official,
+            framework=link.framework,
+            mentioned_in_paper=link.mentioned_in_paper,
+            reach=link.reach_status,
+            licence=link.licence,
+        )
+        for link in links[:CODE_LINKS_SHOWN]
+    ]
+
+
+def attribution(corpus: Corpus, paper: PaperRow) -> str:
+    """Whose material an answer about `paper` carries: its Code-with-Papers record, or the archive's row."""
+    return models.ARCHIVE_ATTRIBUTION if corpus.index.sources.from_archive(paper.ordinal) else models.ATTRIBUTION
 
 
 def _rest(count: int, shown: int) -> int | None:
@@ -380,7 +407,7 @@ def papers_for_repo(corpus: Corpus, repo: str, limit: int = 25, cursor: str | No
     check_limit(limit)
     name = normalize_repo(repo) if len(repo) <= MAX_ID_CHARS else None
     if name is None:
-        raise QueryError("invalid_argument", f"{_quote(repo)} is not a repository", "pass owner/name or https://github.com/owner/name")
+        raise QueryError("invalid_argument", f"{_quote(repo)} is not a repository", "pass owner/name or a repository URL (GitHub, GitLab, Bitbucket or Hugging Face)")
     ordered = corpus.index.papers_for_repo(name)
     query = models.Query(asked=repo, resolved=name)
     if ordered is None:
@@ -512,11 +539,22 @@ def corpus_stats(corpus: Corpus, code_problems: Sequence[Problem] = (), ready: s
         by_repo_kind=dict(index.repo_kind_counts.most_common()),
         by_licence=top,
         by_language=dict(index.language_counts.most_common()),
+        by_source=by_source(index),
         snapshots=sorted(index.snapshots),
         read_at_range=list(index.read_at_range or ()),
         load=load_summary(corpus, code_problems),
         ready=ready,
+        attribution=models.ATTRIBUTION if by_source(index) is None else models.BOTH_ATTRIBUTION,
     )
+
+
+def by_source(index: PaperIndex) -> dict[str, int] | None:
+    """Papers by where they came from, when the archive is served beneath the records (else None)."""
+    sources = index.sources
+    archive_only = len(index.papers) - sources.archive_start  # the papers before it came from the records
+    if not archive_only and not sources.archive_replaced:
+        return None
+    return {"records": sources.archive_start, "archive": archive_only, "archive_rows_replaced": sources.archive_replaced}
 
 
 def shown_problems(corpus: Corpus, code_problems: Sequence[Problem], most: int) -> list[Problem]:
@@ -605,7 +643,7 @@ def implement_prompt(corpus: Corpus, arxiv_id: str) -> str:
         lines.append("No code samples were harvested for this paper; use get_paper for its code links.")
     if paper.claim:
         lines += ["", f"What the statuses mean: {paper.claim}"]
-    lines += ["", f"Attribution: {models.ATTRIBUTION}"]
+    lines += ["", f"Attribution: {attribution(corpus, paper)}"]
     return "\n".join(lines)
 
 
@@ -644,7 +682,7 @@ def compare_prompt(corpus: Corpus, arxiv_id: str) -> str:
         "Use get_harvested_code_for_paper with repo_kind to see each repository's samples, and get_code(code_sha256)",
         "to fetch a sample's code; respect each sample's licence.",
         "",
-        f"Attribution: {models.ATTRIBUTION}",
+        f"Attribution: {attribution(corpus, paper)}",
     ]
     return "\n".join(lines)
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import operator
+import os
 import re
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import compress, repeat
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -25,7 +27,7 @@ from papercode.core.ids import normalize_repo
 from papercode.core.load_report import LoadReport, Problem
 from papercode.core.records import CodeLinkData, RecordData, SampleData
 from papercode.index.columns import NO_LEVEL, NONE, PaperColumns, SampleColumns, StringTable
-from papercode.index.paper_index import STATUS_RANK, UNKNOWN_STATUS_RANK, PaperIndex
+from papercode.index.paper_index import STATUS_RANK, UNKNOWN_STATUS_RANK, PaperIndex, PaperSources
 from papercode.index.search import SearchDocument
 
 from . import orders
@@ -146,12 +148,21 @@ class Admission:
     """Which records become which papers: one per key (see `DuplicateFilter`), a duplicate's
     winner taking the loser's ordinal, a taken slug dropped (or the record, without an arXiv id).
 
+    The Papers-with-Code archive (the files under `archive`, read after every other root) is a layer
+    beneath the records: an archive row for a paper a record has already (the same arXiv id, or the
+    same slug) is not admitted, whatever either says, and its arXiv id and slug then lead to the
+    record. That is layering, not a load problem: it is counted (`archive_replaced`), not reported.
+
     The index builder and the search builder's process both run it over the same records, so
     they agree on every ordinal; `fingerprint` proves it (it covers every admitted record).
     """
 
-    def __init__(self, report: LoadReport) -> None:
+    def __init__(self, report: LoadReport, archive: Path | None = None) -> None:
         self.report = report
+        self._archive = None if archive is None else str(archive)
+        self._archive_prefix = None if archive is None else os.path.join(str(archive), "")
+        self.archive_start: int | None = None  # the first ordinal of an archive paper, once one was read
+        self.archive_replaced = 0  # archive rows whose paper a record has
         self.by_arxiv: dict[str, int] = {}
         self.by_slug: dict[str, int] = {}
         self.slugs: list[str | None] = []  # per ordinal
@@ -164,6 +175,29 @@ class Admission:
         return self._fingerprint.digest()
 
     def admit(self, item: LoadedRecord | RecordFacts) -> Admitted | None:
+        prefix = self._archive_prefix
+        if prefix is not None and (item.path.startswith(prefix) or item.path == self._archive):
+            return self._admit_archive_row(item)
+        return self._admit(item)
+
+    def _admit_archive_row(self, item: LoadedRecord | RecordFacts) -> Admitted | None:
+        if self.archive_start is None:
+            self.archive_start = len(self.slugs)  # every root before the archive has been read
+        arxiv_id, slug = item.arxiv_id, item.slug
+        ordinal = self.by_arxiv.get(arxiv_id) if arxiv_id else None
+        if ordinal is None and slug is not None:
+            ordinal = self.by_slug.get(slug)
+        if ordinal is None or ordinal >= self.archive_start:
+            return self._admit(item)  # a paper only the archive has (or a repeat within it: first kept)
+        self.archive_replaced += 1
+        if arxiv_id:
+            self.by_arxiv.setdefault(arxiv_id, ordinal)
+        if slug is not None:
+            self.by_slug.setdefault(slug, ordinal)
+        self._fingerprint.update(f"beneath {ordinal}\0{item.key}\0{item.path}\0{item.line}\0".encode())
+        return None
+
+    def _admit(self, item: LoadedRecord | RecordFacts) -> Admitted | None:
         if not self._duplicates.admit(item):
             return None
         self._fingerprint.update(f"{item.key}\0{item.read_at}\0{item.path}\0{item.line}\0".encode())
@@ -381,12 +415,12 @@ class PartBuilder(_RecordColumns):
 class IndexBuilder(_RecordColumns):
     """Adds records one at a time (duplicates resolve in place, see `Admission`), then `finish`."""
 
-    def __init__(self, report: LoadReport, records: RecordSink | None = None) -> None:
+    def __init__(self, report: LoadReport, records: RecordSink | None = None, *, archive: Path | None = None) -> None:
         """`records` is told of each record as it is read (the search side takes its full text from
-        there, so it is never held here)."""
+        there, so it is never held here); `archive` is the root served beneath the others."""
         super().__init__()
         self.report = report
-        self._admission = Admission(report)
+        self._admission = Admission(report, archive)
         self._records = records
 
     def add_all(self, loaded: Iterable[LoadedRecord]) -> IndexBuilder:
@@ -435,6 +469,10 @@ class IndexBuilder(_RecordColumns):
             snapshots=frozenset(strings.values[i] for i in set(papers.snapshot) if i != NONE),
             read_at_range=(min(read_ats), max(read_ats)) if read_ats else None,
             arxiv_ids_sorted=sorted(self._admission.by_arxiv),
+            sources=PaperSources(
+                archive_start=len(papers) if self._admission.archive_start is None else self._admission.archive_start,
+                archive_replaced=self._admission.archive_replaced,
+            ),
             **derived._asdict(),
         )
         strings.seal()

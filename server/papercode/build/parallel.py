@@ -88,11 +88,13 @@ class SearchBuild(Protocol):
         ...
 
 
-def start_search_build(roots: list[Path], limits: Limits, files: list[RecordFile], *, child: bool = True) -> SearchBuild:
+def start_search_build(
+    roots: list[Path], limits: Limits, files: list[RecordFile], *, child: bool = True, archive: Path | None = None
+) -> SearchBuild:
     """A child process for a corpus of at least `CHILD_PROCESS_BYTES`, else this process."""
     if child and sum(found.size for found in files) >= CHILD_PROCESS_BYTES:
         try:
-            return ChildSearchBuild(roots, limits, files)
+            return ChildSearchBuild(roots, limits, files, archive)
         except OSError as exc:
             log.warning("cannot start the search builder process (%s); building here", exc)
     return LocalSearchBuild(files)
@@ -173,7 +175,7 @@ class _SharedCounts:
 class ChildSearchBuild:
     """A child process that indexes the files after the split and builds the search index on the other core."""
 
-    def __init__(self, roots: list[Path], limits: Limits, files: list[RecordFile]) -> None:
+    def __init__(self, roots: list[Path], limits: Limits, files: list[RecordFile], archive: Path | None = None) -> None:
         self._split = split_point(files)
         self._files = files
         self._scratch = Path(tempfile.mkdtemp(prefix="papercode-build-"))
@@ -182,6 +184,7 @@ class ChildSearchBuild:
         try:
             job = {
                 "roots": [str(root) for root in roots],
+                "archive": None if archive is None else str(archive),
                 "limits": [limits.max_file_bytes, limits.max_line_bytes, limits.max_string_chars],
                 "files": files,
                 "split": self._split,
@@ -356,7 +359,8 @@ def main(argv: list[str]) -> int:
         if sys.stdin.readline().strip() != "shipped":
             return 1  # the other process is gone
     sources = [_Documents(scratch / "records"), _Documents(scratch / "documents")] if split < len(files) else [_Documents(scratch / "documents")]
-    admission = Admission(LoadReport())  # the index build reports the problems; this one is scratch
+    archive = job["archive"]
+    admission = Admission(LoadReport(), None if archive is None else Path(archive))  # the index build reports the problems
     final: dict[int, tuple[str | None, _Documents, int, int, bool]] = {}  # paper -> its last admitted record
     for source in sources:
         for record, date, where, length in source.frames():

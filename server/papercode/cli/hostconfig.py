@@ -29,11 +29,14 @@ def installed_command() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "papercode"]
 
 
-def snippet(host: str, records: list[Path], address: tuple[str, int]) -> tuple[str, str]:
-    """(what to paste, where to paste it) for `host`; `records` empty for the bundled ones;
-    `address` is where the HTTP server listens (for `http`)."""
+def snippet(host: str, records: list[Path], address: tuple[str, int], archive: Path | None = None) -> tuple[str, str]:
+    """(what to paste, where to paste it) for `host`; `records` empty for the bundled ones; `archive` the
+    archive to serve beneath them, if any (named by absolute path: a host's environment may lack
+    XDG_DATA_HOME); `address` is where the HTTP server listens (for `http`)."""
     command, *args = installed_command()
     args += ["serve", *[part for root in records for part in ("--records", str(root.resolve()))]]
+    if archive is not None:
+        args += ["--archive", "--archive-dir", str(archive.resolve())]
     if host == "claude-code":
         return shlex.join(["claude", "mcp", "add", "papercode", "--", command, *args]), _WHERE[host]
     if host == "vscode":

@@ -109,7 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingError as error:
         return fail(f"{error}. Next: see papercode {args.command} --help")
     logs.configure(settings.log_level)
-    problem = records_problem(settings.records)
+    problem = records_problem(settings.records) or archive_problem(settings)
     if problem:
         return fail(problem)
     try:
@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def open_corpus(settings: Settings) -> Corpus:
-    return Corpus.open(list(settings.records), settings.limits, settings.cache_dir, LoadProgress())
+    return Corpus.open(settings.roots, settings.limits, settings.cache_dir, LoadProgress(), archive=settings.archive_root)
 
 
 def verified_code(settings: Settings) -> VerifiedCode:
@@ -148,6 +148,16 @@ def records_problem(roots: Iterable[Path]) -> str | None:
     return None
 
 
+def archive_problem(settings: Settings) -> str | None:
+    """Why `--archive` cannot be served (one line with the next step), or None."""
+    if settings.archive and not any(settings.archive_dir.glob("*.jsonl*")):
+        return (
+            f"--archive: no archive in {settings.archive_dir}. Next: run `papercode archive fetch` (downloads it) or "
+            "`papercode archive build SOURCE...` (from files you have), or pass --archive-dir"
+        )
+    return None
+
+
 def build_live_server(settings: Settings, auth: tuple[StaticTokens, AuthSettings] | None = None) -> tuple[PapercodeServer, LiveCorpus]:
     """The server over a live corpus of `settings.records` (built in the background once it runs),
     with verified code (and HTTP auth, when given)."""
@@ -156,7 +166,7 @@ def build_live_server(settings: Settings, auth: tuple[StaticTokens, AuthSettings
     from papercode.corpus.stages import Stage, open_stages
     from papercode.edge.app import build_server
 
-    roots = list(settings.records)
+    roots, archive = settings.roots, settings.archive_root
     terminal, build = LoadProgress(), BuildProgress()
 
     def progress(done: int, total: int, records: int) -> None:
@@ -164,7 +174,7 @@ def build_live_server(settings: Settings, auth: tuple[StaticTokens, AuthSettings
         terminal(done, total, records)
 
     live = LiveCorpus(
-        stages=lambda key: open_stages(roots, settings.limits, settings.cache_dir, progress, key),
+        stages=lambda key: open_stages(roots, settings.limits, settings.cache_dir, progress, key, archive=archive),
         fingerprint=lambda: records_key(roots, settings.limits),
         progress=build,
     )
@@ -250,7 +260,7 @@ async def call_tool(settings: Settings, tool: str, pairs: list[str]) -> int:
 
 def check(settings: Settings) -> int:
     """Load the records and verify every file in the code store; exit 1 if anything is wrong."""
-    report = Corpus.load(list(settings.records), settings.limits, LoadProgress()).index.report
+    report = Corpus.load(settings.roots, settings.limits, LoadProgress(), archive=settings.archive_root).index.report
     store = CodeStore.for_records(settings.code_dir, settings.records)
     verified, bad = store.verify_all()
     out = sys.stdout.write
@@ -294,7 +304,7 @@ def materialize(settings: Settings, args: argparse.Namespace) -> int:
 
 def config(settings: Settings, host: str) -> int:
     records = [] if settings.records == Settings().records else list(settings.records)
-    text, where = snippet(host, records, (settings.host, settings.port))
+    text, where = snippet(host, records, (settings.host, settings.port), settings.archive_root)
     sys.stdout.write(text + "\n")
     sys.stderr.write(f"papercode: paste this into {where}\n")
     return 0

@@ -109,10 +109,15 @@ def slug_from_record_url(url: object) -> str | None:
 
 
 def normalize_repo(text: str) -> str | None:
-    """`owner/name` (lower case) from a repo name or a GitHub URL.
+    """`owner/name` (lower case) from a repo name or a GitHub URL; `<host>/<path>` for a GitLab,
+    Bitbucket or Hugging Face repository URL (GitLab groups nest: `gitlab.com/group/subgroup/name`).
 
-    Accepts `.git`, a trailing slash, `/tree/<branch>/<dir>` and any letter case.
+    Accepts `.git`, a trailing slash, `/tree/<branch>/<dir>` (GitLab's `/-/tree/…`, Bitbucket's `/src/…`)
+    and any letter case.
     """
+    hosted = _OTHER_HOST_URL.match(text.strip())
+    if hosted is not None:
+        return _hosted_repo(hosted["host"].lower(), hosted["path"])
     value = _REPO_URL.sub("", text.strip())
     parts = [part for part in value.split("/") if part]
     if len(parts) < 2:
@@ -124,6 +129,26 @@ def normalize_repo(text: str) -> str | None:
     if not _REPO_NAME.fullmatch(candidate):
         return None
     return candidate.lower()
+
+
+_OTHER_HOST_URL = re.compile(r"^(?:https?://)?(?:www\.)?(?P<host>gitlab\.com|bitbucket\.org|huggingface\.co)/(?P<path>.*)$", re.IGNORECASE)
+_PATH_PART = re.compile(r"^[A-Za-z0-9_.\-]+$")
+_HUB_KINDS = frozenset({"spaces", "datasets"})  # huggingface.co/<kind>/<owner>/<name>; models have no kind
+_MAX_GROUP_DEPTH = 20
+
+
+def _hosted_repo(host: str, path: str) -> str | None:
+    path = path.split("?", 1)[0].split("#", 1)[0].split("/-/", 1)[0]  # GitLab browses under `/-/`
+    parts = [part for part in path.split("/") if part]
+    if parts and parts[-1].lower().endswith(".git"):
+        parts[-1] = parts[-1][:-4]
+    if host == "bitbucket.org":
+        parts = parts[:2]
+    elif host == "huggingface.co":
+        parts = parts[: 3 if parts and parts[0].lower() in _HUB_KINDS else 2]
+    if not 2 <= len(parts) <= _MAX_GROUP_DEPTH or not all(_PATH_PART.fullmatch(part) and part.strip(".") for part in parts):
+        return None
+    return f"{host}/{'/'.join(parts)}".lower()
 
 
 def normalize_hex(text: str) -> str | None:

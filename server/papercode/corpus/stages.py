@@ -42,9 +42,11 @@ class Corpus:
         return cls(index=index, search=search, pager=Pager(index.fingerprint), records_key=records_key)
 
     @classmethod
-    def load(cls, roots: list[Path], limits: Limits | None = None, progress: ProgressCallback | None = None) -> Corpus:
-        """Build from the records (cold start), search included."""
-        *_, complete = build_stages(roots, limits or Limits(), progress)
+    def load(
+        cls, roots: list[Path], limits: Limits | None = None, progress: ProgressCallback | None = None, *, archive: Path | None = None
+    ) -> Corpus:
+        """Build from the records (cold start), search included; `archive` is the root served beneath the others."""
+        *_, complete = build_stages(roots, limits or Limits(), progress, archive=archive)
         return complete
 
     @classmethod
@@ -55,12 +57,14 @@ class Corpus:
         cache_dir: Path | None = None,
         progress: ProgressCallback | None = None,
         key: bytes | None = None,
+        *,
+        archive: Path | None = None,
     ) -> Corpus:
         """Warm start from a current snapshot in `cache_dir` when there is one; else build and save one.
 
         `key` is `snapshot.records_key(roots, limits)` when the caller has it already.
         """
-        *_, last = _stages(roots, limits or Limits(), cache_dir, progress, key, stale=False)
+        *_, last = _stages(roots, limits or Limits(), cache_dir, progress, key, stale=False, archive=archive)
         return last.corpus
 
 
@@ -75,7 +79,13 @@ class Stage:
 
 
 def open_stages(
-    roots: list[Path], limits: Limits, cache_dir: Path | None, progress: ProgressCallback | None = None, key: bytes | None = None
+    roots: list[Path],
+    limits: Limits,
+    cache_dir: Path | None,
+    progress: ProgressCallback | None = None,
+    key: bytes | None = None,
+    *,
+    archive: Path | None = None,
 ) -> Iterator[Stage]:
     """Blocking generator, run in a worker thread.
 
@@ -84,16 +94,24 @@ def open_stages(
       corpus) at once, then builds: "keyed" as soon as keyed lookups work, then "complete" (and
       writes the new snapshot).
     - no usable snapshot (none, corrupt, foreign format): "keyed" then "complete".
-    A corrupt or foreign snapshot is never yielded.
+    A corrupt or foreign snapshot is never yielded. `archive`, when given, is one of `roots`: the
+    Papers-with-Code archive, served beneath the other records (see `build.builder.Admission`).
     """
-    return _stages(roots, limits, cache_dir, progress, key, stale=True)
+    return _stages(roots, limits, cache_dir, progress, key, stale=True, archive=archive)
 
 
 def _stages(
-    roots: list[Path], limits: Limits, cache_dir: Path | None, progress: ProgressCallback | None, key: bytes | None, *, stale: bool
+    roots: list[Path],
+    limits: Limits,
+    cache_dir: Path | None,
+    progress: ProgressCallback | None,
+    key: bytes | None,
+    *,
+    stale: bool,
+    archive: Path | None,
 ) -> Iterator[Stage]:
     if cache_dir is None:
-        for corpus in build_stages(roots, limits, progress):
+        for corpus in build_stages(roots, limits, progress, archive=archive):
             yield Stage("complete" if corpus.search is not None else "keyed", corpus, None)
         return
     path = snapshot.snapshot_path(cache_dir, roots)
@@ -112,7 +130,7 @@ def _stages(
         log.warning("snapshot %s was built from other records (they changed); rebuilding", path)
         if stale:
             yield Stage("stale", restored, found.built_at)
-    for corpus in build_stages(roots, limits, progress):
+    for corpus in build_stages(roots, limits, progress, archive=archive):
         corpus = replace(corpus, records_key=key)
         if corpus.search is None:
             yield Stage("keyed", corpus, None)
@@ -121,13 +139,15 @@ def _stages(
             snapshot.save(path, key, corpus.index, corpus.search)
 
 
-def build_stages(roots: list[Path], limits: Limits, progress: ProgressCallback | None = None, *, child: bool = True) -> Iterator[Corpus]:
+def build_stages(
+    roots: list[Path], limits: Limits, progress: ProgressCallback | None = None, *, child: bool = True, archive: Path | None = None
+) -> Iterator[Corpus]:
     """Build from the records: the corpus without search as soon as keyed lookups work, then complete."""
     report = LoadReport()
     files = [found for root in roots for found in find_record_files(root, report)]
-    search = start_search_build(roots, limits, files, child=child)
+    search = start_search_build(roots, limits, files, child=child, archive=archive)
     try:
-        builder = IndexBuilder(report, search.records)
+        builder = IndexBuilder(report, search.records, archive=archive)
         builder.add_all(iter_records(roots, report, limits, search.progress(progress, len(files)), files=search.here))
         part = search.part()
         if part is not None:

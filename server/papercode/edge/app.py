@@ -93,10 +93,10 @@ PaperId = Annotated[
     Field(description="arXiv id in any form (1902.04094, arXiv:1902.04094v2, URL, hep-th/9901001) or paper slug"),
 ]
 Limit = Annotated[int, Field(ge=1, le=queries.MAX_LIMIT)]
-Cursor = Annotated[str | None, Field(description="next_cursor from the previous page")]
+Cursor = Annotated[str | None, Field(description="From next_cursor")]
 Statuses = Annotated[
     str | list[str],
-    Field(description=f"{STATUS_CHOICES_TEXT}; several as a list or comma-separated"),
+    Field(description=f"{STATUS_CHOICES_TEXT}; several: a list or comma-separated"),
 ]
 RepoKind = Annotated[str | None, Field(description=REPO_KIND_CHOICES_TEXT)]
 
@@ -343,7 +343,7 @@ def build_server(
 
     @server.tool(annotations=READ_ONLY)
     def find_papers_for_repo(
-        repo: Annotated[str, Field(description="owner/name or a GitHub URL (any case, .git, /tree/... allowed)")],
+        repo: Annotated[str, Field(description="owner/name or a GitHub, GitLab, Bitbucket or Hugging Face URL")],
         limit: Limit = 25,
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, models.RepoPapers]:

@@ -62,6 +62,18 @@ BucketKey = tuple[str, str, str, str, bool]
 
 
 @dataclass(frozen=True, slots=True)
+class PaperSources:
+    """Where the papers came from: Code-with-Papers records first (ordinals below `archive_start`), then
+    the papers only the Papers-with-Code archive has; `archive_replaced` archive rows had a record already."""
+
+    archive_start: int
+    archive_replaced: int = 0
+
+    def from_archive(self, ordinal: int) -> bool:
+        return ordinal >= self.archive_start
+
+
+@dataclass(frozen=True, slots=True)
 class PaperIndex:
     """Read-only lookups over one loaded corpus (built by `builder.IndexBuilder`)."""
 
@@ -91,6 +103,7 @@ class PaperIndex:
     listing_order: array[int]
     buckets: dict[BucketKey, array[int]]
     arxiv_ids_sorted: Sequence[str]
+    sources: PaperSources
 
     def __reduce__(self) -> tuple[object, ...]:
         # Packed for a snapshot: restored as two buffers each instead of one object per string.

@@ -1,0 +1,206 @@
+"""The Papers-with-Code archive served beneath the records (`--archive`): a record always wins over the
+archive's row for the same paper, the archive's keys then lead to the record, and papers only the
+archive has are served from its rows, with their repositories and the archive's attribution."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from conftest import make_record, make_sample, sha_for, write_records
+from papercode.answers import models, queries
+from papercode.build import parallel
+from papercode.build.files import find_record_files
+from papercode.cli.main import main
+from papercode.core.errors import QueryError
+from papercode.core.limits import Limits
+from papercode.core.load_report import LoadReport
+from papercode.corpus.stages import Corpus, build_stages
+
+ARCHIVE_SOURCE = {"archive": "pwc-archive (Hugging Face), CC BY-SA 4.0", "snapshot": "2025-07-28", "row_kind": "abstracts"}
+
+
+def archive_row(arxiv_id: str | None, slug: str, title: str, links: list[tuple[str, int]] | None = None, **fields: Any) -> dict[str, Any]:
+    """A paper as `papercode archive build` writes it: compact, no harvest."""
+    row: dict[str, Any] = {
+        "url": f"/paper/{slug}",
+        "title": title,
+        "source": ARCHIVE_SOURCE,
+        "authors": ["A. Archivist"],
+        "abstract": f"{title}: an abstract from the archive.",
+        "code_links": [
+            {"paper_slug": slug, "repo_url": url, "is_official": official, "mentioned_in_paper": official, "mentioned_in_github": 1}
+            for url, official in links or []
+        ],
+    }
+    if arxiv_id is not None:
+        row["arxiv_id"] = arxiv_id
+    row.update(fields)
+    return row
+
+
+def write_archive(directory: Path, rows: list[dict[str, Any]], shards: int = 2) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for shard in range(shards):
+        part = rows[shard::shards]
+        (directory / f"papers-{shard:05d}.jsonl").write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in part))
+    return directory
+
+
+@pytest.fixture
+def layered(tmp_path: Path) -> tuple[Path, Path]:
+    records = write_records(
+        tmp_path / "records",
+        [
+            make_record("2001.00001", "the-record-slug", [make_sample(sha_for(1))], title="The harvested record"),
+            make_record(None, "slug-only-paper", [make_sample(sha_for(2))], title="A record known by slug"),
+        ],
+    )
+    archive = write_archive(
+        tmp_path / "archive",
+        [
+            # The same arXiv id as a record, under another slug and title: the record wins.
+            archive_row("2001.00001", "the-archive-slug", "The archive's title", [("https://github.com/a/b", 1)]),
+            # The same slug as a record (which has no arXiv id): the record wins, and the arXiv id leads to it.
+            archive_row("2002.00002", "slug-only-paper", "The archive's slug-only title"),
+            archive_row(
+                "2003.00003",
+                "only-in-the-archive",
+                "A paper only the archive has",
+                [(f"https://github.com/other/r{i}", 0) for i in range(12)] + [("https://gitlab.com/group/sub/official", 1)],
+            ),
+            archive_row(None, "no-arxiv-archive-paper", "Conference paper without an arXiv id"),
+        ],
+    )
+    return records, archive
+
+
+def load(layered: tuple[Path, Path]) -> Corpus:
+    records, archive = layered
+    return Corpus.load([records, archive], archive=archive)
+
+
+def test_a_record_wins_over_the_archive_row_for_the_same_arxiv_id(layered: tuple[Path, Path]) -> None:
+    corpus = load(layered)
+    assert queries.paper_detail(corpus, "2001.00001").title == "The harvested record"
+    by_archive_slug = queries.paper_detail(corpus, "the-archive-slug")
+    assert (by_archive_slug.title, by_archive_slug.query.resolved) == ("The harvested record", "2001.00001")
+    assert by_archive_slug.attribution == models.ATTRIBUTION
+
+
+def test_a_record_wins_over_the_archive_row_for_the_same_slug_and_the_archive_arxiv_id_leads_to_it(layered: tuple[Path, Path]) -> None:
+    corpus = load(layered)
+    assert queries.paper_detail(corpus, "slug-only-paper").title == "A record known by slug"
+    assert queries.paper_detail(corpus, "2002.00002").title == "A record known by slug"
+
+
+def test_layering_is_counted_not_reported_as_a_load_problem(layered: tuple[Path, Path]) -> None:
+    corpus = load(layered)
+    stats = queries.corpus_stats(corpus)
+    assert stats.papers == 4
+    assert stats.by_source == {"records": 2, "archive": 2, "archive_rows_replaced": 2}
+    assert corpus.index.report.problems == []
+    assert stats.attribution == models.BOTH_ATTRIBUTION
+
+
+def test_without_the_archive_corpus_stats_reads_as_before(layered: tuple[Path, Path]) -> None:
+    records, _ = layered
+    stats = queries.corpus_stats(Corpus.load([records]))
+    assert stats.by_source is None and stats.attribution == models.ATTRIBUTION
+
+
+def test_the_same_rows_given_as_plain_records_are_duplicates_not_layering(layered: tuple[Path, Path]) -> None:
+    """Layering is for the archive root only: two record roots still follow the duplicate rules."""
+    records, archive = layered
+    corpus = Corpus.load([records, archive])
+    assert "duplicate" in {problem.code for problem in corpus.index.report.problems}
+
+
+def test_a_paper_without_samples_gets_its_repositories_official_first_in_one_call(layered: tuple[Path, Path]) -> None:
+    corpus = load(layered)
+    answer = queries.harvested_code(corpus, "2003.00003")
+    assert answer.samples == [] and answer.counts.total == 0
+    assert answer.repos is not None and len(answer.repos) == queries.CODE_LINKS_SHOWN
+    assert answer.repos[0] == "https://gitlab.com/group/sub/official"
+    assert answer.note is not None
+    assert "10 of its 13 repositories, the first 1 official (3 more not listed)" in answer.note
+    assert answer.note.split("Next: ")[1]
+    assert answer.attribution == models.ARCHIVE_ATTRIBUTION
+
+
+def test_a_paper_without_samples_or_repositories_says_what_to_do(layered: tuple[Path, Path]) -> None:
+    answer = queries.harvested_code(load(layered), "no-arxiv-archive-paper")
+    assert answer.repos is None
+    assert answer.note == "no harvested code samples and no known repositories for this paper. Next: search_papers for related work"
+
+
+def test_an_archive_paper_answers_carry_the_archive_attribution(layered: tuple[Path, Path]) -> None:
+    corpus = load(layered)
+    assert queries.paper_detail(corpus, "only-in-the-archive").attribution == models.ARCHIVE_ATTRIBUTION
+    assert models.ARCHIVE_ATTRIBUTION in queries.implement_prompt(corpus, "2003.00003")
+
+
+def test_find_papers_for_repo_accepts_gitlab_urls(layered: tuple[Path, Path]) -> None:
+    corpus = load(layered)
+    for asked in ("https://gitlab.com/group/sub/official", "gitlab.com/Group/Sub/official.git", "https://gitlab.com/group/sub/official/-/tree/main"):
+        found = queries.papers_for_repo(corpus, asked)
+        assert [paper.arxiv_id for paper in found.papers] == ["2003.00003"], asked
+    with pytest.raises(QueryError, match="GitLab"):
+        queries.papers_for_repo(corpus, "https://gitlab.com/lonely")
+
+
+def test_search_finds_archive_papers_and_not_the_replaced_rows(layered: tuple[Path, Path]) -> None:
+    corpus = load(layered)
+    titles = [hit.title for hit in queries.search_papers(corpus, "archive").hits]
+    assert "A paper only the archive has" in titles
+    assert "The archive's title" not in titles
+
+
+def test_the_two_processes_layer_as_one_process_does(layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    records, archive = layered
+    *_, here = build_stages([records, archive], Limits(), child=False, archive=archive)
+    monkeypatch.setattr(parallel, "CHILD_PROCESS_BYTES", 0)
+    files = [*find_record_files(records, LoadReport()), *find_record_files(archive, LoadReport())]
+    for share in (0.2, 0.8):
+        monkeypatch.setattr(parallel, "HERE_SHARE", share)
+        assert 0 < parallel.split_point(files) < len(files)
+        *_, split = build_stages([records, archive], Limits(), archive=archive)
+        assert split.search is not None
+        assert queries.corpus_stats(split).model_dump() == queries.corpus_stats(here).model_dump()
+        assert [queries.paper_detail(split, key).title for key in ("the-archive-slug", "2002.00002", "2003.00003")] == [
+            queries.paper_detail(here, key).title for key in ("the-archive-slug", "2002.00002", "2003.00003")
+        ]
+        assert split.index.fingerprint == here.index.fingerprint
+
+
+def test_serving_a_missing_archive_is_one_line_saying_how_to_get_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--archive", "--archive-dir", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "papercode archive fetch" in err and "papercode archive build" in err
+
+
+def test_check_with_the_archive_reads_both(layered: tuple[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    records, archive = layered
+    code = main(["check", "--records", str(records), "--archive-dir", str(archive), "--archive", "--code-dir", str(tmp_path / "code")])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "records: 6 read, 4 indexed" in out
+
+
+def test_the_environment_turns_the_archive_on(layered: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    records, archive = layered
+    monkeypatch.setenv("PAPERCODE_ARCHIVE", "1")
+    monkeypatch.setenv("PAPERCODE_ARCHIVE_DIR", str(archive))
+    assert main(["check", "--records", str(records), "--code-dir", str(tmp_path / "code")]) == 0
+    assert "4 indexed" in capsys.readouterr().out
+
+
+def test_config_writes_the_archive_into_the_host_configuration(layered: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    _, archive = layered
+    assert main(["config", "claude-desktop", "--archive", "--archive-dir", str(archive)]) == 0
+    args = orjson.loads(capsys.readouterr().out)["mcpServers"]["papercode"]["args"]
+    assert args[-3:] == ["--archive", "--archive-dir", str(archive.resolve())]
