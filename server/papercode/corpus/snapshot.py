@@ -69,11 +69,13 @@ _CHUNK = 1 << 22
 
 
 def records_key(roots: list[Path], limits: Limits) -> bytes:
-    """Identifies the exact record files a corpus was built from (paths, sizes, mtimes)."""
+    """Identifies the exact record files a corpus was built from (paths, sizes, mtimes), and which roots were missing."""
     digest = hashlib.sha256(f"{__version__}\0{FORMAT_VERSION}\0{ENGINE_VERSION}\0{limits!r}\0".encode())
-    scratch = LoadReport()
+    report = LoadReport()
     for root in roots:
-        files = find_record_files(root, scratch)
+        if not root.exists():  # not the key of an empty directory: --watch must see the directory come back, even empty
+            digest.update(f"missing\0{root.resolve()}\0".encode())
+        files = find_record_files(root, report)
         digest.update(f"root\0{root.resolve()}\0{len(files)}\0".encode())
         # One update per column, not per file: this runs on every warm start.
         columns = list(zip(*files, strict=True)) or [(), (), ()]  # path, size, mtime_ns, ... as columns
