@@ -4,9 +4,9 @@ A module whose code hashes to prefix `p` lives in `<dir>/<p>.py`. The name is th
 file is served only when the sha256 prefix of its bytes equals its name, so a corrupted,
 truncated or tampered file is reported (`code_mismatch`) and never served. One directory is
 written (the user's code directory); others are only read (a `code/` folder a corpus publisher
-ships beside its records). Writes go to a temporary file renamed into place, so a reader never
-sees half a module. Nothing here imports MCP; all of it is blocking file I/O (callers keep it
-off the event loop).
+ships beside its records). Writes go to a temporary file (`.writing-<pid>-…`, see `core.scratch`)
+renamed into place, so a reader never sees half a module. Nothing here imports MCP; all of it is
+blocking file I/O (callers keep it off the event loop).
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISREG
 
+from papercode.core import scratch
 from papercode.core.ids import is_sha_prefix
 from papercode.core.load_report import Problem
 
@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 SUFFIX = ".py"
 MAX_CODE_BYTES = 2 * 1024 * 1024  # a harvested module is never larger than its source file's cap
 MAX_PROBLEMS = 1_000  # bad files reported; the rest are counted
+WRITING_PREFIX = ".writing-"  # a module being written (`core.scratch` names and holds it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,14 +77,13 @@ class CodeStore:
         data = code.encode("utf-8")
         path = self.write_dir / f"{sha256_prefix(code)}{SUFFIX}"
         self.write_dir.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=self.write_dir, prefix=".writing-", suffix=SUFFIX)
+        temporary = scratch.file(WRITING_PREFIX, self.write_dir, suffix=SUFFIX)
         try:
-            with os.fdopen(handle, "wb") as out:
+            with open(temporary.path, "wb") as out:
                 out.write(data)
-            os.replace(temporary, path)
+            os.replace(temporary.path, path)
         finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temporary)
+            temporary.remove()
         with self._lock:
             self._problems.pop(str(path), None)
         return path
