@@ -115,6 +115,27 @@ async def test_watch_reloads_when_a_record_changes(records: Path) -> None:
     assert len(live().index.papers) == 1
 
 
+async def test_watch_reloads_a_records_directory_deleted_then_recreated_empty(records: Path) -> None:
+    live = await _loaded(records)
+    swapped, failed = await _swapped(live), anyio.Event()
+
+    async def mark_failed(reason: str) -> None:
+        failed.set()
+
+    live.on_failure(mark_failed)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(live.watch, 0.05)
+        shutil.rmtree(records)
+        with anyio.fail_after(WAIT):
+            await failed.wait()  # the watcher saw it go: a failed reload, the old corpus still serves
+        assert len(live().index.papers) == 2
+        records.mkdir()  # back, empty: not the same as missing
+        with anyio.fail_after(WAIT):
+            await swapped.wait()
+        tasks.cancel_scope.cancel()
+    assert len(live().index.papers) == 0 and live.last_error is None
+
+
 async def test_sighup_reloads(records: Path) -> None:
     live = await _loaded(records)
     swapped = await _swapped(live)

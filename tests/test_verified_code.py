@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -27,7 +28,7 @@ from papercode.edge.app import build_server
 from papercode.verified.harvest import interpreter
 from papercode.verified.materialize import Materializer, VerifiedCode
 from papercode.verified.sources import SourceFetcher
-from papercode.verified.store import CodeStore
+from papercode.verified.store import MAX_CODE_BYTES, CodeStore
 
 pytestmark = pytest.mark.anyio
 
@@ -232,6 +233,83 @@ async def test_a_tampered_store_file_is_never_served_and_is_reported(connect: Co
     assert "code" not in answer and answer["withheld"] == "not_materialized"
     assert stats is not None and stats["load"]["by_reason"] == {"code_mismatch": 1} and stats["load"]["rejected"] == 1
     assert [problem["code"] for problem in report["problems"]] == ["code_mismatch"]
+
+
+def _stored(result: Any) -> dict[str, Any]:
+    assert result.structured_content is not None
+    return {sample["entry"]: sample.get("stored") for sample in result.structured_content["samples"]}
+
+
+@pytest.mark.parametrize(
+    "plant",
+    [
+        pytest.param(lambda path: path.write_text(ENTRY_CODE.replace("SCALE = 2", "SCALE = 3")), id="wrong-content"),
+        pytest.param(lambda path: path.symlink_to("/etc/passwd"), id="symlink-to-etc-passwd"),
+        pytest.param(lambda path: path.write_bytes(ENTRY_CODE.encode() + b"#" * MAX_CODE_BYTES), id="oversized"),
+    ],
+)
+async def test_stored_is_true_only_for_code_get_code_serves(connect: Connect, store: CodeStore, plant: Callable[[Path], object]) -> None:
+    assert store.write_dir is not None
+    store.write_dir.mkdir(parents=True)
+    plant(store.write_dir / f"{ENTRY_SHA}.py")
+    async with connect() as client:
+        listed = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": "2001.00001"})
+        answer = await get_code(client, ENTRY_SHA)
+        again = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": "2001.00001"})
+    assert answer["withheld"] == "not_materialized" and "code" not in answer
+    assert _stored(listed) == _stored(again) == {"entry": None, "other": None}
+    (problem,) = store.problems
+    assert problem.code == "code_mismatch" and "never" in problem.reason
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """A new file in place of the old (another inode), as a writer renaming into place does."""
+    staged = path.with_suffix(".staged")
+    staged.write_bytes(data)
+    staged.replace(path)
+
+
+def test_stored_lookups_cost_a_stat_and_see_a_file_change(store: CodeStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = store.write(ENTRY_CODE)
+    reads: list[Path] = []
+    verified = CodeStore._verified
+
+    def counting(self: CodeStore, where: Path, sha: str) -> str | None:
+        reads.append(where)
+        return verified(self, where, sha)
+
+    monkeypatch.setattr(CodeStore, "_verified", counting)
+    started = time.perf_counter()
+    assert all(store.contains(ENTRY_SHA) for _ in range(1_000))
+    assert (time.perf_counter() - started) / 1_000 < 0.001  # under a millisecond each
+    assert reads == []  # verified when written: never read again while unchanged
+    _replace(path, ENTRY_CODE.replace("SCALE = 2", "SCALE = 3").encode())
+    assert store.contains(ENTRY_SHA) is False and store.contains(ENTRY_SHA) is False
+    assert reads == [path]  # the changed file is read once, then its verdict is remembered
+    _replace(path, ENTRY_CODE.encode())
+    assert store.contains(ENTRY_SHA) is True and reads == [path, path]
+
+
+@pytest.mark.parametrize("repair", ["fixed", "deleted"])
+async def test_a_bad_store_file_fixed_or_deleted_is_no_longer_counted(connect: Connect, store: CodeStore, repair: str) -> None:
+    assert store.write_dir is not None
+    store.write_dir.mkdir(parents=True)
+    path = store.write_dir / f"{ENTRY_SHA}.py"
+    path.write_text(ENTRY_CODE.replace("SCALE = 2", "SCALE = 3"))
+    async with connect() as client:
+        assert (await get_code(client, ENTRY_SHA))["withheld"] == "not_materialized"
+        before = (await client.call_tool("corpus_stats", {})).structured_content
+        if repair == "fixed":
+            path.write_text(ENTRY_CODE)
+            answer = await get_code(client, ENTRY_SHA)
+            assert answer["verified"] is True and answer["code"] == ENTRY_CODE
+        else:
+            path.unlink()
+        after = (await client.call_tool("corpus_stats", {})).structured_content
+        report = json.loads((await client.read_resource("corpus://load-report")).contents[0].text)  # type: ignore[union-attr]
+    assert before is not None and before["load"]["by_reason"] == {"code_mismatch": 1} and before["load"]["rejected"] == 1
+    assert after is not None and after["load"]["by_reason"] == {} and after["load"]["rejected"] == 0
+    assert report["problems"] == [] and store.problems == []
 
 
 # -- get_code on demand ---------------------------------------------------------------------------

@@ -16,23 +16,33 @@ index is thrown away and everything is built here; a child that fails costs the 
 A corpus in one file cannot be split: then the child reads and decodes every record itself, beside
 this process (no record crosses between them). The child keeps search documents in files, not in
 memory, until it writes them into the index, one paper at a time.
+
+Both work in temporary directories named `papercode-build-<pid>-…` and `papercode-search-<pid>-…`,
+owned through `core.scratch`: removed when the build ends or fails, at exit and on SIGTERM, and at
+the next start if this process is killed. The child dies with this process: it watches a pipe that
+only this process writes to, and exits when the pipe reports end of file (this process is gone).
+
+Tests only: while the file named by `PAPERCODE_TEST_HOLD_BUILD` exists, a build holds just after
+starting its child, and the child before it reads anything, so a test can kill either at a known point.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import mmap
 import os
 import pickle
-import shutil
 import struct
 import subprocess
 import sys
-import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, BinaryIO, Protocol
 
+from papercode.core import scratch
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, ProgressCallback
 from papercode.index.search import SearchBuilder, SearchDocument, SearchEngine, newest_first, write_index
@@ -49,6 +59,8 @@ CHILD_PROCESS_BYTES = 64 * 1024 * 1024
 # The share of the record bytes this process indexes: over half, as the child starts later and
 # writes its part out (this process then merges it and computes the corpus-wide orders).
 HERE_SHARE = 0.53
+# The temporary directories of a build (see `core.scratch`): the child's files, and a search index being built.
+BUILD_PREFIX, SEARCH_PREFIX = "papercode-build-", "papercode-search-"
 
 
 class SearchBuildFailed(RuntimeError):
@@ -113,8 +125,15 @@ def split_point(files: list[RecordFile]) -> int:
     return len(files) - 1
 
 
-def _index_directory() -> Path:
-    return Path(tempfile.mkdtemp(prefix="papercode-search-"))
+def _index_directory() -> scratch.Scratch:
+    return scratch.directory(SEARCH_PREFIX)
+
+
+def _hold_for_tests() -> None:
+    """Tests only: hold while the file named by PAPERCODE_TEST_HOLD_BUILD exists (see the module docstring)."""
+    hold = os.environ.get("PAPERCODE_TEST_HOLD_BUILD")
+    while hold and os.path.exists(hold):
+        time.sleep(0.02)
 
 
 class LocalSearchBuild:
@@ -141,11 +160,10 @@ class LocalSearchBuild:
     def result(self, fingerprint: bytes) -> SearchEngine:
         directory = _index_directory()
         try:
-            self._builder.write(directory)
-            return SearchEngine(directory, remove=True)
-        except BaseException:
-            shutil.rmtree(directory, ignore_errors=True)
-            raise
+            self._builder.write(directory.path)
+            return SearchEngine(directory.path, remove=True)
+        finally:
+            directory.remove()
 
     def cancel(self) -> None:
         self._builder.close()
@@ -178,10 +196,13 @@ class ChildSearchBuild:
     def __init__(self, roots: list[Path], limits: Limits, files: list[RecordFile], archive: Path | None = None) -> None:
         self._split = split_point(files)
         self._files = files
-        self._scratch = Path(tempfile.mkdtemp(prefix="papercode-build-"))
-        self._path = _index_directory()
         self._shipped: IO[bytes] | None = None
+        self._parent_alive: int | None = None  # the write end of the pipe the child watches (see `_exit_with_parent`)
+        self._entries = [scratch.directory(BUILD_PREFIX)]
+        self._scratch = self._entries[0].path
         try:
+            self._entries.append(_index_directory())
+            self._path = self._entries[1].path
             job = {
                 "roots": [str(root) for root in roots],
                 "archive": None if archive is None else str(archive),
@@ -200,16 +221,25 @@ class ChildSearchBuild:
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
             # Its errors go to a file, not a pipe: nobody reads them until it ends, and a full pipe would stall it.
             self._errors = open(self._scratch / "errors", "w+b")  # noqa: SIM115 - closed by result() or cancel()
-            self._child = subprocess.Popen(
-                [sys.executable, "-m", "papercode.build.parallel", str(self._path), str(self._scratch / "job.pickle")],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=self._errors,
-                env=env,
-            )
+            watched, self._parent_alive = os.pipe() if os.name == "posix" else (None, None)
+            try:
+                self._child = subprocess.Popen(
+                    [sys.executable, "-m", "papercode.build.parallel", str(self._path), str(self._scratch / "job.pickle")]
+                    + ([str(watched)] if watched is not None else []),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=self._errors,
+                    env=env,
+                    pass_fds=(watched,) if watched is not None else (),
+                )
+            finally:
+                if watched is not None:
+                    os.close(watched)
+            scratch.own_process(self._child)  # stopped before its directories are removed, at exit or on SIGTERM
         except BaseException:
             self._remove()
             raise
+        _hold_for_tests()
 
     def records(self, item: LoadedRecord, admitted: Admitted | None) -> None:
         """Ship each record as read, with the search document of an admitted one, to the child."""
@@ -281,11 +311,18 @@ class ChildSearchBuild:
         self._remove()
 
     def _remove(self) -> None:
+        """Once the child has ended (or never started): close everything, remove both directories."""
         for closing in (self._shipped, getattr(self, "_counts", None), getattr(self, "_errors", None)):
             if closing is not None:
                 closing.close()
-        shutil.rmtree(self._scratch, ignore_errors=True)
-        shutil.rmtree(self._path, ignore_errors=True)
+        child = getattr(self, "_child", None)
+        if child is not None:
+            scratch.disown_process(child)
+        if self._parent_alive is not None:
+            os.close(self._parent_alive)
+            self._parent_alive = None
+        for entry in self._entries:
+            entry.remove()
 
 
 _NOT_YET_ADMITTED = Admitted(0, False, None)
@@ -330,11 +367,29 @@ class _Documents:
             self._handle.close()
 
 
+def _exit_with_parent(descriptor: int) -> None:
+    """The child: end this process as soon as the parent is gone, however it went (kill -9 included):
+    a thread waits on a pipe only the parent writes to (it never does), which reports end of file
+    once the parent's end is closed."""
+
+    def watch() -> None:
+        with contextlib.suppress(OSError):
+            while os.read(descriptor, 1):
+                pass
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent watch", daemon=True).start()
+
+
 def main(argv: list[str]) -> int:
     """The child: indexes the files from the split on (writes the part, prints "part"), then builds the
-    search index of every record into argv[0] (prints "ok <fingerprint>"). argv[1] is the job.
+    search index of every record into argv[0] (prints "ok <fingerprint>"). argv[1] is the job; argv[2],
+    when given, the pipe whose end of file means the parent is gone.
 
     A corpus that cannot be split (`split` is every file): it reads every record, and hands over no part."""
+    if len(argv) > 2:
+        _exit_with_parent(int(argv[2]))
+    _hold_for_tests()
     directory, job = Path(argv[0]), pickle.loads(Path(argv[1]).read_bytes())
     roots, limits = [Path(root) for root in job["roots"]], Limits(*job["limits"])
     files, split, scratch = job["files"], job["split"], Path(job["scratch"])

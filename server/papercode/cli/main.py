@@ -8,11 +8,14 @@ Logs and diagnostics go to stderr; in `serve` stdout carries only the MCP protoc
 from __future__ import annotations
 
 import argparse
+import atexit
 import gc
 import logging
 import os
 import signal
 import sys
+import tempfile
+import threading
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -21,14 +24,17 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from papercode import __version__
+from papercode.build.parallel import BUILD_PREFIX, SEARCH_PREFIX
+from papercode.core import scratch
 from papercode.core.errors import QueryError
+from papercode.corpus.snapshot import TEMPORARY_PREFIX
 from papercode.corpus.stages import Corpus
 from papercode.edge import logs
 from papercode.settings import OPTIONS, Option, SettingError, Settings, settings_for
 from papercode.verified.harvest import interpreter
 from papercode.verified.materialize import OUTCOMES, Materializer, MaterializeSummary, VerifiedCode, materialize_corpus
 from papercode.verified.sources import LocalClones, SourceFetcher
-from papercode.verified.store import CodeStore
+from papercode.verified.store import WRITING_PREFIX, CodeStore
 
 from .hostconfig import HOSTS, snippet
 from .progress import LoadProgress, MaterializeProgress
@@ -112,6 +118,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     problem = records_problem(settings.records) or archive_problem(settings)
     if problem:
         return fail(problem)
+    if args.command != "config":
+        remove_scratch_on_exit()
+        clear_leftovers(settings)
     try:
         if args.command == "check":
             return check(settings)
@@ -125,6 +134,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `papercode check | head`: the reader has all it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the interpreter's final flush stays quiet too
         return 1
+
+
+_SCRATCH_ON_EXIT = False
+
+
+def remove_scratch_on_exit() -> None:
+    """However this process ends, short of kill -9, it stops its build child and removes its temporary
+    files and directories (`core.scratch`): at exit, and on SIGTERM, whose default would end the
+    process on the spot. The handler removes them, then ends the process by the signal, as before."""
+    global _SCRATCH_ON_EXIT
+    if _SCRATCH_ON_EXIT:
+        return
+    _SCRATCH_ON_EXIT = True
+    atexit.register(scratch.remove_all)
+    # Not over a handler someone else set (or an ignored SIGTERM); signal handlers are the main thread's.
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _terminated)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    scratch.remove_all()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def clear_leftovers(settings: Settings) -> None:
+    """Remove what papercode processes of this user left when they died (kill -9, a crash): build
+    directories in the temporary directory, a snapshot being written in the cache directory, code
+    being written in the store. Never a running process's (`core.scratch`)."""
+    removed = [
+        *scratch.sweep(Path(tempfile.gettempdir()), (BUILD_PREFIX, SEARCH_PREFIX)),
+        *scratch.sweep(settings.cache_dir, (TEMPORARY_PREFIX,)),
+        *scratch.sweep(settings.code_dir, (WRITING_PREFIX,)),
+    ]
+    for path in removed:
+        log.info("removed %s, left by a papercode process that ended without removing it", path)
 
 
 def open_corpus(settings: Settings) -> Corpus:

@@ -99,7 +99,7 @@ class LiveCorpus:
 
     @property
     def state(self) -> State:
-        return "loading" if self._stage is None else ("complete" if self._stage.kind == "complete" else self._stage.kind)
+        return "loading" if self._stage is None else self._stage.kind
 
     @property
     def stale_since(self) -> str | None:

@@ -42,6 +42,7 @@ from pathlib import Path
 
 from papercode import __version__
 from papercode.build.files import find_record_files
+from papercode.core import scratch
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport
 from papercode.index.paper_index import PaperIndex
@@ -53,6 +54,7 @@ FORMAT_VERSION = 5  # 5: modules moved into subpackages, so the pickled class pa
 _MAGIC = b"PAPERCODE-SNAPSHOT\n"
 # magic, format, key, written at (Unix seconds), index length, index crc32, manifest length, manifest crc32
 _HEADER = struct.Struct(f">{len(_MAGIC)}sI32sdQIQI")
+TEMPORARY_PREFIX = ".snapshot-"  # a snapshot file being written (`core.scratch` names and holds it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,11 +71,13 @@ _CHUNK = 1 << 22
 
 
 def records_key(roots: list[Path], limits: Limits) -> bytes:
-    """Identifies the exact record files a corpus was built from (paths, sizes, mtimes)."""
+    """Identifies the exact record files a corpus was built from (paths, sizes, mtimes), and which roots were missing."""
     digest = hashlib.sha256(f"{__version__}\0{FORMAT_VERSION}\0{ENGINE_VERSION}\0{limits!r}\0".encode())
-    scratch = LoadReport()
+    report = LoadReport()
     for root in roots:
-        files = find_record_files(root, scratch)
+        if not root.exists():  # not the key of an empty directory: --watch must see the directory come back, even empty
+            digest.update(f"missing\0{root.resolve()}\0".encode())
+        files = find_record_files(root, report)
         digest.update(f"root\0{root.resolve()}\0{len(files)}\0".encode())
         # One update per column, not per file: this runs on every warm start.
         columns = list(zip(*files, strict=True)) or [(), (), ()]  # path, size, mtime_ns, ... as columns
@@ -225,7 +229,7 @@ def save(path: Path, key: bytes, index: PaperIndex, search: SearchEngine) -> Non
         manifest = json.dumps({"directory": directory.name, "files": files}).encode()
         payload = pickle.dumps(index, protocol=5)
         header = _HEADER.pack(_MAGIC, FORMAT_VERSION, key, time.time(), len(payload), zlib.crc32(payload), len(manifest), zlib.crc32(manifest))
-        with _temporary(path.parent, ".snapshot-") as index_temporary:
+        with _temporary(path.parent, TEMPORARY_PREFIX) as index_temporary:
             with open(index_temporary, "wb") as out:
                 out.write(header)
                 out.write(manifest)
@@ -261,10 +265,10 @@ def _remove_older_search_indexes(path: Path, keep: Path) -> None:
 
 @contextlib.contextmanager
 def _temporary(directory: Path, prefix: str) -> Iterator[Path]:
-    handle, name = tempfile.mkstemp(dir=directory, prefix=prefix)
-    os.close(handle)
+    """A new file in `directory`, removed afterwards unless it was renamed away; named and held as
+    `core.scratch` says, so one that a killed process left is removed at the next start."""
+    entry = scratch.file(prefix, directory)
     try:
-        yield Path(name)
+        yield entry.path
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(name)
+        entry.remove()

@@ -243,7 +243,7 @@ class VerifiedCode:
             await self._materializer.fetcher.aclose()
 
     def is_stored(self, sha: str) -> bool:
-        """A copy is in the store (blocking: a file check)."""
+        """A verified copy is in the store, served as it stands (blocking: a `stat`; the first time, a read)."""
         return self.store.contains(sha)
 
     async def obtain(self, rows: Sequence[SampleRow]) -> SampleOutcome:

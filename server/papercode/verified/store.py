@@ -1,10 +1,14 @@
 """The verified code store: harvested modules on disk, addressed by their own hash.
 
 A module whose code hashes to prefix `p` lives in `<dir>/<p>.py`. The name is the proof: a
-file is served only when the sha256 prefix of its bytes equals its name, so a corrupted,
-truncated or tampered file is reported (`code_mismatch`) and never served. One directory is
-written (the user's code directory); others are only read (a `code/` folder a corpus publisher
-ships beside its records). Writes go to a temporary file renamed into place, so a reader never
+file is served only when it is a regular file (not a symlink) of at most `MAX_CODE_BYTES` and the
+sha256 prefix of its bytes equals its name, so a corrupted, truncated or tampered file is reported
+(`code_mismatch`) and never served; once fixed or deleted, it is reported no more. `contains`
+(a sample's `stored`) says the same as serving would: what was verified is remembered by the
+file's identity (device, inode, size, modification time), so asking again costs one `stat`, and
+a changed file is verified again. One directory is written (the user's code directory); others
+are only read (a `code/` folder a corpus publisher ships beside its records). Writes go to a
+temporary file (`.writing-<pid>-…`, see `core.scratch`) renamed into place, so a reader never
 sees half a module. Nothing here imports MCP; all of it is blocking file I/O (callers keep it
 off the event loop).
 """
@@ -14,13 +18,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from stat import S_ISREG
+from stat import S_ISLNK, S_ISREG
 
+from papercode.core import scratch
 from papercode.core.ids import is_sha_prefix
 from papercode.core.load_report import Problem
 
@@ -31,6 +35,9 @@ log = logging.getLogger(__name__)
 SUFFIX = ".py"
 MAX_CODE_BYTES = 2 * 1024 * 1024  # a harvested module is never larger than its source file's cap
 MAX_PROBLEMS = 1_000  # bad files reported; the rest are counted
+WRITING_PREFIX = ".writing-"  # a module being written (`core.scratch` names and holds it)
+
+Identity = tuple[int, int, int, int]  # a file's device, inode, size and modification time (ns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +53,7 @@ class CodeStore:
         self.write_dir = write_dir
         self.dirs = [*read_dirs, *([write_dir] if write_dir is not None else [])]
         self._problems: dict[str, Problem] = {}  # by path: each bad file reported once
+        self._checked: dict[str, tuple[Identity, bool]] = {}  # by path: whether the file, as it was then, verified
         self._lock = threading.Lock()
 
     @classmethod
@@ -55,8 +63,26 @@ class CodeStore:
         return cls(write_dir, [directory for directory in shipped if directory != write_dir])
 
     def contains(self, sha: str) -> bool:
-        """A file for `sha` is present (it is verified when read)."""
-        return is_sha_prefix(sha) and any((directory / f"{sha}{SUFFIX}").is_file() for directory in self.dirs)
+        """A verified copy of `sha` is in the store: `read` would serve it. A file verified (or not)
+        before is not read again until it changes."""
+        if not is_sha_prefix(sha):
+            return False
+        for directory in self.dirs:
+            path = directory / f"{sha}{SUFFIX}"
+            try:
+                identity = _identity(os.lstat(path))
+            except FileNotFoundError:
+                self._forget(path)
+                continue
+            except OSError:
+                continue
+            checked = self._checked.get(str(path))
+            if checked is not None and checked[0] == identity:
+                if checked[1]:
+                    return True
+            elif self._verified(path, sha) is not None:
+                return True
+        return False
 
     def read(self, sha: str) -> StoredCode | None:
         """The stored module for `sha`, only if its bytes hash to `sha`."""
@@ -76,16 +102,15 @@ class CodeStore:
         data = code.encode("utf-8")
         path = self.write_dir / f"{sha256_prefix(code)}{SUFFIX}"
         self.write_dir.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=self.write_dir, prefix=".writing-", suffix=SUFFIX)
+        temporary = scratch.file(WRITING_PREFIX, self.write_dir, suffix=SUFFIX)
         try:
-            with os.fdopen(handle, "wb") as out:
+            with open(temporary.path, "wb") as out:
                 out.write(data)
-            os.replace(temporary, path)
+            identity = _identity(os.stat(temporary.path))
+            os.replace(temporary.path, path)  # the same file under its name: its identity is unchanged
         finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temporary)
-        with self._lock:
-            self._problems.pop(str(path), None)
+            temporary.remove()
+        self._remember(path, identity, verified=True)
         return path
 
     def verify_all(self) -> tuple[int, int]:
@@ -100,6 +125,20 @@ class CodeStore:
 
     @property
     def problems(self) -> list[Problem]:
+        """Bad files still in the store: each reported file is looked at again (a `stat`), and
+        verified again if it changed, so one fixed or deleted since is no longer reported."""
+        with self._lock:
+            reported = [(path, self._checked.get(path)) for path in self._problems]
+        for path, checked in reported:
+            try:
+                identity = _identity(os.lstat(path))
+            except FileNotFoundError:
+                self._forget(Path(path))
+                continue
+            except OSError:
+                continue
+            if checked is None or checked[0] != identity:
+                self._verified(Path(path), Path(path).name.removesuffix(SUFFIX))
         with self._lock:
             return list(self._problems.values())
 
@@ -111,48 +150,88 @@ class CodeStore:
                         yield Path(entry.path)
 
     def _verified(self, path: Path, sha: str) -> str | None:
-        """The file's text when it is a regular file whose bytes hash to `sha`; else None (reported)."""
+        """The file's text when it is a regular file whose bytes hash to `sha`; else None (reported).
+        Either way the verdict is remembered with the file's identity (see `contains`)."""
         try:
-            with open(path, "rb", opener=_no_follow_fifo) as stream:
+            with open(path, "rb", opener=_regular_file_only) as stream:
+                identity = _identity(os.fstat(stream.fileno()))
                 data = stream.read(MAX_CODE_BYTES + 1)
         except FileNotFoundError:
+            self._forget(path)
             return None
         except OSError as exc:
-            self._report(path, f"unreadable: {exc.strerror or exc}")
+            reason = "a symbolic link; never followed or served" if _is_symlink(path) else f"unreadable: {exc.strerror or exc}"
+            self._bad(path, _lstat_identity(path), reason)
             return None
-        if not is_sha_prefix(sha):
-            self._report(path, "the file name is not a 16-hex code hash")
+        code, reason = _code_of(data, sha)
+        if code is None:
+            self._bad(path, identity, reason)
             return None
-        if len(data) > MAX_CODE_BYTES:
-            self._report(path, f"over {MAX_CODE_BYTES:,} bytes; never served")
-            return None
-        try:
-            code = data.decode("utf-8")
-        except UnicodeDecodeError:
-            self._report(path, "not UTF-8; never served")
-            return None
-        actual = sha256_prefix(code)
-        if actual != sha:
-            self._report(path, f"its content hashes to {actual}, not to its name; never served")
-            return None
+        self._remember(path, identity, verified=True)
         return code
 
-    def _report(self, path: Path, reason: str) -> None:
+    def _bad(self, path: Path, identity: Identity | None, reason: str) -> None:
+        if identity is not None:
+            self._remember(path, identity, verified=False)
         with self._lock:
-            if str(path) in self._problems or len(self._problems) >= MAX_PROBLEMS:
+            known = self._problems.get(str(path))
+            if (known is None and len(self._problems) >= MAX_PROBLEMS) or (known is not None and known.reason == reason):
                 return
             self._problems[str(path)] = Problem("error", "code_mismatch", str(path), reason)
         log.warning("code store: %s %s", path, reason)
 
+    def _remember(self, path: Path, identity: Identity, *, verified: bool) -> None:
+        with self._lock:
+            self._checked[str(path)] = (identity, verified)
+            if verified:
+                self._problems.pop(str(path), None)
 
-def _no_follow_fifo(path: str, flags: int) -> int:
+    def _forget(self, path: Path) -> None:
+        """The file is gone: nothing to remember or report about it."""
+        with self._lock:
+            self._checked.pop(str(path), None)
+            self._problems.pop(str(path), None)
+
+
+def _code_of(data: bytes, sha: str) -> tuple[str | None, str]:
+    """The code in `data` (read up to one byte over the cap) if it is what `sha` names; else why not."""
+    if not is_sha_prefix(sha):
+        return None, "the file name is not a 16-hex code hash"
+    if len(data) > MAX_CODE_BYTES:
+        return None, f"over {MAX_CODE_BYTES:,} bytes; never served"
+    try:
+        code = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "not UTF-8; never served"
+    actual = sha256_prefix(code)
+    if actual != sha:
+        return None, f"its content hashes to {actual}, not to its name; never served"
+    return code, ""
+
+
+def _regular_file_only(path: str, flags: int) -> int:
     # O_NONBLOCK: opening a FIFO planted in the store must not hang the server; regular files ignore it.
-    descriptor = os.open(path, flags | os.O_NONBLOCK)
-    if not _is_regular(descriptor):
+    # O_NOFOLLOW: a symlink (to /etc/passwd, say) is never opened.
+    descriptor = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    if not S_ISREG(os.fstat(descriptor).st_mode):
         os.close(descriptor)
         raise OSError(0, "not a regular file")
     return descriptor
 
 
-def _is_regular(descriptor: int) -> bool:
-    return S_ISREG(os.fstat(descriptor).st_mode)
+def _identity(stat: os.stat_result) -> Identity:
+    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+def _lstat_identity(path: Path) -> Identity | None:
+    try:
+        return _identity(os.lstat(path))
+    except OSError:
+        return None
+
+
+def _is_symlink(path: Path) -> bool:
+    try:
+        return S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return False
