@@ -47,6 +47,7 @@ from papercode.index.search import SearchFilters
 from papercode.verified.materialize import VerifiedCode
 from papercode.verified.store import CodeStore
 
+from . import stdio
 from .notices import ClientLog
 
 log = logging.getLogger(__name__)
@@ -188,9 +189,9 @@ class PapercodeServer(MCPServer):
             tasks.cancel_scope.cancel()
 
     async def run_stdio_async(self) -> None:
-        # `papercode serve` and `mcp run` both come through here.
+        # `papercode serve` and `mcp run` both come through here; `stdio` answers malformed lines and stops on signals.
         async with self.running():
-            await super().run_stdio_async()
+            await stdio.serve(super().run_stdio_async)
 
     async def notify_corpus_changed(self, corpus: Corpus) -> None:
         """After a reload swapped `corpus` in: what it holds now."""
