@@ -1,5 +1,6 @@
 """`papercode serve` over stdio, spoken to in raw lines: every malformed request gets its JSON-RPC error and the
-server keeps serving; SIGINT, SIGTERM and a client that stops reading end it quietly.
+server keeps serving; SIGINT, SIGTERM and a client that stops reading end it quietly; while the records load,
+protocol requests answer and what needs the records says `loading` with papercode's one code.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 from mcp.types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, jsonrpc_message_adapter
 
 from papercode.edge import stdio
+from papercode.edge.codes import LOADING
 
 WAIT = 20  # seconds: the bound on every wait for an answer
 STOP_SECONDS = 10  # how long a stop may take (it takes well under a second)
@@ -228,3 +230,26 @@ def test_a_client_that_stops_reading_ends_it_quietly(tmp_path: Path) -> None:
     assert code in (0, 1)
     assert "Traceback" not in stderr, stderr
     assert len(the_lines_after_startup(stderr)) <= 1, stderr
+
+
+# -- while the records load -------------------------------------------------------------------------
+
+
+@pytest.mark.transport
+def test_while_loading_protocol_requests_answer_and_a_resource_says_loading(tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    with spawned(tmp_path, str(TESTS / "held_server.py"), str(release)) as raw:
+        raw.handshake()
+        assert raw.request("logging/setLevel", {"level": "debug"})["result"] == {}
+        assert raw.request("ping")["result"] == {}
+        assert len(raw.request("tools/list")["result"]["tools"]) == 7
+        refused = raw.request("resources/read", {"uri": "corpus://stats"})["error"]
+        assert refused["code"] == LOADING and refused["message"].startswith("loading: ")
+        release.touch()
+        deadline = time.monotonic() + WAIT
+        while "error" in (read := raw.request("resources/read", {"uri": "corpus://stats"})):
+            assert read["error"]["code"] == LOADING and time.monotonic() < deadline, read
+        assert json.loads(read["result"]["contents"][0]["text"])["papers"] == 2
+        raw.process.stdin.close()  # type: ignore[union-attr]
+        code, stderr = raw.stopped()
+    assert code == 0 and "Traceback" not in stderr, stderr

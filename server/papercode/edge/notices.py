@@ -23,6 +23,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, LoggingMessageNotification, LoggingMessageNotificationParams
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+from papercode.core.errors import QueryError
+
 log = logging.getLogger(__name__)
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -36,7 +38,9 @@ class ClientLog:
     def __init__(self) -> None:
         # keyed by the identity of the client's initialize params: one entry per connection
         self._listeners: OrderedDict[int, tuple[ServerSession, int]] = OrderedDict()
-        self.greeting: Callable[[], tuple[str, str] | None] | None = None  # what a client learns on setting a level
+        # What a client learns on setting a level; it raises QueryError(`loading`) while the records load.
+        self.greeting: Callable[[], tuple[str, str] | None] | None = None
+        self._waiting: set[int] = set()  # listeners to greet once the records are loaded
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         """SDK middleware: advertise `logging` at initialize; answer `logging/setLevel`."""
@@ -58,10 +62,27 @@ class ClientLog:
         self._listeners.pop(key, None)
         self._listeners[key] = (session, level)
         while len(self._listeners) > MAX_LISTENERS:
-            self._listeners.popitem(last=False)
-        greeting = self.greeting() if self.greeting else None
+            self._waiting.discard(self._listeners.popitem(last=False)[0])
+        await self._greet(key, session, level)
+
+    async def _greet(self, key: int, session: ServerSession, level: int) -> None:
+        try:
+            greeting = self.greeting() if self.greeting else None
+        except QueryError:  # the records are still loading: greeted once they are in (`greet_waiting`)
+            self._waiting.add(key)
+            return
+        self._waiting.discard(key)
         if greeting is not None:
             await self._send(key, session, level, *greeting)
+
+    async def greet_waiting(self) -> None:
+        """Once the records are loaded: the greeting for the clients that set a level while they loaded."""
+        for key in list(self._waiting):
+            listener = self._listeners.get(key)
+            if listener is None:
+                self._waiting.discard(key)
+            else:
+                await self._greet(key, *listener)
 
     async def send(self, level: str, text: str) -> None:
         """Tell every client that asked for `level` or more."""
