@@ -7,7 +7,9 @@ has problems, and each reload or failed reload. Nothing else is pushed to them (
 never changes, so `resources.listChanged` stays false, as advertised). 2026-07-28 clients learn
 of a reload on their `subscriptions/listen` stream (`resources/updated` for `corpus://stats` and
 `corpus://load-report`, which the SDK advertises as `subscribe`), and get no log stream: that
-era makes logging a per-request opt-in and papercode's tool calls have nothing to log.
+era makes logging a per-request opt-in and papercode's tool calls have nothing to log. Their
+`server/discover` says `listChanged: false` for tools, prompts and resources, as `initialize` does
+(the SDK would say true): those lists never change while papercode serves.
 """
 
 from __future__ import annotations
@@ -43,11 +45,17 @@ class ClientLog:
         self._waiting: set[int] = set()  # listeners to greet once the records are loaded
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        """SDK middleware: advertise `logging` at initialize; answer `logging/setLevel`."""
-        if ctx.method == "initialize":
+        """SDK middleware: advertise `logging` at initialize (and no `listChanged` at server/discover);
+        answer `logging/setLevel`."""
+        if ctx.method in ("initialize", "server/discover"):
             result = await call_next(ctx)
-            if isinstance(result, dict) and isinstance(result.get("capabilities"), dict):
-                result["capabilities"]["logging"] = {}
+            capabilities = result.get("capabilities") if isinstance(result, dict) else None
+            if isinstance(capabilities, dict):
+                if ctx.method == "initialize":
+                    capabilities["logging"] = {}
+                for kind in ("tools", "prompts", "resources"):  # lists that never change while papercode serves
+                    if isinstance(capabilities.get(kind), dict) and "listChanged" in capabilities[kind]:
+                        capabilities[kind]["listChanged"] = False
             return result
         if ctx.method == "logging/setLevel" and ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
             level = (ctx.params or {}).get("level")
