@@ -5,12 +5,14 @@ protocol requests answer and what needs the records says `loading` with papercod
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -167,6 +169,38 @@ def test_good_lines_pass_unchanged_whatever_their_line_ends(tmp_path: Path) -> N
         raw.process.stdin.write(b'"id":3,"method":"ping"}\n')  # the rest of the line, in another read
         raw.process.stdin.flush()
         assert raw.answer() == {"jsonrpc": "2.0", "id": 3, "result": {}}
+
+
+def test_the_sdk_reads_long_lines_whole_from_the_wire_and_ending_the_wire_ends_its_wait() -> None:
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    wire = stdio.Wire(in_read, out_write)
+    reader = io.TextIOWrapper(wire.input, encoding="utf-8", errors="replace")  # as the SDK reads it
+    long = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_paper", "arguments": {"paper": "x" * 3_000_000}}})
+    lines = (long + "\n" + '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":[]}\n').encode()
+
+    def client() -> None:
+        for start in range(0, len(lines), 50_000):  # in pieces, as a pipe delivers them
+            os.write(in_write, lines[start : start + 50_000])
+
+    writing = threading.Thread(target=client)
+    writing.start()
+    try:
+        assert reader.readline() == long + "\n"
+        ending = threading.Timer(0.2, wire.end)  # the SDK now waits for a line that never comes, until the wire ends
+        ending.start()
+        assert reader.readline() == ""
+        ending.join(WAIT)
+        assert json.loads(os.read(out_read, 65_536)) == {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "error": {"code": INVALID_PARAMS, "message": 'Invalid params: "params" must be an object'},
+        }
+    finally:
+        writing.join(WAIT)
+        wire.close()
+        for fd in (in_read, in_write, out_read, out_write):
+            os.close(fd)
 
 
 JSON_VALUES = st.recursive(

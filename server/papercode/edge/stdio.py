@@ -19,7 +19,6 @@ streams, so stray output of a handler or a child process never reaches the wire)
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import io
 import json
 import logging
@@ -107,7 +106,7 @@ class WireIn(io.BufferedIOBase):
     def __init__(self, wire: Wire) -> None:
         super().__init__()
         self._wire = wire
-        self._partial = b""  # the start of a line whose newline has not come yet
+        self._partial: list[bytes] = []  # the start of a line whose newline has not come yet
         self._good = b""  # lines for the SDK, not yet read by it
         self._eof = False
 
@@ -121,9 +120,10 @@ class WireIn(io.BufferedIOBase):
                 self._take(chunk)
             else:
                 self._eof = True
-                if self._partial.strip() and not self._wire.ended:  # a last line without its newline
-                    self._good = self._sort(self._partial + b"\n")
-                self._partial = b""
+                last = b"".join(self._partial)
+                if last.strip() and not self._wire.ended:  # a last line without its newline
+                    self._good = self._sort(last + b"\n")
+                self._partial = []
         if size is None or size < 0 or size >= len(self._good):
             out, self._good = self._good, b""
         else:
@@ -142,13 +142,13 @@ class WireIn(io.BufferedIOBase):
             return b""
 
     def _take(self, chunk: bytes) -> None:
-        data = self._partial + chunk if self._partial else chunk
-        end = data.rfind(b"\n")
-        if end < 0:
-            self._partial = data
+        end = chunk.rfind(b"\n") + 1
+        if not end:  # a long line: joined once its newline comes
+            self._partial.append(chunk)
             return
-        self._partial = data[end + 1 :]
-        self._good = self._sort(data[: end + 1])
+        lines = b"".join((*self._partial, chunk[:end])) if self._partial else chunk[:end]
+        self._partial = [chunk[end:]] if end < len(chunk) else []
+        self._good = self._sort(lines)
 
     def _sort(self, lines: bytes) -> bytes:
         """The lines the SDK gets (unchanged), answering the others; `lines` ends with a newline."""
@@ -375,8 +375,10 @@ async def serve(run: Callable[[], Awaitable[None]]) -> None:
     """Run the SDK's stdio server (`run`, which must read `sys.stdin` and write `sys.stdout`) through the wire
     until its input ends: at end of input, on SIGINT or SIGTERM, when the client stops reading, or when cancelled."""
     try:
+        import fcntl  # POSIX, as is select.poll
+
         in_fd = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-    except OSError:  # no stdin to serve: the SDK copes with that its own way
+    except (ImportError, OSError):  # no stdin to serve, or not POSIX: the SDK's own way
         await run()
         return
     try:
