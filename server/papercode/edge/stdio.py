@@ -107,13 +107,16 @@ class WireIn(io.BufferedIOBase):
         super().__init__()
         self._wire = wire
         self._partial: list[bytes] = []  # the start of a line whose newline has not come yet
-        self._good = b""  # lines for the SDK, not yet read by it
+        self._good = b""  # lines for the SDK, read by it from `_at` on
+        self._at = 0
         self._eof = False
 
     def readable(self) -> bool:
         return True
 
     def read1(self, size: int | None = -1) -> bytes:
+        if self._at == len(self._good):
+            self._good, self._at = b"", 0
         while not self._good and not self._eof:
             chunk = self._receive()
             if chunk:
@@ -124,10 +127,11 @@ class WireIn(io.BufferedIOBase):
                 if last.strip() and not self._wire.ended:  # a last line without its newline
                     self._good = self._sort(last + b"\n")
                 self._partial = []
-        if size is None or size < 0 or size >= len(self._good):
-            out, self._good = self._good, b""
-        else:
-            out, self._good = self._good[:size], self._good[size:]
+        if self._at == 0 and (size is None or size < 0 or size >= len(self._good)):
+            self._at = len(self._good)
+            return self._good  # the usual case: one message, handed over without a copy
+        end = len(self._good) if size is None or size < 0 else min(self._at + size, len(self._good))
+        out, self._at = self._good[self._at : end], end
         return out
 
     def read(self, size: int | None = -1) -> bytes:
