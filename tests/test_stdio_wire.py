@@ -254,6 +254,26 @@ def test_a_signal_stops_it_quietly_with_exit_status_0_though_stdin_stays_open(tm
 
 
 @pytest.mark.transport
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_it_starts_stops_it_quietly_with_exit_status_0(tmp_path: Path, signum: int) -> None:
+    # The signal arrives while the server is being built, before it serves (and handles signals itself).
+    starting = (
+        "import os, sys\n"
+        "import papercode.cli.main as cli\n"
+        "build = cli.build_live_server\n"
+        "def signalled(*args, **kwargs):\n"
+        f"    os.kill(os.getpid(), {int(signum)})\n"
+        "    return build(*args, **kwargs)\n"
+        "cli.build_live_server = signalled\n"
+        "sys.exit(cli.main(['serve']))\n"
+    )
+    with spawned(tmp_path, "-c", starting) as raw:
+        code, stderr = raw.stopped()
+    assert code == 0
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+
+
+@pytest.mark.transport
 def test_a_client_that_stops_reading_ends_it_quietly(tmp_path: Path) -> None:
     with serving(tmp_path) as raw:
         raw.handshake()
