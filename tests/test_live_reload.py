@@ -257,6 +257,11 @@ async def test_capabilities_say_what_the_server_does_in_each_era(corpus: Corpus)
     assert handshake.resources is not None and handshake.resources.list_changed is False and handshake.resources.subscribe is False
     assert discovered.logging is None  # 2026-07-28: logging is per request, and papercode sends none
     assert discovered.resources is not None and discovered.resources.subscribe is True  # served by subscriptions/listen
+    # Neither era is told a list may change: papercode's tools, prompts and resources never do while it serves.
+    for capabilities in (handshake, discovered):
+        assert capabilities.tools is not None and capabilities.tools.list_changed is False
+        assert capabilities.prompts is not None and capabilities.prompts.list_changed is False
+        assert capabilities.resources is not None and capabilities.resources.list_changed is False
 
 
 async def test_listen_streams_hear_that_the_corpus_resources_changed(records: Path) -> None:

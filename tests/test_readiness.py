@@ -5,20 +5,26 @@ what is ready. The stages of loading are released one at a time by each test, so
 from __future__ import annotations
 
 import json
+import logging
 import threading
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.types import LoggingMessageNotificationParams
 
 from conftest import BERT_MOUTH, BERTS_ICL, make_record, write_records
 from papercode.corpus.reload import LiveCorpus, SwapListener
 from papercode.corpus.stages import Corpus, Stage
 from papercode.edge.app import PapercodeServer, build_server
+from papercode.edge.codes import LOADING
 
 pytestmark = pytest.mark.anyio
 
@@ -59,13 +65,13 @@ def keyed(corpus: Corpus) -> Corpus:
 
 @asynccontextmanager
 async def serving(
-    gated: Gated, ready_timeout: float = WAIT, on_swap: SwapListener | None = None
+    gated: Gated, ready_timeout: float = WAIT, on_swap: SwapListener | None = None, **client_options: Any
 ) -> AsyncIterator[tuple[PapercodeServer, LiveCorpus, Client]]:
     live = LiveCorpus(gated, fingerprint=lambda: b"records")
     if on_swap is not None:
         live.on_swap(on_swap)
     server = build_server(live, ready_timeout=ready_timeout)
-    async with server.running(), Client(server) as client:
+    async with server.running(), Client(server, **client_options) as client:
         yield server, live, client
         gated.release(len(gated.stages))  # let the loader finish, so the server stops cleanly
 
@@ -182,3 +188,53 @@ async def test_an_unknown_tool_while_loading_is_refused_at_once(corpus: Corpus) 
             await client.call_tool("get_everything", {})
         assert live.state == "loading"
     assert error.value.message.startswith("not_found: unknown tool")
+
+
+async def test_protocol_requests_that_need_no_records_answer_while_loading(corpus: Corpus, mode: str, caplog: pytest.LogCaptureFixture) -> None:
+    gated = Gated([Stage("complete", corpus, None)])
+    async with serving(gated, mode=mode) as (_, live, client):
+        with warnings.catch_warnings():  # logging and ping are deprecated in 2026-07-28; they are the handshake era's
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            if mode == "legacy":
+                await client.set_logging_level("debug")
+                await client.send_ping()
+        assert len((await client.list_tools()).tools) == 7
+        assert len((await client.list_prompts()).prompts) == 2
+        assert {resource.uri for resource in (await client.list_resources()).resources} == {"corpus://stats", "corpus://load-report"}
+        assert len((await client.list_resource_templates()).resource_templates) == 2
+        assert live.state == "loading"
+    assert [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING] == []
+
+
+async def test_a_resource_or_prompt_that_needs_the_records_says_loading_with_papercodes_one_code(corpus: Corpus, mode: str) -> None:
+    gated = Gated([Stage("complete", corpus, None)])
+    async with serving(gated, ready_timeout=SHORT, mode=mode) as (_, live, client):
+        live.progress(1, 4, 10)
+        for uri in ("corpus://stats", f"paper://{BERT_MOUTH}"):
+            with pytest.raises(MCPError) as refused:
+                await client.read_resource(uri)
+            assert refused.value.code == LOADING and refused.value.message.startswith("loading: 10 of 40 records indexed"), uri
+        with pytest.raises(MCPError) as refused:
+            await client.get_prompt("implement_paper", {"arxiv_id": BERT_MOUTH})
+        assert refused.value.code == LOADING and refused.value.message.startswith("loading: ")
+    assert -32019 <= LOADING <= -32000 and LOADING not in (-32000, -32001, -32002)  # the implementation band, no SDK or retired code
+
+
+async def test_a_client_that_set_its_level_while_loading_hears_of_load_problems_once_loaded(tmp_path: Path) -> None:
+    problems = Corpus.load([write_records(tmp_path / "records", [make_record(), {"title": "no key"}])])
+    gated = Gated([Stage("complete", problems, None)])
+    heard: list[tuple[str, str]] = []
+
+    async def on_log(params: LoggingMessageNotificationParams) -> None:
+        heard.append((params.level, str(params.data)))
+
+    async with serving(gated, mode="legacy", logging_callback=on_log) as (_, live, client):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            await client.set_logging_level("warning")
+        assert heard == [] and live.state == "loading"
+        gated.release()
+        with anyio.fail_after(WAIT):
+            while not heard:
+                await anyio.sleep(0.01)
+    assert heard == [("warning", "loaded 1 papers; 1 records, samples or files rejected and 0 warnings: read corpus://load-report")]

@@ -234,6 +234,15 @@ def build_live_server(settings: Settings, auth: tuple[StaticTokens, AuthSettings
 
 
 def serve(settings: Settings) -> int:
+    # Until the server takes its signals over (edge.stdio, uvicorn), SIGTERM stops it as Ctrl-C does: quietly, exit 0.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        return _serve(settings)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM while starting (or in the last moments of stopping)
+        return 0
+
+
+def _serve(settings: Settings) -> int:
     from papercode.edge.http import (
         StartupError,
         StaticTokens,

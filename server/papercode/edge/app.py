@@ -47,6 +47,8 @@ from papercode.index.search import SearchFilters
 from papercode.verified.materialize import VerifiedCode
 from papercode.verified.store import CodeStore
 
+from . import stdio
+from .codes import LOADING
 from .notices import ClientLog
 
 log = logging.getLogger(__name__)
@@ -172,25 +174,31 @@ class PapercodeServer(MCPServer):
         await self.live.wait_for(need, self.ready_timeout, report)
 
     async def _ready_or_refuse(self, need: Need, context: Context | None) -> None:
-        """`_ready` for resources and prompts, whose errors are protocol errors."""
+        """`_ready` for resources and prompts, whose errors are protocol errors (`LOADING`)."""
         try:
             await self._ready(need, context)
         except QueryError as error:
-            raise MCPError(INVALID_PARAMS, str(error)) from None
+            raise MCPError(LOADING, str(error)) from None
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """While serving: the live corpus loads in the background (clients are answered meanwhile)."""
         async with anyio.create_task_group() as tasks:
             if self.live is not None and self.live.state == "loading":
-                tasks.start_soon(self.live.load)
+                tasks.start_soon(self._load)
             yield
             tasks.cancel_scope.cancel()
 
+    async def _load(self) -> None:
+        """The first load; then the load summary for clients that set a log level meanwhile."""
+        if self.live is not None:
+            await self.live.load()
+            await self.client_log.greet_waiting()
+
     async def run_stdio_async(self) -> None:
-        # `papercode serve` and `mcp run` both come through here.
+        # `papercode serve` and `mcp run` both come through here; `stdio` answers malformed lines and stops on signals.
         async with self.running():
-            await super().run_stdio_async()
+            await stdio.serve(super().run_stdio_async)
 
     async def notify_corpus_changed(self, corpus: Corpus) -> None:
         """After a reload swapped `corpus` in: what it holds now."""

@@ -7,7 +7,9 @@ has problems, and each reload or failed reload. Nothing else is pushed to them (
 never changes, so `resources.listChanged` stays false, as advertised). 2026-07-28 clients learn
 of a reload on their `subscriptions/listen` stream (`resources/updated` for `corpus://stats` and
 `corpus://load-report`, which the SDK advertises as `subscribe`), and get no log stream: that
-era makes logging a per-request opt-in and papercode's tool calls have nothing to log.
+era makes logging a per-request opt-in and papercode's tool calls have nothing to log. Their
+`server/discover` says `listChanged: false` for tools, prompts and resources, as `initialize` does
+(the SDK would say true): those lists never change while papercode serves.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, LoggingMessageNotification, LoggingMessageNotificationParams
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
+from papercode.core.errors import QueryError
+
 log = logging.getLogger(__name__)
 
 LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -36,14 +40,22 @@ class ClientLog:
     def __init__(self) -> None:
         # keyed by the identity of the client's initialize params: one entry per connection
         self._listeners: OrderedDict[int, tuple[ServerSession, int]] = OrderedDict()
-        self.greeting: Callable[[], tuple[str, str] | None] | None = None  # what a client learns on setting a level
+        # What a client learns on setting a level; it raises QueryError(`loading`) while the records load.
+        self.greeting: Callable[[], tuple[str, str] | None] | None = None
+        self._waiting: set[int] = set()  # listeners to greet once the records are loaded
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        """SDK middleware: advertise `logging` at initialize; answer `logging/setLevel`."""
-        if ctx.method == "initialize":
+        """SDK middleware: advertise `logging` at initialize (and no `listChanged` at server/discover);
+        answer `logging/setLevel`."""
+        if ctx.method in ("initialize", "server/discover"):
             result = await call_next(ctx)
-            if isinstance(result, dict) and isinstance(result.get("capabilities"), dict):
-                result["capabilities"]["logging"] = {}
+            capabilities = result.get("capabilities") if isinstance(result, dict) else None
+            if isinstance(capabilities, dict):
+                if ctx.method == "initialize":
+                    capabilities["logging"] = {}
+                for kind in ("tools", "prompts", "resources"):  # lists that never change while papercode serves
+                    if isinstance(capabilities.get(kind), dict) and "listChanged" in capabilities[kind]:
+                        capabilities[kind]["listChanged"] = False
             return result
         if ctx.method == "logging/setLevel" and ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
             level = (ctx.params or {}).get("level")
@@ -58,10 +70,27 @@ class ClientLog:
         self._listeners.pop(key, None)
         self._listeners[key] = (session, level)
         while len(self._listeners) > MAX_LISTENERS:
-            self._listeners.popitem(last=False)
-        greeting = self.greeting() if self.greeting else None
+            self._waiting.discard(self._listeners.popitem(last=False)[0])
+        await self._greet(key, session, level)
+
+    async def _greet(self, key: int, session: ServerSession, level: int) -> None:
+        try:
+            greeting = self.greeting() if self.greeting else None
+        except QueryError:  # the records are still loading: greeted once they are in (`greet_waiting`)
+            self._waiting.add(key)
+            return
+        self._waiting.discard(key)
         if greeting is not None:
             await self._send(key, session, level, *greeting)
+
+    async def greet_waiting(self) -> None:
+        """Once the records are loaded: the greeting for the clients that set a level while they loaded."""
+        for key in list(self._waiting):
+            listener = self._listeners.get(key)
+            if listener is None:
+                self._waiting.discard(key)
+            else:
+                await self._greet(key, *listener)
 
     async def send(self, level: str, text: str) -> None:
         """Tell every client that asked for `level` or more."""
