@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import gc
 import logging
 import os
@@ -237,9 +238,24 @@ def serve(settings: Settings) -> int:
     # Until the server takes its signals over (edge.stdio, uvicorn), SIGTERM stops it as Ctrl-C does: quietly, exit 0.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        return _serve(settings)
+        status = _serve(settings)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM while starting (or in the last moments of stopping)
-        return 0
+        status = 0
+    _end_now_if_still_building(status)
+    return status
+
+
+def _end_now_if_still_building(status: int) -> None:
+    """A build cannot be interrupted, and the interpreter would wait for its thread at exit: when one is
+    still running once serving has stopped (Ctrl-C, SIGTERM, the client gone mid-build), stop its child,
+    remove the scratch files and end the process now, with `status`."""
+    if not any(thread.is_alive() and not thread.daemon for thread in threading.enumerate() if thread is not threading.current_thread()):
+        return
+    scratch.remove_all()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status)
 
 
 def _serve(settings: Settings) -> int:

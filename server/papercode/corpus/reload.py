@@ -164,7 +164,7 @@ class LiveCorpus:
             started = time.monotonic()
             stages = self._stages(None)
             served_stale = False
-            while (stage := await anyio.to_thread.run_sync(next, stages, None)) is not None:
+            while (stage := await anyio.to_thread.run_sync(next, stages, None, abandon_on_cancel=True)) is not None:
                 self._advance(stage)
                 for listener in self._on_stage:
                     listener(stage, time.monotonic() - started)
@@ -201,7 +201,7 @@ class LiveCorpus:
             fresh: Corpus | None = None
             try:
                 stages = self._stages(self._seen)
-                while (stage := await anyio.to_thread.run_sync(next, stages, None)) is not None:
+                while (stage := await anyio.to_thread.run_sync(next, stages, None, abandon_on_cancel=True)) is not None:
                     if stage.kind == "complete":
                         fresh = stage.corpus
             except Exception as exc:  # keep serving the old corpus whatever went wrong
