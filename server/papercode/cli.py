@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from papercode.archive import command as archive_command
+
 from . import __version__, logs
 from .codestore import CodeStore
 from .corpus import Corpus
@@ -54,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         "materialize": commands.add_parser("materialize", help="fill the verified code store from local clones or GitHub"),
         "config": commands.add_parser("config", help="print the configuration snippet for an MCP host, with this installation's paths"),
     }
+    archive_command.add_parser(commands)
     for option in OPTIONS:
         for command, sub in subcommands.items():
             if command in option.commands:
@@ -102,6 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
     args = build_parser().parse_args(argv)
+    if args.command == "archive":
+        return archive_command.run(args)
     try:
         settings = settings_for(args.command, given_flags(args))
     except SettingError as error:
