@@ -1,8 +1,8 @@
-"""`papercode archive build`: the command line of the archive package.
+"""`papercode archive build | fetch`: the command line of the archive package.
 
 `add_parser(subparsers)` adds the `archive` command to papercode's parser; `run(args)` runs it and returns
-the exit code: 0 done, 1 the work failed (another build running, a write failed), 2 bad input (a source,
-`--out`, `--snapshot`, a missing optional dependency), each as one line on
+the exit code: 0 done, 1 the work failed (no network and nothing cached, another build running, a write
+failed), 2 bad input (a source, `--out`, `--snapshot`, a missing optional dependency), each as one line on
 stderr. The summary goes to stdout. Nothing heavy is imported until a command runs.
 """
 
@@ -17,8 +17,8 @@ from typing import Any
 
 def add_parser(subparsers: Any) -> None:
     """Add `archive build` and `archive fetch` to papercode's subcommands (`parser.add_subparsers(...)`)."""
-    archive = subparsers.add_parser("archive", help="build records from the Papers-with-Code archive")
-    actions = archive.add_subparsers(dest="archive_command", required=True, metavar="{build}")
+    archive = subparsers.add_parser("archive", help="build records from the Papers-with-Code archive (or fetch it from Hugging Face)")
+    actions = archive.add_subparsers(dest="archive_command", required=True, metavar="{build,fetch}")
     build = actions.add_parser(
         "build",
         help="build the archive from local files",
@@ -27,7 +27,13 @@ def add_parser(subparsers: Any) -> None:
         "Each file's table is told by its columns.",
     )
     build.add_argument("sources", nargs="+", type=Path, metavar="SOURCE", help="a file or a directory of files (searched recursively)")
-    for command in (build,):
+    fetch = actions.add_parser(
+        "fetch",
+        help="download the archive from the Hugging Face Hub (pwc-archive), then build it",
+        description="Download pwc-archive/papers-with-abstracts and pwc-archive/links-between-paper-and-code into the Hugging Face "
+        "cache ($HF_HOME/hub; HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE apply), then build. Offline, it builds from the cache.",
+    )
+    for command in (build, fetch):
         command.add_argument("--out", type=Path, metavar="DIR", help="the archive directory; default: $XDG_DATA_HOME/papercode/archive")
         command.add_argument(
             "--snapshot",
@@ -53,8 +59,22 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             return fail(f"--snapshot {exc}. Next: pass the date of the data, e.g. --snapshot 2025-07-28")
     try:
-        commit_dates: dict[str, str] = {}
-        sources = list(args.sources)
+        if args.archive_command == "fetch":
+            from .fetch import FetchError, fetch_datasets
+
+            try:
+                fetched = fetch_datasets()
+            except FetchError as exc:
+                return fail(f"{command}: {exc}", 1)
+            if fetched.offline_reason:
+                commits = ", ".join(f"{item.dataset}@{item.commit[:7]}" for item in fetched.datasets)
+                sys.stderr.write(
+                    f"papercode: {fetched.offline_reason}; building from the cached download in {fetched.cache_dir} ({commits})\n"
+                )
+            sources: list[Path] = [item.folder for item in fetched.datasets]
+            commit_dates = fetched.commit_dates
+        else:
+            sources, commit_dates = list(args.sources), {}
         summary = build_archive(sources, args.out, snapshot=args.snapshot, commit_dates=commit_dates)
     except MissingDependency as exc:
         return fail(f"{command}: {exc}")
