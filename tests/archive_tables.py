@@ -244,13 +244,13 @@ def _link_schema(pa: Any, pandas_style: bool) -> Any:
 # -- a generated archive (for measuring; the tests use small ones) ---------------------------
 
 
-def generated_rows(papers: int, links: int, seed: int = 7) -> tuple[list[Row], list[Row]]:
+def generated_rows(papers: int, links: int, seed: int = 7, description_words: tuple[int, int] = (80, 500)) -> tuple[list[Row], list[Row]]:
     """A synthetic archive shaped like the real one: long method descriptions repeated per paper, ~1 kB
     abstracts, a few authors and tasks; some links name papers the papers table lacks."""
     rng = random.Random(seed)
     words = ["model", "learning", "network", "graph", "attention", "deep", "neural", "vision", "language", "data", "robust"]
     method_names = [f"Method {i} {rng.choice(words).title()}" for i in range(1500)]
-    methods = {name: method_row(name, " ".join(rng.choices(words, k=rng.randint(80, 500)))) for name in method_names}
+    methods = {name: method_row(name, " ".join(rng.choices(words, k=rng.randint(*description_words)))) for name in method_names}
     task_names = [f"Task {i} {rng.choice(words).title()}" for i in range(3000)]
     frameworks = ["pytorch", "tf", "jax", "none", "mindspore", "paddle"]
     paper_rows: list[Row] = []

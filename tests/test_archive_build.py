@@ -36,7 +36,7 @@ from papercode import cli
 from papercode.archive import build as build_module
 from papercode.archive import build_archive, default_archive_dir, read_manifest, records_dir, store
 from papercode.archive.progress import BuildProgress
-from papercode.archive.rows import LICENCE_URL, day, flag, name_slug, repo_url
+from papercode.archive.rows import LICENCE_URL, Vocabulary, day, flag, name_slug, repo_url
 from papercode.loading import LoadReport, iter_records
 from papercode.records import CodeLinkData, MethodData, RecordData, SourceData, TaskData
 
@@ -282,7 +282,8 @@ def test_row_values_in_every_form_the_copies_use() -> None:
         "https://github.com/MS-P3/code7/tree/main/visual_bert",
         None,
     )
-    for bad in ("not a url", "ftp://host/x", "https://github.com/", "https:///path", 42):
+    assert repo_url("HTTPS://GitLab.com/Group/Project") == ("HTTPS://GitLab.com/Group/Project", None)
+    for bad in ("not a url", "ftp://host/x", "https://github.com/", "https://github.com//", "https:///path", "https://github.com/a b", 42):
         assert repo_url(bad) == (None, "bad_repo_url")
     assert repo_url(None) == repo_url("  ") == (None, "no_repo_url")
     moment = datetime(2019, 2, 11, tzinfo=UTC)
@@ -290,19 +291,15 @@ def test_row_values_in_every_form_the_copies_use() -> None:
         assert day(value) == "2019-02-11"
     for value in ("2019-02-30", "11/02/2019", "", float("nan"), None, True):
         assert day(value) is None
-    assert [flag(value) for value in (True, False, 1, 0, 1.0, 0.0, "true", None, float("nan"), [1], 2)] == [
-        1,
-        0,
-        1,
-        0,
-        1,
-        0,
-        1,
-        None,
-        None,
-        None,
-        None,
-    ]
+    flags = [flag(value) for value in (True, False, 1, 0, 1.0, 0.0, "true", None, float("nan"), [1], 2)]
+    assert flags == [1, 0, 1, 0, 1, 0, 1, None, None, None, None]
+    vocabulary = Vocabulary()  # a JSON dump's lists: sorted by name, each once, anything without a usable name dropped
+    adam, bpe = {"method_slug": "adam", "method_name": "Adam"}, {"method_slug": "bpe", "method_name": "BPE"}
+    assert vocabulary.methods_of([method_row("BPE"), method_row("Adam"), method_row("BPE")]) == [adam, bpe]
+    assert vocabulary.methods_of([{"name": None}, method_row("Adam"), "BPE", 3, {"full_name": "x"}, {"name": " "}]) == [adam, bpe]
+    assert vocabulary.methods_of([{"name": None}]) == vocabulary.methods_of(None) == vocabulary.tasks_of("Adam") == []
+    assert vocabulary.tasks_of(["b", "a", None, "", "!!"]) == [{"task_slug": "a", "task_name": "a"}, {"task_slug": "b", "task_name": "b"}]
+    assert vocabulary.methods_of([method_row("Adam")])[0] is vocabulary.methods_of(["Adam"])[0]  # one shared entry per name
 
 
 # -- sources -------------------------------------------------------------------------------

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, date, datetime
-from typing import Any, Final
-from urllib.parse import urlsplit
+from typing import Any, Final, cast
 
 from papercode.ids import canonical_arxiv_id
 
@@ -21,6 +21,8 @@ LICENCE_URL: Final = "https://creativecommons.org/licenses/by-sa/4.0/legalcode"
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
 _NEW_STYLE_ARXIV = re.compile(r"\d{4}\.\d{4,5}").fullmatch  # the common case, checked before the full parser
 _BARE_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9_.\-]+").fullmatch
+# http(s), a host, then a path with something in it; no white space anywhere
+_REPO_URL = re.compile(r"https?://[^\s/?#]+/+[^\s/]\S*", re.IGNORECASE).fullmatch
 _BAD_SLUG_CHARS = frozenset("/?# \t\r\n")
 _EXAMPLE_CHARS = 200
 
@@ -112,11 +114,7 @@ def repo_url(value: object) -> tuple[str | None, str | None]:
     url = value.strip()
     if _BARE_REPO(url):
         return f"https://github.com/{url}", None
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None, "bad_repo_url"
-    if parts.scheme not in ("http", "https") or not parts.hostname or not parts.path.strip("/") or any(c.isspace() for c in url):
+    if not _REPO_URL(url):
         return None, "bad_repo_url"
     return url, None
 
@@ -183,12 +181,15 @@ class Vocabulary:
         return self._entries(value, self.method)
 
     @staticmethod
-    def _entries(value: object, lookup: Any) -> list[Json]:
+    def _entries(value: object, lookup: Callable[[str], Json | None]) -> list[Json]:
         if type(value) is not list or not value:
             return []
-        names: set[str] = set()
-        for item in value:
-            name = item.get("name") if type(item) is dict else item
-            if type(name) is str and name:
-                names.add(name)
-        return [entry for entry in map(lookup, sorted(names)) if entry is not None]
+        try:  # the common cases: all names, or all objects with a name
+            names = set(value) if type(value[0]) is str else {item["name"] for item in value}
+            ordered = sorted(names)
+        except (TypeError, KeyError):  # a mix, a null, an object without a name
+            ordered = sorted({name for item in value if type(name := item.get("name") if type(item) is dict else item) is str})
+        if not ordered or type(ordered[0]) is not str:
+            return []
+        entries = list(map(lookup, ordered))
+        return [entry for entry in entries if entry is not None] if None in entries else cast(list[Json], entries)
