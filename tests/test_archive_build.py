@@ -408,6 +408,27 @@ def test_ctrl_c_during_a_build_says_the_previous_archive_is_unchanged(run: Run, 
     assert files_of(out) == before and [path.name for path in tmp_path.iterdir() if path.name.startswith(".")] == []
 
 
+def test_a_switch_that_fails_halfway_puts_the_previous_archive_back(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sources = write_sources(tmp_path / "src", "json.gz", *bundled_rows())
+    out = tmp_path / "archive"
+    build_archive(sources, out, snapshot=SNAPSHOT)
+    before = files_of(out)
+    rename, calls = os.rename, []
+
+    def rename_failing_second(source: Any, target: Any) -> None:
+        calls.append(source)
+        if len(calls) == 2:  # the old archive is aside, the new one cannot be moved in
+            raise OSError(28, "No space left on device")
+        rename(source, target)
+
+    monkeypatch.setattr(os, "rename", rename_failing_second)
+    code, out_text, err = run("archive", "build", *sources, "--out", out, "--snapshot", "2025-08-01")
+    assert (code, out_text) == (1, "")
+    assert err == "papercode: archive build: cannot write the archive: No space left on device. The previous archive is unchanged\n"
+    assert files_of(out) == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["archive", "src"]
+
+
 def test_a_stale_temporary_directory_from_a_killed_build_is_removed_by_the_next(tmp_path: Path) -> None:
     stale = tmp_path / ".archive.building-424242"
     (stale / "records").mkdir(parents=True)
@@ -441,6 +462,15 @@ def test_out_must_be_an_archive_or_new(run: Run, tmp_path: Path) -> None:
     assert files_of(documents) == {"thesis.tex": b"precious"}
     code, _, err = run("archive", "build", tmp_path / "src", "--out", tmp_path)  # the sources would go with the old archive
     assert code == 2 and err.count("\n") == 1
+
+
+def test_an_archive_inside_a_source_directory_is_not_read_as_a_source(tmp_path: Path) -> None:
+    source = tmp_path / "pwc"
+    write_sources(source, "json.gz", *bundled_rows())
+    for _ in range(2):  # the second build finds the first one's archive.json under pwc/: not a source
+        summary = build_archive([source], source / "archive", snapshot=SNAPSHOT)
+        assert [file.path.name for file in summary.sources] == ["links-between-papers-and-code.json.gz", "papers-with-abstracts.json.gz"]
+    assert_bundled_papers_back(archive_records(source / "archive"))
 
 
 def test_the_default_archive_directory_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -130,7 +130,7 @@ class BuildSummary:
 
 def _source_json(source: SourceFile) -> Json:
     return {
-        "path": str(source.path),
+        "path": os.path.abspath(source.path),
         "table": source.table,
         "form": source.form,
         "rows": source.rows,
@@ -163,7 +163,7 @@ def build_archive(
     out = Path(out_dir) if out_dir is not None else store.default_archive_dir()
     if snapshot is not None:
         check_snapshot(snapshot)
-    files = [classify(path) for path in find_sources([Path(source) for source in sources])]
+    files = [classify(path) for path in find_sources([Path(source) for source in sources], skip=[out])]
     store.check_out_dir(out)
     _reject_sources_inside(files, out)
     _fill_commit_dates(files, commit_dates or {}, store.read_manifest(out))

@@ -128,8 +128,9 @@ class Batch:
 # -- finding -------------------------------------------------------------------------------
 
 
-def find_sources(paths: Sequence[Path]) -> list[Path]:
-    """Every source file the arguments name: files as given, directories searched (hidden names skipped).
+def find_sources(paths: Sequence[Path], skip: Sequence[Path] = ()) -> list[Path]:
+    """Every source file the arguments name: files as given, directories searched (hidden names skipped,
+    and the directories in `skip`: the archive being built, when it lies inside a source directory).
 
     In a Hugging Face cache repository folder only the snapshot `refs/main` names is read. A file reached
     twice is read once.
@@ -140,7 +141,7 @@ def find_sources(paths: Sequence[Path]) -> list[Path]:
         if not path.exists():
             raise BadInput(path, "no such file or directory")
         if path.is_dir():
-            listed = sorted(_walk(path))
+            listed = sorted(_walk(path, {os.path.realpath(directory) for directory in skip}))
             if not listed:
                 raise BadInput(path, f"no {', '.join(SUFFIXES)} files in this directory")
         elif path.is_file():

@@ -109,7 +109,11 @@ class Staging:
         old = self.parent / f".{self.out.name}.{_OLD}-{os.getpid()}"
         if self.out.exists():
             os.rename(self.out, old)
-            os.rename(self.tmp, self.out)
+            try:
+                os.rename(self.tmp, self.out)
+            except BaseException:
+                os.rename(old, self.out)  # put the previous archive back
+                raise
             self._committed = True
             shutil.rmtree(old, ignore_errors=True)
         else:
