@@ -305,6 +305,25 @@ def test_row_values_in_every_form_the_copies_use() -> None:
 # -- sources -------------------------------------------------------------------------------
 
 
+def test_a_pandas_copy_with_every_method_missing_and_a_dump_with_one_author_as_text(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = {
+        "paper_url": ["https://paperswithcode.com/paper/p"],
+        "title": ["P"],
+        "authors": ["Solo Author"],
+        "methods": [None],
+        "tasks": [None],
+    }
+    pq.write_table(pa.table(rows | {"__index_level_0__": [0]}), tmp_path / "copy.parquet")  # methods, tasks: type null
+    write_json(tmp_path / "dump.json", [paper_row("q", "Q", authors="Solo Author", tasks=None, methods=None)])
+    build_archive([tmp_path / "copy.parquet", tmp_path / "dump.json"], tmp_path / "archive", snapshot=SNAPSHOT)
+    records = {record["url"]: record for record in archive_records(tmp_path / "archive")}
+    assert records["/paper/p"]["authors"] == records["/paper/q"]["authors"] == ["Solo Author"]
+    assert "methods" not in records["/paper/p"] and "tasks" not in records["/paper/p"]
+
+
 def test_a_hub_cache_folder_reads_the_snapshot_refs_main_names_and_knows_its_commit(tmp_path: Path) -> None:
     papers, links = bundled_rows()
     new, old = "a" * 40, "b" * 40

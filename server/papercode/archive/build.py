@@ -163,6 +163,8 @@ def build_archive(
     out = Path(out_dir) if out_dir is not None else store.default_archive_dir()
     if snapshot is not None:
         check_snapshot(snapshot)
+    if not sources:
+        raise ValueError("no sources given: pass the archive's files or directories")
     files = [classify(path) for path in find_sources([Path(source) for source in sources], skip=[out])]
     store.check_out_dir(out)
     _reject_sources_inside(files, out)
@@ -178,8 +180,11 @@ def build_archive(
         builder = _Builder(summary, _ShardWriter(records), progress)
         try:
             builder.run(ordered)
-        finally:
             builder.writer.close()
+        except BaseException:
+            builder.writer.discard()  # the directory goes with the staging; the error is what matters
+            raise
+        finally:
             progress.finish()
         summary.shards = builder.writer.shards
         summary.built_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -255,6 +260,14 @@ class _ShardWriter:
         shard = self.shards[index]
         shard.bytes += self._chunk_bytes
         shard.records += len(self._chunk)
+        self._chunk, self._chunk_bytes = [], 0
+
+    def discard(self) -> None:
+        """Close every shard without writing what is left (a failed build)."""
+        for stream in self._files:
+            if stream is not None:
+                stream.close()
+        self._files = [None] * MAX_SHARDS
         self._chunk, self._chunk_bytes = [], 0
 
     def close(self) -> None:
@@ -435,6 +448,8 @@ class _Builder:
                 record["proceeding"] = proceeding
             if type(authors) is list and authors:
                 record["authors"] = authors if all(type(name) is str for name in authors) else [a for a in authors if type(a) is str]
+            elif type(authors) is str and authors:
+                record["authors"] = [authors]
             if type(abstract) is str and abstract:
                 record["abstract"] = abstract
             if type(url_abs) is str and url_abs:

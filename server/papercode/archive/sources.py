@@ -384,6 +384,8 @@ def _list_leaf(path: Path, name: str, kind: Any, leaves: list[str]) -> str | Non
     """The parquet leaf to read for a list of names (`tasks`) or of `{name, ...}` structs (`methods`): the
     names alone. None for a list of plain strings read whole."""
     pa, _, _ = arrow()
+    if pa.types.is_null(kind):  # every value missing (pandas types such a column null)
+        return None
     if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)):
         raise BadInput(path, f"column {name!r} is {kind}, expected a list of names or of {{name, ...}} objects")
     item = kind.value_type
@@ -400,9 +402,9 @@ def _list_leaf(path: Path, name: str, kind: Any, leaves: list[str]) -> str | Non
 
 def _column(path: Path, name: str, array: Any, vocab: Vocabulary | None) -> Iterable[Any]:
     """One column of a batch as Python values (an endless None for a column the file lacks)."""
-    if array is None:
-        return repeat(None)
     pa, _, _ = arrow()
+    if array is None or pa.types.is_null(array.type):
+        return repeat(None)
     kind = array.type
     if name in ("tasks", "methods") and vocab is not None:
         return _entries(array, vocab.task if name == "tasks" else vocab.method)
