@@ -60,7 +60,7 @@ def layered(tmp_path: Path) -> tuple[Path, Path]:
         ],
     )
     archive = write_archive(
-        tmp_path / "archive",
+        tmp_path / "archive" / "records",
         [
             # The same arXiv id as a record, under another slug and title: the record wins.
             archive_row("2001.00001", "the-archive-slug", "The archive's title", [("https://github.com/a/b", 1)]),
@@ -185,7 +185,7 @@ def test_serving_a_missing_archive_is_one_line_saying_how_to_get_it(tmp_path: Pa
 
 def test_check_with_the_archive_reads_both(layered: tuple[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     records, archive = layered
-    code = main(["check", "--records", str(records), "--archive-dir", str(archive), "--archive", "--code-dir", str(tmp_path / "code")])
+    code = main(["check", "--records", str(records), "--archive-dir", str(archive.parent), "--archive", "--code-dir", str(tmp_path / "code")])
     out = capsys.readouterr().out
     assert code == 0, out
     assert "records: 6 read, 4 indexed" in out
@@ -194,13 +194,13 @@ def test_check_with_the_archive_reads_both(layered: tuple[Path, Path], capsys: p
 def test_the_environment_turns_the_archive_on(layered: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     records, archive = layered
     monkeypatch.setenv("PAPERCODE_ARCHIVE", "1")
-    monkeypatch.setenv("PAPERCODE_ARCHIVE_DIR", str(archive))
+    monkeypatch.setenv("PAPERCODE_ARCHIVE_DIR", str(archive.parent))
     assert main(["check", "--records", str(records), "--code-dir", str(tmp_path / "code")]) == 0
     assert "4 indexed" in capsys.readouterr().out
 
 
 def test_config_writes_the_archive_into_the_host_configuration(layered: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     _, archive = layered
-    assert main(["config", "claude-desktop", "--archive", "--archive-dir", str(archive)]) == 0
+    assert main(["config", "claude-desktop", "--archive", "--archive-dir", str(archive.parent)]) == 0
     args = orjson.loads(capsys.readouterr().out)["mcpServers"]["papercode"]["args"]
-    assert args[-3:] == ["--archive", "--archive-dir", str(archive.resolve())]
+    assert args[-3:] == ["--archive", "--archive-dir", str(archive.parent.resolve())]

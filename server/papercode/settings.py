@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from papercode.archive.store import default_archive_dir, records_dir
 from papercode.core.limits import Limits
 
 Transport = Literal["stdio", "sse", "streamable-http"]
@@ -38,17 +39,6 @@ def user_cache_dir() -> Path:
     """`$XDG_CACHE_HOME/papercode`, else `~/.cache/papercode`."""
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "papercode"
-
-
-def user_data_dir() -> Path:
-    """`$XDG_DATA_HOME/papercode`, else `~/.local/share/papercode`."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "papercode"
-
-
-def default_archive_dir() -> Path:
-    """Where `papercode archive build` and `fetch` write the archive, and `--archive` reads it."""
-    return user_data_dir() / "archive"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,13 +74,14 @@ class Settings:
 
     @property
     def archive_root(self) -> Path | None:
-        """The archive served beneath the records, when `--archive` is on."""
-        return self.archive_dir if self.archive else None
+        """The archive's record shards, served beneath the records when `--archive` is on."""
+        return records_dir(self.archive_dir) if self.archive else None
 
     @property
     def roots(self) -> list[Path]:
         """Every root the corpus is read from, in order: the records, then the archive beneath them."""
-        return [*self.records, *([self.archive_dir] if self.archive else [])]
+        archive = self.archive_root
+        return [*self.records, *([archive] if archive is not None else [])]
 
 
 # -- value checks: text (from a flag or the environment) -> value, or SettingError --------

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from papercode import __version__
+from papercode.archive import command as archive_command
 from papercode.build.parallel import BUILD_PREFIX, SEARCH_PREFIX
 from papercode.core import scratch
 from papercode.core.errors import QueryError
@@ -63,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         "materialize": commands.add_parser("materialize", help="fill the verified code store from local clones or GitHub"),
         "config": commands.add_parser("config", help="print the configuration snippet for an MCP host, with this installation's paths"),
     }
+    archive_command.add_parser(commands)
     for option in OPTIONS:
         for command, sub in subcommands.items():
             if command in option.commands:
@@ -111,6 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
     args = build_parser().parse_args(argv)
+    if args.command == "archive":
+        return archive_command.run(args)
     try:
         settings = settings_for(args.command, given_flags(args))
     except SettingError as error:
@@ -196,7 +200,7 @@ def records_problem(roots: Iterable[Path]) -> str | None:
 
 def archive_problem(settings: Settings) -> str | None:
     """Why `--archive` cannot be served (one line with the next step), or None."""
-    if settings.archive and not any(settings.archive_dir.glob("*.jsonl*")):
+    if settings.archive_root is not None and not any(settings.archive_root.glob("*.jsonl*")):
         return (
             f"--archive: no archive in {settings.archive_dir}. Next: run `papercode archive fetch` (downloads it) or "
             "`papercode archive build SOURCE...` (from files you have), or pass --archive-dir"
@@ -374,7 +378,7 @@ def materialize(settings: Settings, args: argparse.Namespace) -> int:
 
 def config(settings: Settings, host: str) -> int:
     records = [] if settings.records == Settings().records else list(settings.records)
-    text, where = snippet(host, records, (settings.host, settings.port), settings.archive_root)
+    text, where = snippet(host, records, (settings.host, settings.port), settings.archive_dir if settings.archive else None)
     sys.stdout.write(text + "\n")
     sys.stderr.write(f"papercode: paste this into {where}\n")
     return 0

@@ -1,0 +1,524 @@
+"""`build_archive`: the Papers-with-Code archive's tables in, Code-with-Papers records out.
+
+The links tables are read first (they are small) into compact per-paper JSON fragments; then the papers tables
+are streamed a batch at a time, each row becoming one compact record (only fields papercode reads, no nulls)
+with its code links spliced in; last, the papers only a link names are written from the link's own fields.
+Records go into `.jsonl` shards balanced by bytes, inside a temporary directory that replaces the previous
+archive only once complete (`store.Staging`).
+
+A row the build cannot use is dropped and counted by reason, with one example each (`BuildSummary.rejected`);
+a field it cannot use is left out and counted as a warning (`BuildSummary.warnings`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import IO, Any, Final
+
+import orjson
+
+from . import store
+from .progress import BuildProgress
+from .rows import LICENCE, LICENCE_URL, Json, Tally, Vocabulary, arxiv_id, day, flag, paper_slug, repo_url
+from .sources import (
+    LINK_COLUMNS,
+    NOT_AN_OBJECT,
+    PAPER_COLUMNS,
+    Batch,
+    SourceFile,
+    classify,
+    find_sources,
+    json_batches,
+    load_json_rows,
+    parquet_batches,
+)
+
+FORMAT: Final = "papercode-archive"
+FORMAT_VERSION: Final = 1
+MAX_SHARDS: Final = 16
+SHARD_CHUNK_BYTES: Final = 1 << 18
+_SNAPSHOT = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DUMP_OPTIONS: Final = orjson.OPT_APPEND_NEWLINE
+
+BASIS_GIVEN: Final = "given with --snapshot"
+BASIS_COMMIT: Final = "the dataset commit's date"
+BASIS_MTIME: Final = "the newest source file's modification date (UTC)"
+
+
+def check_snapshot(text: str) -> str:
+    """`text` when it is a real date written `YYYY-MM-DD`; ValueError otherwise."""
+    if not _SNAPSHOT.fullmatch(text):
+        raise ValueError(f"{text!r} is not a date written YYYY-MM-DD")
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a real date") from None
+    return text
+
+
+@dataclass(slots=True)
+class Shard:
+    name: str
+    bytes: int = 0
+    records: int = 0
+
+
+@dataclass(slots=True)
+class BuildSummary:
+    """What a build wrote and what it dropped. `manifest()` is the `archive.json` it wrote."""
+
+    archive_dir: Path
+    snapshot: str
+    snapshot_basis: str
+    sources: list[SourceFile]
+    papers_from_abstracts: int = 0  # records written from a papers row
+    papers_from_links: int = 0  # records written for a paper only the links table names
+    code_links: int = 0  # links written (inside records)
+    paper_rows: int = 0  # rows read from papers tables
+    link_rows: int = 0  # rows read from links tables
+    rejected: Tally = field(default_factory=Tally)
+    warnings: Tally = field(default_factory=Tally)
+    shards: list[Shard] = field(default_factory=list)
+    built_at: str = ""
+    seconds: float = 0.0
+
+    @property
+    def papers(self) -> int:
+        return self.papers_from_abstracts + self.papers_from_links
+
+    @property
+    def records_dir(self) -> Path:
+        return store.records_dir(self.archive_dir)
+
+    @property
+    def bytes_written(self) -> int:
+        return sum(shard.bytes for shard in self.shards)
+
+    def manifest(self) -> Json:
+        return {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "built_at": self.built_at,
+            "snapshot": self.snapshot,
+            "snapshot_basis": self.snapshot_basis,
+            "licence": LICENCE,
+            "licence_url": LICENCE_URL,
+            "records_dir": store.RECORDS,
+            "counts": {
+                "papers": self.papers,
+                "papers_from_abstracts": self.papers_from_abstracts,
+                "papers_from_links": self.papers_from_links,
+                "code_links": self.code_links,
+                "paper_rows": self.paper_rows,
+                "link_rows": self.link_rows,
+                "rejected": self.rejected.total(),
+                "warnings": self.warnings.total(),
+                "bytes": self.bytes_written,
+            },
+            "rejected": self.rejected.as_json(),
+            "warnings": self.warnings.as_json(),
+            "shards": [{"name": shard.name, "bytes": shard.bytes, "records": shard.records} for shard in self.shards],
+            "sources": [_source_json(source) for source in self.sources],
+        }
+
+
+def _source_json(source: SourceFile) -> Json:
+    return {
+        "path": os.path.abspath(source.path),
+        "table": source.table,
+        "form": source.form,
+        "rows": source.rows,
+        "bytes": source.size,
+        "modified": datetime.fromtimestamp(source.mtime, UTC).isoformat(timespec="seconds"),
+        "dataset": source.dataset,
+        "commit": source.commit,
+        "commit_date": source.commit_date,
+    }
+
+
+def build_archive(
+    sources: Sequence[str | os.PathLike[str]],
+    out_dir: str | os.PathLike[str] | None = None,
+    *,
+    snapshot: str | None = None,
+    commit_dates: Mapping[str, str] | None = None,
+    progress: BuildProgress | None = None,
+) -> BuildSummary:
+    """Build the archive from `sources` (files and directories, any mix of forms) into `out_dir`
+    (default: `store.default_archive_dir()`), replacing the archive there only once the new one is complete.
+
+    `snapshot` (YYYY-MM-DD) overrides the date of the data; else it is the dataset commit's date when
+    `commit_dates` (commit sha -> YYYY-MM-DD) or the previous manifest knows it, else the newest source file's
+    modification date (UTC). Raises `sources.BadInput` / `sources.MissingDependency` before anything is
+    written, `store.NotAnArchive` / `store.ArchiveBusy` for the output, and `BadInput` for a file that turns
+    out corrupt while it is read (the previous archive is then untouched).
+    """
+    started = time.monotonic()
+    out = Path(out_dir) if out_dir is not None else store.default_archive_dir()
+    if snapshot is not None:
+        check_snapshot(snapshot)
+    if not sources:
+        raise ValueError("no sources given: pass the archive's files or directories")
+    files = [classify(path) for path in find_sources([Path(source) for source in sources], skip=[out])]
+    store.check_out_dir(out)
+    _reject_sources_inside(files, out)
+    _fill_commit_dates(files, commit_dates or {}, store.read_manifest(out))
+    day_of_data, basis = (snapshot, BASIS_GIVEN) if snapshot else _snapshot_of(files)
+    summary = BuildSummary(Path(os.path.abspath(out)), day_of_data, basis, files)
+    ordered = [f for f in files if f.table == "links"] + [f for f in files if f.table == "papers"]
+    progress = progress if progress is not None else BuildProgress(sum(f.size for f in files))
+    staging = store.Staging(out)
+    with staging as tmp:
+        records = store.records_dir(tmp)
+        records.mkdir()
+        builder = _Builder(summary, _ShardWriter(records), progress)
+        try:
+            builder.run(ordered)
+            builder.writer.close()
+        except BaseException:
+            builder.writer.discard()  # the directory goes with the staging; the error is what matters
+            raise
+        finally:
+            progress.finish()
+        summary.shards = builder.writer.shards
+        summary.built_at = datetime.now(UTC).isoformat(timespec="seconds")
+        summary.seconds = time.monotonic() - started
+        _write_manifest(tmp, summary)
+        staging.commit()
+    return summary
+
+
+def _reject_sources_inside(files: list[SourceFile], out: Path) -> None:
+    """A source inside the output directory would be deleted with the old archive: refuse."""
+    real_out = os.path.realpath(out)
+    for source in files:
+        if os.path.realpath(source.path).startswith(real_out + os.sep):
+            raise store.NotAnArchive(
+                f"{source.path}: is inside --out {out}, which the build replaces. Next: move it, or pass another --out"
+            )
+
+
+def _fill_commit_dates(files: list[SourceFile], commit_dates: Mapping[str, str], previous: Json | None) -> None:
+    known = dict(commit_dates)
+    for entry in (previous or {}).get("sources") or []:
+        if isinstance(entry, dict) and isinstance(entry.get("commit"), str) and isinstance(entry.get("commit_date"), str):
+            known.setdefault(entry["commit"], entry["commit_date"])
+    for source in files:
+        if source.commit and source.commit_date is None:
+            source.commit_date = known.get(source.commit)
+
+
+def _snapshot_of(files: list[SourceFile]) -> tuple[str, str]:
+    dates = [source.commit_date for source in files if source.commit_date]
+    undated = [source.mtime for source in files if not source.commit_date]
+    if undated:
+        dates.append(datetime.fromtimestamp(max(undated), UTC).date().isoformat())
+        return max(dates), BASIS_MTIME
+    return max(dates), BASIS_COMMIT
+
+
+def _write_manifest(directory: Path, summary: BuildSummary) -> None:
+    data = orjson.dumps(summary.manifest(), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+    with open(directory / store.MANIFEST, "wb") as stream:
+        stream.write(data)
+        stream.flush()
+        os.fsync(stream.fileno())
+
+
+class _ShardWriter:
+    """Records into up to `MAX_SHARDS` `.jsonl` files, balanced by bytes: records are gathered into chunks of
+    about `SHARD_CHUNK_BYTES`, each chunk appended to the smallest shard (a small archive has few shards)."""
+
+    def __init__(self, directory: Path) -> None:
+        self._directory = directory
+        self.shards = [Shard(f"papers-{i:02d}.jsonl") for i in range(MAX_SHARDS)]
+        self._files: list[IO[bytes] | None] = [None] * MAX_SHARDS
+        self._chunk: list[bytes] = []
+        self._chunk_bytes = 0
+
+    def write(self, record: bytes) -> None:
+        self._chunk.append(record)
+        self._chunk_bytes += len(record)
+        if self._chunk_bytes >= SHARD_CHUNK_BYTES:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._chunk:
+            return
+        index = min(range(MAX_SHARDS), key=lambda i: self.shards[i].bytes)
+        stream = self._files[index]
+        if stream is None:
+            # held open across chunks; `close()` closes every shard
+            stream = self._files[index] = open(self._directory / self.shards[index].name, "wb")  # noqa: SIM115
+        stream.write(b"".join(self._chunk))
+        shard = self.shards[index]
+        shard.bytes += self._chunk_bytes
+        shard.records += len(self._chunk)
+        self._chunk, self._chunk_bytes = [], 0
+
+    def discard(self) -> None:
+        """Close every shard without writing what is left (a failed build)."""
+        for stream in self._files:
+            if stream is not None:
+                stream.close()
+        self._files = [None] * MAX_SHARDS
+        self._chunk, self._chunk_bytes = [], 0
+
+    def close(self) -> None:
+        """Write what is left, sync every shard to disk, close. The list keeps only shards written."""
+        try:
+            self._flush()
+            for stream in self._files:
+                if stream is not None:
+                    stream.flush()
+                    os.fsync(stream.fileno())
+        finally:
+            for stream in self._files:
+                if stream is not None:
+                    stream.close()
+            self._files = [None] * MAX_SHARDS
+            self.shards = [shard for shard in self.shards if shard.records]
+
+
+_Link = tuple[tuple[int, int, int, str], Json]
+
+
+class _Builder:
+    def __init__(self, summary: BuildSummary, writer: _ShardWriter, progress: BuildProgress) -> None:
+        self.summary = summary
+        self.writer = writer
+        self.progress = progress
+        self.vocab = Vocabulary()
+        self.rejected = summary.rejected
+        self.warnings = summary.warnings
+        self.seen: set[str] = set()  # lower-cased slugs written
+        self.dropped: set[str] = set()  # slugs of papers dropped as duplicates by arXiv id (their links go too)
+        self.by_arxiv: dict[str, str] = {}  # arXiv id -> the slug that has it
+        self.pending: dict[str, list[_Link]] = {}  # slug -> its links, while the links tables are read
+        self.link_papers: dict[str, tuple[str, Any, Any, Any, Any, SourceFile]] = {}  # slug -> the paper as its first link names it
+        self.fragments: dict[str, tuple[orjson.Fragment, int]] = {}  # slug -> (its code_links as JSON, how many)
+        self._done_bytes = 0.0
+
+    # -- driving ---------------------------------------------------------------------------
+
+    def run(self, ordered: list[SourceFile]) -> None:
+        links_done = False
+        for source in ordered:
+            if source.table == "papers" and not links_done:
+                self._finish_links()
+                links_done = True
+            self._read(source, self._links if source.table == "links" else self._papers)
+        if not links_done:
+            self._finish_links()
+        self._links_only()
+
+    def _read(self, source: SourceFile, handle: Callable[[SourceFile, Batch], None]) -> None:
+        name = source.path.name
+        self._show(0.0, source, f"reading {name}")
+        if source.form == "parquet":
+            batches = parquet_batches(source, self.vocab if source.table == "papers" else None)
+        else:
+            rows = load_json_rows(source)
+            source.rows = len(rows)
+            columns = PAPER_COLUMNS if source.table == "papers" else LINK_COLUMNS
+            batches = json_batches(rows, columns, self.vocab if source.table == "papers" else None)
+            del rows
+        for batch in batches:
+            handle(source, batch)
+            self._show((batch.first + batch.count) / max(batch.total, 1), source, name)
+        self._done_bytes += source.size
+
+    def _show(self, share: float, source: SourceFile, what: str) -> None:
+        written = self.summary.papers_from_abstracts + self.summary.papers_from_links
+        self.progress.update(self._done_bytes + share * source.size, what, written, self.summary.link_rows)
+
+    # -- links -----------------------------------------------------------------------------
+
+    def _links(self, source: SourceFile, batch: Batch) -> None:
+        pending, link_papers, rejected = self.pending, self.link_papers, self.rejected
+        number = batch.first
+        for purl, raw_repo, official, in_paper, in_github, framework, title, raw_arxiv, url_abs, url_pdf in batch.rows:
+            number += 1
+            slug = paper_slug(purl)
+            if slug is None:
+                reason = "not_an_object" if purl is NOT_AN_OBJECT else "no_paper_url"
+                rejected.add(
+                    reason,
+                    f"{source.path.name} row {number}",
+                    "row is not a JSON object" if purl is NOT_AN_OBJECT else f"link with paper_url {purl!r}",
+                )
+                continue
+            url, problem = repo_url(raw_repo)
+            if url is None:
+                rejected.add(problem or "bad_repo_url", f"{source.path.name} row {number}", f"repo_url {raw_repo!r} for {purl}")
+                continue
+            link: Json = {"paper_slug": slug, "repo_url": url}
+            is_official, is_in_paper, is_in_github = flag(official), flag(in_paper), flag(in_github)
+            if is_official is not None:
+                link["is_official"] = is_official
+            if is_in_paper is not None:
+                link["mentioned_in_paper"] = is_in_paper
+            if is_in_github is not None:
+                link["mentioned_in_github"] = is_in_github
+            if type(framework) is str and framework:
+                link["framework"] = framework
+            key = slug.lower()
+            links = pending.get(key)
+            if links is None:
+                links = pending[key] = []
+                link_papers[key] = (slug, title, raw_arxiv, url_abs, url_pdf, source)
+            links.append(((-(is_official or 0), -(is_in_paper or 0), -(is_in_github or 0), url), link))
+        self.summary.link_rows += batch.count
+
+    def _finish_links(self) -> None:
+        """Each paper's links as one JSON fragment: a repository once (the first row wins), official first,
+        then mentioned in the paper, then mentioned on GitHub, then by URL (the order the real records show)."""
+        dumps, fragment = orjson.dumps, orjson.Fragment
+        for key, links in self.pending.items():
+            urls: set[str] = set()
+            kept: list[_Link] = []
+            for item in links:
+                url = item[0][3]
+                if url in urls:
+                    self.rejected.add("duplicate_link", f"paper {item[1]['paper_slug']}", f"repo_url {url} listed again")
+                    continue
+                urls.add(url)
+                kept.append(item)
+            kept.sort(key=_sort_key)
+            self.fragments[key] = (fragment(dumps([link for _, link in kept])), len(kept))
+        self.pending.clear()
+
+    # -- papers ----------------------------------------------------------------------------
+
+    def _papers(self, source: SourceFile, batch: Batch) -> None:
+        seen, dropped, by_arxiv, fragments = self.seen, self.dropped, self.by_arxiv, self.fragments
+        rejected, warnings, write, dumps = self.rejected, self.warnings, self.writer.write, orjson.dumps
+        origin: Json = {"archive": source.label, "snapshot": self.summary.snapshot, "licence_url": LICENCE_URL, "row_kind": "abstracts"}
+        written = links_written = 0
+        number = batch.first
+        for purl, title, raw_arxiv, raw_date, proceeding, authors, abstract, url_abs, url_pdf, tasks, methods in batch.rows:
+            number += 1
+            slug = paper_slug(purl)
+            if slug is None:
+                where = f"{source.path.name} row {number}"
+                if purl is NOT_AN_OBJECT:
+                    rejected.add("not_an_object", where, "row is not a JSON object")
+                else:
+                    rejected.add("no_paper_url", where, f"paper_url {purl!r}")
+                continue
+            if type(title) is not str or not title.strip():
+                rejected.add("no_title", f"{source.path.name} row {number}", f"{purl} has title {title!r}")
+                continue
+            key = slug.lower()
+            if key in seen:
+                rejected.add("duplicate", f"{source.path.name} row {number}", f"paper_url {purl} again (the first row is kept)")
+                continue
+            record: Json = {"url": "/paper/" + slug, "title": title}
+            if raw_arxiv:
+                arxiv = arxiv_id(raw_arxiv)
+                if arxiv is None:
+                    warnings.add(
+                        "bad_arxiv_id", f"{source.path.name} row {number}", f"arxiv_id {raw_arxiv!r} of {purl}: written without it"
+                    )
+                elif arxiv in by_arxiv:
+                    rejected.add(
+                        "duplicate",
+                        f"{source.path.name} row {number}",
+                        f"arXiv {arxiv} again under {purl} (first under /paper/{by_arxiv[arxiv]})",
+                    )
+                    dropped.add(key)
+                    continue
+                else:
+                    by_arxiv[arxiv] = slug
+                    record["arxiv_id"] = arxiv
+            seen.add(key)
+            if raw_date is not None:
+                written_date = day(raw_date)
+                if written_date is None:
+                    warnings.add("bad_date", f"{source.path.name} row {number}", f"date {raw_date!r} of {purl}: written without it")
+                else:
+                    record["date"] = written_date
+            if type(proceeding) is str and proceeding:
+                record["proceeding"] = proceeding
+            if type(authors) is list and authors:
+                record["authors"] = authors if all(type(name) is str for name in authors) else [a for a in authors if type(a) is str]
+            elif type(authors) is str and authors:
+                record["authors"] = [authors]
+            if type(abstract) is str and abstract:
+                record["abstract"] = abstract
+            if type(url_abs) is str and url_abs:
+                record["url_abs"] = url_abs
+            if type(url_pdf) is str and url_pdf:
+                record["url_pdf"] = url_pdf
+            record["source"] = origin
+            links = fragments.pop(key, None)
+            if links is not None:
+                record["code_links"] = links[0]
+                links_written += links[1]
+            if tasks:
+                record["tasks"] = tasks
+            if methods:
+                record["methods"] = methods
+            write(dumps(record, option=_DUMP_OPTIONS))
+            written += 1
+        self.summary.paper_rows += batch.count
+        self.summary.papers_from_abstracts += written
+        self.summary.code_links += links_written
+
+    def _links_only(self) -> None:
+        """The papers only the links tables name, from the first link's fields (`row_kind: links`)."""
+        rejected, warnings, write, dumps = self.rejected, self.warnings, self.writer.write, orjson.dumps
+        origins: dict[int, Json] = {}
+        for key, (slug, title, raw_arxiv, url_abs, url_pdf, source) in self.link_papers.items():
+            links = self.fragments.pop(key, None)
+            if links is None:  # written with its papers row
+                continue
+            fragment, count = links
+            where = f"{source.path.name}, paper_url …/{slug}"
+            if key in self.dropped:
+                rejected.add("links_of_rejected_paper", where, f"{count} link(s) of a paper dropped as a duplicate", count)
+                continue
+            if type(title) is not str or not title.strip():
+                rejected.add("no_title", where, f"paper named only by links, with paper_title {title!r}")
+                rejected.add("links_of_rejected_paper", where, f"{count} link(s) of a paper without a title", count)
+                continue
+            record: Json = {"url": "/paper/" + slug, "title": title}
+            if raw_arxiv:
+                arxiv = arxiv_id(raw_arxiv)
+                if arxiv is None:
+                    warnings.add("bad_arxiv_id", where, f"paper_arxiv_id {raw_arxiv!r}: written without it")
+                elif arxiv in self.by_arxiv:
+                    rejected.add("duplicate", where, f"arXiv {arxiv} again (first under /paper/{self.by_arxiv[arxiv]})")
+                    rejected.add("links_of_rejected_paper", where, f"{count} link(s) of a paper dropped as a duplicate", count)
+                    continue
+                else:
+                    self.by_arxiv[arxiv] = slug
+                    record["arxiv_id"] = arxiv
+            if type(url_abs) is str and url_abs:
+                record["url_abs"] = url_abs
+            if type(url_pdf) is str and url_pdf:
+                record["url_pdf"] = url_pdf
+            origin = origins.get(id(source))
+            if origin is None:
+                origin = origins[id(source)] = {
+                    "archive": source.label,
+                    "snapshot": self.summary.snapshot,
+                    "licence_url": LICENCE_URL,
+                    "row_kind": "links",
+                }
+            record["source"] = origin
+            record["code_links"] = fragment
+            write(dumps(record, option=_DUMP_OPTIONS))
+            self.summary.papers_from_links += 1
+            self.summary.code_links += count
+        self.link_papers.clear()
+
+
+def _sort_key(item: _Link) -> tuple[int, int, int, str]:
+    return item[0]

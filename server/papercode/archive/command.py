@@ -1,0 +1,113 @@
+"""`papercode archive build | fetch`: the command line of the archive package.
+
+`add_parser(subparsers)` adds the `archive` command to papercode's parser; `run(args)` runs it and returns
+the exit code: 0 done, 1 the work failed (no network and nothing cached, another build running, a write
+failed), 2 bad input (a source, `--out`, `--snapshot`, a missing optional dependency), each as one line on
+stderr. The summary goes to stdout. Nothing heavy is imported until a command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(subparsers: Any) -> None:
+    """Add `archive build` and `archive fetch` to papercode's subcommands (`parser.add_subparsers(...)`)."""
+    archive = subparsers.add_parser("archive", help="build records from the Papers-with-Code archive (or fetch it from Hugging Face)")
+    actions = archive.add_subparsers(dest="archive_command", required=True, metavar="{build,fetch}")
+    build = actions.add_parser(
+        "build",
+        help="build the archive from local files",
+        description="Build Code-with-Papers records from the Papers-with-Code archive: the Hugging Face mirror's parquet files "
+        "(<dataset>/data/train-*.parquet, or copies made through pandas) or the original JSON dumps (.json, .json.gz), in any mix. "
+        "Each file's table is told by its columns.",
+    )
+    build.add_argument("sources", nargs="+", type=Path, metavar="SOURCE", help="a file or a directory of files (searched recursively)")
+    fetch = actions.add_parser(
+        "fetch",
+        help="download the archive from the Hugging Face Hub (pwc-archive), then build it",
+        description="Download pwc-archive/papers-with-abstracts and pwc-archive/links-between-paper-and-code into the Hugging Face "
+        "cache ($HF_HOME/hub; HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE apply), then build. Offline, it builds from the cache.",
+    )
+    for command in (build, fetch):
+        command.add_argument("--out", type=Path, metavar="DIR", help="the archive directory; default: $XDG_DATA_HOME/papercode/archive")
+        command.add_argument(
+            "--snapshot",
+            metavar="YYYY-MM-DD",
+            help="the date of the data; default: the dataset commit's date when known, else the newest source file's modification date",
+        )
+
+
+def fail(message: str, code: int = 2) -> int:
+    sys.stderr.write(f"papercode: {message}\n")
+    return code
+
+
+def run(args: argparse.Namespace) -> int:
+    command = f"archive {args.archive_command}"
+    from .build import build_archive, check_snapshot
+    from .sources import BadInput, MissingDependency
+    from .store import ArchiveBusy, NotAnArchive
+
+    if args.snapshot is not None:
+        try:
+            check_snapshot(args.snapshot)
+        except ValueError as exc:
+            return fail(f"--snapshot {exc}. Next: pass the date of the data, e.g. --snapshot 2025-07-28")
+    try:
+        if args.archive_command == "fetch":
+            from .fetch import FetchError, fetch_datasets
+
+            try:
+                fetched = fetch_datasets()
+            except FetchError as exc:
+                return fail(f"{command}: {exc}", 1)
+            if fetched.offline_reason:
+                commits = ", ".join(f"{item.dataset}@{item.commit[:7]}" for item in fetched.datasets)
+                sys.stderr.write(
+                    f"papercode: {fetched.offline_reason}; building from the cached download in {fetched.cache_dir} ({commits})\n"
+                )
+            sources: list[Path] = [item.folder for item in fetched.datasets]
+            commit_dates = fetched.commit_dates
+        else:
+            sources, commit_dates = list(args.sources), {}
+        summary = build_archive(sources, args.out, snapshot=args.snapshot, commit_dates=commit_dates)
+    except MissingDependency as exc:
+        return fail(f"{command}: {exc}")
+    except BadInput as exc:
+        return fail(f"{command}: {exc}. The previous archive is unchanged")
+    except NotAnArchive as exc:
+        return fail(f"{command}: {exc}")
+    except ArchiveBusy as exc:
+        return fail(f"{command}: {exc}", 1)
+    except OSError as exc:
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        return fail(f"{command}: cannot write the archive{where}: {exc.strerror or exc}. The previous archive is unchanged", 1)
+    except KeyboardInterrupt:
+        return fail(f"{command}: interrupted. The previous archive is unchanged", 130)
+    try:
+        print_summary(summary)
+    except BrokenPipeError:  # `papercode archive build ... | head`: the archive is built, the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def print_summary(summary: Any) -> None:
+    """The build's summary on stdout: where, what, and every reason rows were dropped, with an example."""
+    out = sys.stdout.write
+    out(f"archive: {summary.archive_dir} ({len(summary.shards)} shards, {summary.bytes_written / 1e6:,.1f} MB)\n")
+    out(f"snapshot: {summary.snapshot} ({summary.snapshot_basis})\n")
+    out(
+        f"papers: {summary.papers:,} written ({summary.papers_from_abstracts:,} from {summary.paper_rows:,} papers rows, "
+        f"{summary.papers_from_links:,} named only by links)\n"
+    )
+    out(f"code links: {summary.code_links:,} written (from {summary.link_rows:,} links rows)\n")
+    for title, tally in (("rejected", summary.rejected), ("warnings", summary.warnings)):
+        out(f"{title}: {tally.total():,}\n")
+        for reason, count in sorted(tally.counts.items()):
+            out(f"  {reason} ({count:,}): e.g. {tally.examples[reason]}\n")
+    out(f"built in {summary.seconds:,.1f}s. Serve it: papercode serve --records {summary.records_dir}\n")

@@ -1,0 +1,474 @@
+"""The archive's source files: find them, tell which table each holds, and read it in batches of row tuples.
+
+A source is a parquet file (the Hugging Face mirror, or a copy made through pandas) or a JSON dump (one array
+of row objects, optionally gzipped). Which table a file holds is decided by its columns (a JSON dump: its first
+row's keys), never by its name; unknown columns are ignored. Every problem with a file is a `BadInput` naming
+it. pyarrow is imported only when a parquet file is met (`MissingDependency` without it).
+
+Readers yield `Batch`es of plain tuples in a fixed column order (`PAPER_COLUMNS`, `LINK_COLUMNS`), so the
+build has one loop for both forms. From parquet only the columns the records use are read, and of `methods`
+only the `name` leaf (the long descriptions are most of those files' bytes and are never decoded); tasks and
+methods arrive already turned into their shared record entries, sorted by name, each once.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import repeat
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import orjson
+
+from .rows import LICENCE, Json, Vocabulary
+
+Table = Literal["papers", "links"]
+Form = Literal["parquet", "json", "json.gz"]
+
+PAPER_COLUMNS: Final = (
+    "paper_url",
+    "title",
+    "arxiv_id",
+    "date",
+    "proceeding",
+    "authors",
+    "abstract",
+    "url_abs",
+    "url_pdf",
+    "tasks",
+    "methods",
+)
+PAPER_REQUIRED: Final = ("paper_url", "title")
+LINK_COLUMNS: Final = (
+    "paper_url",
+    "repo_url",
+    "is_official",
+    "mentioned_in_paper",
+    "mentioned_in_github",
+    "framework",
+    "paper_title",
+    "paper_arxiv_id",
+    "paper_url_abs",
+    "paper_url_pdf",
+)
+LINK_REQUIRED: Final = ("paper_url", "repo_url")
+# A column only one table has: how a file is told apart (links first: its rows carry `paper_title`, not `title`).
+_LINK_MARKS: Final = frozenset({"repo_url", "is_official", "mentioned_in_paper", "mentioned_in_github", "paper_title"})
+_PAPER_MARKS: Final = frozenset({"title", "abstract", "short_abstract", "authors", "arxiv_id", "tasks", "methods", "url_abs", "url_pdf"})
+
+SUFFIXES: Final = (".parquet", ".json", ".json.gz")
+INSTALL_HINT: Final = "pip install 'papercode[archive]'"
+BATCH_ROWS: Final = 16_384
+_PEEK_FIRST, _PEEK_MOST = 1 << 16, 1 << 28
+_HUB_COMMIT = re.compile(r"[0-9a-f]{40}")
+_BOM = b"\xef\xbb\xbf"
+
+# A JSON dump's row that is not an object: its tuple carries this as `paper_url`, so the build can say so.
+NOT_AN_OBJECT: Final = object()
+
+
+class BadInput(Exception):
+    """A source the build cannot use: `path: problem`, one line."""
+
+    def __init__(self, path: Path | str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = str(path)
+        self.problem = problem
+
+
+class MissingDependency(Exception):
+    """An optional dependency of `papercode archive` is not installed."""
+
+    def __init__(self, module: str, purpose: str) -> None:
+        super().__init__(f"{purpose} needs {module}, which is not installed. Next: {INSTALL_HINT}")
+        self.module = module
+
+
+@dataclass(slots=True)
+class SourceFile:
+    """One source file, classified. `dataset`/`commit` are known for a file in a Hugging Face cache snapshot."""
+
+    path: Path
+    form: Form
+    table: Table
+    size: int
+    mtime: float
+    columns: tuple[str, ...]
+    rows: int | None = None  # parquet: from its footer; a JSON dump: once read
+    dataset: str | None = None
+    commit: str | None = None
+    commit_date: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The record's `source.archive`: which dataset or file the row came from, and the licence."""
+        if self.dataset:
+            return f"{self.dataset} (Hugging Face), {LICENCE}"
+        parent = self.path.parent
+        name = parent.parent.name if parent.name == "data" and parent.parent.name else self.path.name
+        return f"{name} (Papers with Code archive, local copy), {LICENCE}"
+
+
+@dataclass(slots=True)
+class Batch:
+    """Rows `first`..`first + count - 1` (0-based) of a file of `total` rows, as tuples in the table's column order."""
+
+    rows: Iterable[tuple[Any, ...]]
+    count: int
+    first: int
+    total: int
+
+
+# -- finding -------------------------------------------------------------------------------
+
+
+def find_sources(paths: Sequence[Path], skip: Sequence[Path] = ()) -> list[Path]:
+    """Every source file the arguments name: files as given, directories searched (hidden names skipped,
+    and the directories in `skip`: the archive being built, when it lies inside a source directory).
+
+    In a Hugging Face cache repository folder only the snapshot `refs/main` names is read. A file reached
+    twice is read once.
+    """
+    found: list[Path] = []
+    seen: set[str] = set()
+    for path in paths:
+        if not path.exists():
+            raise BadInput(path, "no such file or directory")
+        if path.is_dir():
+            listed = sorted(_walk(path, {os.path.realpath(directory) for directory in skip}))
+            if not listed:
+                raise BadInput(path, f"no {', '.join(SUFFIXES)} files in this directory")
+        elif path.is_file():
+            listed = [path]
+        else:
+            raise BadInput(path, "not a regular file or directory")
+        for item in listed:
+            real = os.path.realpath(item)
+            if real not in seen:
+                seen.add(real)
+                found.append(item)
+    return found
+
+
+def _walk(directory: Path, seen: set[str] | None = None) -> Iterator[Path]:
+    seen = set() if seen is None else seen
+    real = os.path.realpath(directory)
+    if real in seen:  # a directory reached again through a symlink (or a loop)
+        return
+    seen.add(real)
+    try:
+        entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+    except OSError as exc:
+        raise BadInput(directory, f"cannot list: {exc.strerror or exc}") from None
+    names = {entry.name for entry in entries}
+    if {"snapshots", "refs"} <= names and (directory / "refs" / "main").is_file():  # a Hugging Face cache repo folder
+        commit = (directory / "refs" / "main").read_text(encoding="ascii", errors="replace").strip()
+        snapshot = directory / "snapshots" / commit
+        if snapshot.is_dir():
+            yield from _walk(snapshot, seen)
+        return
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir():  # a symlinked directory is followed, once
+            yield from _walk(Path(entry.path), seen)
+        elif entry.name.endswith(SUFFIXES) and entry.is_file():
+            yield Path(entry.path)
+
+
+def hub_origin(path: Path) -> tuple[str | None, str | None]:
+    """(dataset id, commit) for a file inside a Hugging Face cache snapshot
+    (`.../datasets--<owner>--<name>/snapshots/<commit>/...`), else (None, None)."""
+    parts = Path(os.path.abspath(path)).parts
+    for i, part in enumerate(parts[:-3]):
+        if part.startswith("datasets--") and parts[i + 1] == "snapshots" and _HUB_COMMIT.fullmatch(parts[i + 2]):
+            owner, sep, name = part.removeprefix("datasets--").partition("--")
+            if sep and owner and name:
+                return f"{owner}/{name}", parts[i + 2]
+    return None, None
+
+
+# -- classifying ---------------------------------------------------------------------------
+
+
+def classify(path: Path) -> SourceFile:
+    """Which table `path` holds and in what form, from its first bytes and its columns. Reads a parquet
+    footer or the start of a JSON dump, never the whole file. Raises `BadInput`, `MissingDependency`."""
+    try:
+        stat = path.stat()
+        with open(path, "rb") as stream:
+            head = stream.read(64)
+    except OSError as exc:
+        raise BadInput(path, f"cannot read: {exc.strerror or exc}") from None
+    if not head:
+        raise BadInput(path, "empty file")
+    form: Form
+    if head[:4] == b"PAR1":
+        form = "parquet"
+        columns, rows = _parquet_columns(path)
+    elif head[:2] == b"\x1f\x8b":
+        form = "json.gz"
+        columns, rows = _json_columns(path, gzipped=True), None
+    elif head.removeprefix(_BOM).lstrip(b" \t\r\n")[:1] in (b"[", b""):
+        form = "json"
+        columns, rows = _json_columns(path, gzipped=False), None
+    else:
+        raise BadInput(path, "not a parquet file, a JSON array or a gzipped JSON array")
+    table = _table_of(path, columns)
+    dataset, commit = hub_origin(path)
+    return SourceFile(path, form, table, stat.st_size, stat.st_mtime, columns, rows, dataset, commit)
+
+
+def _table_of(path: Path, columns: tuple[str, ...]) -> Table:
+    names = set(columns)
+    if names & _LINK_MARKS:
+        table: Table = "links"
+        required: tuple[str, ...] = LINK_REQUIRED
+    elif names & _PAPER_MARKS:
+        table, required = "papers", PAPER_REQUIRED
+    else:
+        shown = ", ".join(columns[:12]) + (", …" if len(columns) > 12 else "")
+        raise BadInput(path, f"neither a papers-with-abstracts nor a links-between-papers-and-code table (columns: {shown or 'none'})")
+    missing = [name for name in required if name not in names]
+    if missing:
+        kind = "papers-with-abstracts" if table == "papers" else "links-between-papers-and-code"
+        raise BadInput(path, f"looks like a {kind} table but has no {' or '.join(repr(m) for m in missing)} column")
+    return table
+
+
+def _parquet_columns(path: Path) -> tuple[tuple[str, ...], int]:
+    pa, _, pq = arrow()
+    try:
+        parquet = pq.ParquetFile(path)
+        return tuple(parquet.schema_arrow.names), int(parquet.metadata.num_rows)
+    except (OSError, pa.ArrowException) as exc:
+        raise BadInput(path, f"not a readable parquet file (truncated or corrupt?): {_one_line(exc)}") from None
+
+
+def _json_columns(path: Path, gzipped: bool) -> tuple[str, ...]:
+    """The keys of a JSON dump's first row, from the start of the file (a bigger start each time the row is cut)."""
+    size = _PEEK_FIRST
+    while True:
+        try:
+            with gzip.open(path, "rb") if gzipped else open(path, "rb") as stream:
+                prefix = stream.read(size)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise BadInput(path, _gzip_problem(exc)) from None
+        whole = len(prefix) < size
+        text = prefix.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+        if not text.startswith("["):
+            raise BadInput(path, "not a JSON array of rows")
+        body = text[1:].lstrip(" \t\r\n")
+        if body.startswith("]"):
+            raise BadInput(path, "an empty JSON array: no rows, so neither table")
+        try:
+            first, _ = json.JSONDecoder().raw_decode(body)
+        except json.JSONDecodeError as exc:
+            if whole:
+                raise BadInput(path, f"not valid JSON: {exc}") from None
+            if size >= _PEEK_MOST:
+                raise BadInput(path, f"its first row is over {_PEEK_MOST:,} bytes") from None
+            size *= 8
+            continue
+        if not isinstance(first, dict):
+            raise BadInput(path, "not a JSON array of row objects")
+        return tuple(first)
+
+
+def _gzip_problem(exc: BaseException) -> str:
+    if isinstance(exc, EOFError):
+        return "cut short: the gzip stream ends before its end marker (an interrupted download?)"
+    if isinstance(exc, gzip.BadGzipFile | zlib.error):
+        return f"not a valid gzip file: {_one_line(exc)}"
+    return f"cannot read: {getattr(exc, 'strerror', None) or exc}"
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 300 else text[:299] + "…"
+
+
+def arrow() -> tuple[Any, Any, Any]:
+    """(pyarrow, pyarrow.compute, pyarrow.parquet), imported on first use."""
+    try:
+        import pyarrow as pa  # type: ignore[import-untyped,unused-ignore]
+        import pyarrow.compute as pc  # type: ignore[import-untyped,unused-ignore]
+        import pyarrow.parquet as pq  # type: ignore[import-untyped,unused-ignore]
+    except ImportError:
+        raise MissingDependency("pyarrow", "reading parquet") from None
+    return pa, pc, pq
+
+
+# -- reading: JSON dumps -------------------------------------------------------------------
+
+
+def load_json_rows(source: SourceFile) -> list[Any]:
+    """A JSON dump's rows, the file read and parsed whole (gunzipped first)."""
+    path = source.path
+    try:
+        data = path.read_bytes()
+        if source.form == "json.gz":
+            data = gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise BadInput(path, _gzip_problem(exc)) from None
+    if data.startswith(_BOM):
+        data = data[len(_BOM) :]
+    try:
+        rows = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise BadInput(path, f"not valid JSON: {_one_line(exc)}") from None
+    del data
+    if not isinstance(rows, list):
+        raise BadInput(path, "not a JSON array of rows")
+    return rows
+
+
+def json_batches(rows: list[Any], columns: tuple[str, ...], vocab: Vocabulary | None) -> Iterator[Batch]:
+    """A dump's rows as tuples in `columns` order, a batch at a time; rows are released as they are used.
+    With `vocab` (a papers table), the last two columns (tasks, methods) become their record entries."""
+    total, first = len(rows), 0
+    not_a_row = (NOT_AN_OBJECT,) + (None,) * (len(columns) - 1)
+    while rows:
+        chunk = rows[:BATCH_ROWS]
+        del rows[:BATCH_ROWS]
+        if vocab is None:
+            tuples = [tuple(map(row.get, columns)) if type(row) is dict else not_a_row for row in chunk]
+        else:
+            tuples = [_paper_tuple(row, columns, vocab) if type(row) is dict else not_a_row for row in chunk]
+        yield Batch(tuples, len(chunk), first, total)
+        first += len(chunk)
+        del chunk, tuples
+
+
+def _paper_tuple(row: Json, columns: tuple[str, ...], vocab: Vocabulary) -> tuple[Any, ...]:
+    get = row.get
+    return (*map(get, columns[:-2]), vocab.tasks_of(get("tasks")), vocab.methods_of(get("methods")))
+
+
+# -- reading: parquet ----------------------------------------------------------------------
+
+
+def parquet_batches(source: SourceFile, vocab: Vocabulary | None) -> Iterator[Batch]:
+    """A parquet table's rows as tuples (`PAPER_COLUMNS` with `vocab`, else `LINK_COLUMNS`), a batch at a time."""
+    pa, _, pq = arrow()
+    path = source.path
+    wanted = PAPER_COLUMNS if vocab is not None else LINK_COLUMNS
+    try:
+        parquet = pq.ParquetFile(path)
+        schema = parquet.schema_arrow
+        leaves = [parquet.schema.column(i).path for i in range(len(parquet.schema))]
+        present = [name for name in wanted if name in schema.names]
+        # Only the names of `tasks` and `methods` (a leaf path): never the methods' descriptions. (Not read as
+        # dictionaries: a nested dictionary column fails once the writer fell back to plain encoding mid-chunk.)
+        select = [
+            _list_leaf(path, name, schema.field(name).type, leaves) or name if name in ("tasks", "methods") else name for name in present
+        ]
+        total, first = int(parquet.metadata.num_rows), 0
+        for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=select):
+            arrays = dict(zip(batch.schema.names, batch.columns, strict=True))
+            count = batch.num_rows
+            columns = [_column(path, name, arrays.get(name), vocab) for name in wanted]
+            yield Batch(zip(*columns, strict=False), count, first, total)  # a missing column repeats None
+            first += count
+    except (OSError, pa.ArrowException) as exc:
+        raise BadInput(path, f"cannot read the parquet data (truncated or corrupt?): {_one_line(exc)}") from None
+
+
+def _list_leaf(path: Path, name: str, kind: Any, leaves: list[str]) -> str | None:
+    """The parquet leaf to read for a list of names (`tasks`) or of `{name, ...}` structs (`methods`): the
+    names alone. None for a list of plain strings read whole."""
+    pa, _, _ = arrow()
+    if pa.types.is_null(kind):  # every value missing (pandas types such a column null)
+        return None
+    if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)):
+        raise BadInput(path, f"column {name!r} is {kind}, expected a list of names or of {{name, ...}} objects")
+    item = kind.value_type
+    if pa.types.is_struct(item):
+        if item.get_field_index("name") < 0:
+            raise BadInput(path, f"column {name!r} is a list of objects without a 'name' field")
+        candidates = [leaf for leaf in leaves if leaf.split(".", 1)[0] == name and leaf.rsplit(".", 1)[-1] == "name"]
+        return min(candidates, key=lambda leaf: leaf.count(".")) if candidates else None
+    if pa.types.is_string(item) or pa.types.is_large_string(item):
+        candidates = [leaf for leaf in leaves if leaf.split(".", 1)[0] == name]
+        return candidates[0] if len(candidates) == 1 else None
+    raise BadInput(path, f"column {name!r} is {kind}, expected a list of names or of {{name, ...}} objects")
+
+
+def _column(path: Path, name: str, array: Any, vocab: Vocabulary | None) -> Iterable[Any]:
+    """One column of a batch as Python values (an endless None for a column the file lacks)."""
+    pa, _, _ = arrow()
+    if array is None or pa.types.is_null(array.type):
+        return repeat(None)
+    kind = array.type
+    if name in ("tasks", "methods") and vocab is not None:
+        return _entries(array, vocab.task if name == "tasks" else vocab.method)
+    if name == "date":
+        return _dates(path, array)
+    if name == "authors" and (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        return [[author] if author else None for author in array.to_pylist()]
+    if pa.types.is_dictionary(kind):
+        array = array.dictionary_decode()
+    return array.to_pylist()  # type: ignore[no-any-return]
+
+
+def _dates(path: Path, array: Any) -> list[Any]:
+    """A date column as `YYYY-MM-DD` strings, converted column-wise (dates, timestamps), or as the values the
+    row check (`rows.day`) turns into one (text, numbers of epoch milliseconds as a pandas copy has them)."""
+    pa, pc, _ = arrow()
+    kind = array.type
+    if pa.types.is_dictionary(kind):
+        array, kind = array.dictionary_decode(), kind.value_type
+    if pa.types.is_timestamp(kind):
+        if kind.tz is not None:
+            array = array.cast(pa.timestamp(kind.unit, tz="UTC"))
+        return pc.strftime(array, format="%Y-%m-%d").to_pylist()  # type: ignore[no-any-return]
+    if pa.types.is_date(kind):
+        return array.cast(pa.string()).to_pylist()  # type: ignore[no-any-return]
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_null(kind):
+        return array.to_pylist()  # type: ignore[no-any-return]
+    if pa.types.is_floating(kind) or pa.types.is_integer(kind):  # epoch milliseconds: one out of range is that row's problem only
+        return array.to_pylist()  # type: ignore[no-any-return]
+    raise BadInput(path, f"column 'date' is {kind}, expected a date, a timestamp, text or epoch milliseconds")
+
+
+def _entries(array: Any, lookup: Any) -> list[list[Json]]:
+    """Each row's list of names as its record entries (`lookup(name)`), sorted by name, each once: worked out
+    on the batch's distinct names, then spread over the rows with numpy, no Python loop over the names."""
+    import numpy as np
+
+    pa, pc, _ = arrow()
+    rows = len(array)
+    offsets = np.asarray(array.offsets, dtype=np.int64)
+    start, end = int(offsets[0]), int(offsets[-1])
+    values = array.values
+    if pa.types.is_struct(values.type):
+        values = pc.struct_field(values, [values.type.get_field_index("name")])
+    values = values.slice(start, end - start)
+    if not pa.types.is_dictionary(values.type):
+        values = pc.dictionary_encode(values)
+    words: list[Any] = values.dictionary.to_pylist()
+    distinct = sorted({word for word in words if type(word) is str and word})
+    rank_of = {word: rank for rank, word in enumerate(distinct)}
+    missing = len(distinct)  # the rank of a null or unusable name: dropped below
+    entries = [lookup(word) for word in distinct] + [None]
+    word_rank = np.array([rank_of.get(word, missing) if type(word) is str else missing for word in words] + [missing], dtype=np.int64)
+    indices = values.indices.fill_null(len(words)) if values.indices.null_count else values.indices
+    ranks = word_rank[np.asarray(indices, dtype=np.int64)]
+    row_of = np.repeat(np.arange(rows, dtype=np.int64), np.diff(offsets))
+    if array.null_count:  # a null list's entries (if any) are dropped
+        ranks[~np.asarray(array.is_valid(), dtype=bool)[row_of]] = missing
+    usable = np.array([entry is not None for entry in entries], dtype=bool)
+    keep = usable[ranks]
+    width = missing + 1
+    keys = np.unique(row_of[keep] * width + ranks[keep])  # sorted by row, then by name; each (row, name) once
+    table = np.empty(width, dtype=object)
+    table[:] = entries
+    flat: list[Json] = table[keys % width].tolist()
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(keys // width, minlength=rows)))).tolist()
+    return [flat[bounds[i] : bounds[i + 1]] for i in range(rows)]
