@@ -1,0 +1,160 @@
+"""HTTP as a hostile network sees it (issue 16): auth before anything reads a request, a time limit on bodies,
+no server paths in what anyone outside can read, a Host without its default port, and logs a terminal can trust.
+
+Real servers on 127.0.0.1 and raw sockets: in this process where a limit must be lowered for the test, as
+`papercode serve` (this checkout's, with a lowered file-descriptor limit where that is the point) elsewhere.
+"""
+
+from __future__ import annotations
+
+import re
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from papercode.edge.logs import printable
+from test_http import THIS_CHECKOUT
+
+pytestmark = [pytest.mark.anyio, pytest.mark.transport]
+
+WAIT = 30  # seconds: the bound on every wait in this module
+AT_ONCE = 3.0  # seconds: well under the 5 s keep-alive and the 10 s header and body limits, which would also close
+LISTENING = re.compile(r"serving MCP over (?P<transport>[\w-]+) on (?P<url>http://\S+)")
+# `python -m papercode ARGS` with RLIMIT_NOFILE lowered to the first argument (0: unchanged).
+LAUNCH = """
+import resource, runpy, sys
+limit = int(sys.argv.pop(1))
+if limit:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limit, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+sys.argv[0] = "papercode"
+runpy.run_module("papercode", run_name="__main__", alter_sys=True)
+"""
+
+
+@contextmanager
+def papercode_serve(tmp_path: Path, *args: str, fd_limit: int = 0, **environment: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`papercode serve ARGS` (this checkout's) on a free port; yields the process and the URL its startup line names."""
+    server = subprocess.Popen(
+        [sys.executable, "-c", LAUNCH, str(fd_limit), "serve", "--port", "0", *args],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        encoding="utf-8",
+        errors="backslashreplace",
+        env={
+            "HOME": str(tmp_path),
+            "PAPERCODE_CACHE_DIR": str(tmp_path / "cache"),
+            "PAPERCODE_OFFLINE": "1",
+            "PATH": "",
+            **THIS_CHECKOUT,
+            "PYTHONIOENCODING": "utf-8",
+            **environment,
+        },
+    )
+    with server:
+        try:
+            assert server.stderr is not None
+            ready, _, _ = select.select([server.stderr], [], [], WAIT)
+            line = server.stderr.readline() if ready else ""
+            found = LISTENING.search(line)
+            assert found is not None, f"no startup line within {WAIT} s: {line!r}"
+            yield server, found["url"]
+        finally:
+            if server.poll() is None:
+                server.kill()
+            server.wait(timeout=WAIT)
+
+
+def address(url: str) -> tuple[str, int]:
+    host, port = url.removeprefix("http://").split("/")[0].rsplit(":", 1)
+    return host, int(port)
+
+
+def send_raw(url: str, head: bytes) -> socket.socket:
+    raw = socket.create_connection(address(url), timeout=WAIT)
+    raw.sendall(head)
+    return raw
+
+
+def until_closed(raw: socket.socket, seconds: float) -> tuple[bytes, bool]:
+    """What the server sends within `seconds`, and whether it closed the connection by then."""
+    received = b""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        raw.settimeout(left)
+        try:
+            chunk = raw.recv(65536)
+        except TimeoutError:
+            break
+        except ConnectionResetError:
+            return received, True
+        if not chunk:
+            return received, True
+        received += chunk
+    return received, False
+
+
+def post_head(url: str, *, length: int = 1000, token: str | None = None, path: str | None = None) -> bytes:
+    """A POST's headers (announcing a `length`-byte body) and the first byte of that body."""
+    host, port = address(url)
+    lines = [
+        f"POST {path or url.split(str(port), 1)[1]} HTTP/1.1",
+        f"Host: {host}:{port}",
+        "Content-Type: application/json",
+        "Accept: application/json, text/event-stream",
+        f"Content-Length: {length}",
+        *([f"Authorization: Bearer {token}"] if token else []),
+    ]
+    return ("\r\n".join(lines) + "\r\n\r\n{").encode()
+
+
+def _health(url: str) -> dict[str, object]:
+    answer = httpx2.get(url.rsplit("/", 1)[0] + "/healthz", timeout=WAIT)
+    assert "secret-place" not in answer.text
+    return dict(answer.json())
+
+
+def wait_ready(url: str) -> None:
+    deadline = time.monotonic() + WAIT
+    while _health(url)["status"] != "ok":
+        assert time.monotonic() < deadline, f"not ready within {WAIT} s"
+        time.sleep(0.05)
+
+
+# -- 12. what reaches stderr: C1 controls, separators and bidirectional controls escaped ---------------------------
+
+
+UNSAFE = "\x1b\x7f\x80\x85\x9b\x9f\u061c\u200e\u200f\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
+def test_printable_escapes_c1_controls_separators_and_bidirectional_controls() -> None:
+    shown = printable(f"a{UNSAFE}z é ü")
+    assert not set(shown) & set(UNSAFE)
+    assert shown == (
+        "a\\x1b\\x7f\\x80\\x85\\x9b\\x9f\\u061c\\u200e\\u200f\\u2028\\u2029\\u202a\\u202b\\u202c\\u202d\\u202e"
+        "\\u2066\\u2067\\u2068\\u2069z é ü"
+    )
+
+
+def test_a_c1_control_in_a_host_header_reaches_stderr_escaped(tmp_path: Path) -> None:
+    with papercode_serve(tmp_path, "--transport", "streamable-http") as (process, url):
+        head = post_head(url, length=1).replace(f"Host: {address(url)[0]}:{address(url)[1]}".encode(), b"Host: \x9b31mevil\x85.example")
+        with send_raw(url, head) as raw:
+            answer, _ = until_closed(raw, 2.0)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=WAIT)
+        assert process.stderr is not None
+        stderr = process.stderr.read()
+    assert answer.startswith(b"HTTP/1.1 421 ")
+    (line,) = [line for line in stderr.splitlines() if "Invalid Host header" in line]
+    assert line.endswith("Invalid Host header: \\x9b31mevil\\x85.example")
+    assert not any(0x80 <= ord(char) < 0xA0 for char in stderr)
