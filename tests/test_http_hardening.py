@@ -16,13 +16,20 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
+import anyio
 import httpx2
 import pytest
+from mcp.server.transport_security import TransportSecurityMiddleware
+from starlette.requests import Request
 
+from papercode.corpus.stages import Corpus
+from papercode.edge.http import transport_security
 from papercode.edge.logs import printable
-from test_http import THIS_CHECKOUT
+from papercode.settings import Settings
+from test_http import ACCEPT, INITIALIZE, THIS_CHECKOUT, http_server, settings_for
 
 pytestmark = [pytest.mark.anyio, pytest.mark.transport]
 
@@ -128,6 +135,37 @@ def wait_ready(url: str) -> None:
     while _health(url)["status"] != "ok":
         assert time.monotonic() < deadline, f"not ready within {WAIT} s"
         time.sleep(0.05)
+
+
+# -- 11. a Host without the scheme's default port -----------------------------------------------------------------
+
+
+def _host_allowed(settings: Settings, host: str, origin: str | None = None) -> int:
+    headers = [(b"host", host.encode()), *([(b"origin", origin.encode())] if origin else [])]
+    request = Request({"type": "http", "method": "GET", "path": "/mcp", "headers": headers, "query_string": b""})
+    refused = anyio.run(TransportSecurityMiddleware(transport_security(settings)).validate_request, request)
+    return 200 if refused is None else refused.status_code
+
+
+def test_on_port_80_the_url_the_server_prints_is_allowed() -> None:
+    on_80 = replace(Settings(), transport="streamable-http", port=80)
+    for host in ("127.0.0.1", "localhost", "[::1]", "127.0.0.1:80", "localhost:80"):
+        assert _host_allowed(on_80, host) == 200, host
+    assert _host_allowed(on_80, "127.0.0.1", origin="http://127.0.0.1") == 200  # a browser's Origin leaves out :80 too
+    assert _host_allowed(on_80, "evil.example") == 421
+    assert _host_allowed(on_80, "127.0.0.1.evil.example") == 421
+    assert _host_allowed(on_80, "127.0.0.1", origin="http://evil.example") == 403
+    named = replace(on_80, host="0.0.0.0", allowed_hosts=("papers.example.org:*", "::1"))
+    for host in ("papers.example.org", "papers.example.org:443", "[::1]", "[::1]:80"):
+        assert _host_allowed(named, host) == 200, host
+    assert _host_allowed(named, "papers.example.org.evil.example") == 421
+
+
+async def test_a_host_header_without_a_port_is_served(corpus: Corpus) -> None:
+    async with http_server(corpus, settings_for("streamable-http")) as url, httpx2.AsyncClient(timeout=WAIT) as http:
+        for host in ("127.0.0.1", "localhost"):
+            response = await http.post(url, headers={**ACCEPT, "host": host}, json=INITIALIZE)
+            assert response.status_code == 200, host
 
 
 # -- 12. what reaches stderr: C1 controls, separators and bidirectional controls escaped ---------------------------

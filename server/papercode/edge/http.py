@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import errno
 import hmac
+import ipaddress
 import logging
 import signal
 import socket
@@ -140,15 +141,25 @@ def auth_for(url: str) -> AuthSettings:
 
 
 def transport_security(settings: Settings) -> TransportSecuritySettings:
-    """DNS-rebinding protection on whatever the bind address: loopback, the bound name, and what was allowed."""
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
-    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    """DNS-rebinding protection on whatever the bind address: loopback, the bound name, and what was allowed,
+    each with any port or none (a client leaves out the scheme's default port: `Host: 127.0.0.1` on port 80)."""
     named = [] if settings.host in ("0.0.0.0", "::") or settings.host in LOOPBACK else [settings.host]
-    for host in (*named, *settings.allowed_hosts):
-        shown = f"[{host}]" if ":" in host and not host.startswith("[") and not host.endswith(":*") else host
-        hosts += [shown] if shown.endswith(":*") else [shown, f"{shown}:*"]
+    hosts = [pattern for host in (*sorted(LOOPBACK), *named, *settings.allowed_hosts) for pattern in host_patterns(host)]
+    origins = [pattern for host in sorted(LOOPBACK) for pattern in host_patterns(host, "http://")]
     origins += list(settings.allowed_origins)
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+
+
+def host_patterns(host: str, scheme: str = "") -> list[str]:
+    """The SDK's patterns for `host` (a name or an IPv4 or IPv6 address; `:*` or not) with any port and with none;
+    for a host given with its port, that port only."""
+    bare = host.removesuffix(":*")
+    with contextlib.suppress(ValueError):
+        ipaddress.IPv6Address(bare.strip("[]"))
+        bare = f"[{bare.strip('[]')}]"
+    if ":" in bare.rsplit("]", 1)[-1]:
+        return [f"{scheme}{bare}"]
+    return [f"{scheme}{bare}", f"{scheme}{bare}:*"]
 
 
 # -- bounded cost per client ----------------------------------------------------------------------
