@@ -7,8 +7,10 @@ Real servers on 127.0.0.1 and raw sockets: in this process where a limit must be
 
 from __future__ import annotations
 
+import json
 import re
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -22,13 +24,16 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
+from mcp import Client
 from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.requests import Request
 
+from conftest import make_record, write_records
 from papercode.corpus.stages import Corpus
+from papercode.edge.app import build_server
 from papercode.edge.http import transport_security
 from papercode.edge.logs import printable
-from papercode.settings import Settings
+from papercode.settings import Settings, bundled_records_dir
 from test_http import ACCEPT, INITIALIZE, THIS_CHECKOUT, http_server, settings_for
 
 pytestmark = [pytest.mark.anyio, pytest.mark.transport]
@@ -135,6 +140,36 @@ def wait_ready(url: str) -> None:
     while _health(url)["status"] != "ok":
         assert time.monotonic() < deadline, f"not ready within {WAIT} s"
         time.sleep(0.05)
+
+
+# -- 3. no server paths in what anyone outside can read --------------------------------------------------------
+
+
+def test_healthz_names_a_vanished_records_directory_without_its_path(tmp_path: Path) -> None:
+    records = tmp_path / "secret-place" / "records"
+    shutil.copytree(bundled_records_dir(), records, ignore=shutil.ignore_patterns("README.md"))
+    with papercode_serve(tmp_path, "--transport", "streamable-http", "--records", str(records)) as (process, url):
+        wait_ready(url)
+        shutil.rmtree(records)
+        process.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + WAIT
+        while (health := _health(url))["last_reload_error"] is None:
+            assert time.monotonic() < deadline, "no failed reload in time"
+            time.sleep(0.05)
+    assert health == {"status": "ok", "papers": 2, "last_reload_error": "records: records directory does not exist"}
+
+
+async def test_load_problems_name_other_records_without_their_path(tmp_path: Path) -> None:
+    first = make_record()
+    records = write_records(tmp_path / "secret-place" / "records", [first, first])  # a duplicate names the copy kept
+    async with Client(build_server(lambda: Corpus.load([records]))) as client:
+        stats = await client.call_tool("corpus_stats", {})
+        report = (await client.read_resource("corpus://load-report")).contents[0].text  # type: ignore[union-attr]
+    assert stats.structured_content is not None
+    (problem,) = stats.structured_content["load"]["first_problems"]
+    assert problem.startswith("error duplicate 001.json: duplicate of") and "kept the one in 000.json" in problem
+    assert "secret-place" not in json.dumps(stats.structured_content) and "secret-place" not in report
+    assert json.loads(report)["problems"][0]["reason"] == problem.split(": ", 1)[1]
 
 
 # -- 11. a Host without the scheme's default port -----------------------------------------------------------------
