@@ -30,11 +30,12 @@ from starlette.requests import Request
 
 from conftest import make_record, write_records
 from papercode.corpus.stages import Corpus
+from papercode.edge import http as serving
 from papercode.edge.app import build_server
 from papercode.edge.http import transport_security
 from papercode.edge.logs import printable
 from papercode.settings import Settings, bundled_records_dir
-from test_http import ACCEPT, INITIALIZE, THIS_CHECKOUT, http_server, settings_for
+from test_http import ACCEPT, INITIALIZE, THIS_CHECKOUT, TOKEN, bearer, http_server, settings_for
 
 pytestmark = [pytest.mark.anyio, pytest.mark.transport]
 
@@ -140,6 +141,62 @@ def wait_ready(url: str) -> None:
     while _health(url)["status"] != "ok":
         assert time.monotonic() < deadline, f"not ready within {WAIT} s"
         time.sleep(0.05)
+
+
+# -- 1. auth before anything reads the request; a time limit on the body -------------------------------------
+
+
+HELD = 80  # connections that send headers and one byte without a token
+FD_LIMIT = 64  # the server's file descriptors: fewer than HELD, so held connections would starve it
+
+
+async def test_requests_without_a_token_are_refused_before_their_body_and_cost_the_server_nothing(tmp_path: Path) -> None:
+    environment = {"PAPERCODE_TEST_TOKEN": TOKEN}
+    args = ("--transport", "streamable-http", "--auth-token-env", "PAPERCODE_TEST_TOKEN")
+    with papercode_serve(tmp_path, *args, fd_limit=FD_LIMIT, **environment) as (_, url):
+        wait_ready(url)  # the corpus is built (it needs descriptors of its own)
+        held = [send_raw(url, post_head(url)) for _ in range(HELD)]  # stateful mode: no session header either
+        try:
+            async with httpx2.AsyncClient(timeout=WAIT) as http:
+                with anyio.fail_after(WAIT):
+                    initialized = await http.post(url, headers={**ACCEPT, **bearer()}, json=INITIALIZE)
+            answers = [await anyio.to_thread.run_sync(until_closed, raw, AT_ONCE) for raw in held]
+        finally:
+            for raw in held:
+                raw.close()
+    assert initialized.status_code == 200 and "mcp-session-id" in initialized.headers
+    for answer, closed in answers:
+        assert answer.startswith(b"HTTP/1.1 401 "), answer[:80]
+        assert b'www-authenticate: bearer error="invalid_token"' in answer.lower()
+        assert closed
+
+
+@pytest.mark.parametrize("mode", ["stateful", "stateless", "sse"])
+async def test_a_request_without_a_token_gets_401_at_once_and_its_connection_closed(corpus: Corpus, mode: str) -> None:
+    settings = settings_for("sse" if mode == "sse" else "streamable-http", stateless=mode == "stateless")
+    async with http_server(corpus, settings, (TOKEN,)) as url:
+        path = "/messages/?session_id=0123456789abcdef0123456789abcdef" if mode == "sse" else None
+        for token in (None, "wrong-token-0123456789abcdef"):
+            with send_raw(url, post_head(url, token=token, path=path)) as raw:
+                answer, closed = await anyio.to_thread.run_sync(until_closed, raw, AT_ONCE)
+            assert answer.startswith(b"HTTP/1.1 401 ") and closed, (token, answer[:80], closed)
+
+
+@pytest.mark.parametrize("mode", ["stateful", "stateless"])
+async def test_a_body_slower_than_the_limit_gets_408_and_its_connection_closed(
+    corpus: Corpus, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(serving.BodyTimeout, "seconds", 0.5)
+    async with http_server(corpus, settings_for("streamable-http", stateless=mode == "stateless"), (TOKEN,)) as url:
+        with send_raw(url, post_head(url, token=TOKEN)) as raw:  # authenticated, and then nothing more
+            started = time.monotonic()
+            answer, closed = await anyio.to_thread.run_sync(until_closed, raw, WAIT)
+            took = time.monotonic() - started
+        async with httpx2.AsyncClient(timeout=WAIT) as http:  # a whole body in time is served as before
+            served = await http.post(url, headers={**ACCEPT, **bearer()}, json=INITIALIZE)
+    assert answer.startswith(b"HTTP/1.1 408 ") and closed, answer[:80]
+    assert 0.4 < took < WAIT / 2
+    assert served.status_code == 200
 
 
 # -- 3. no server paths in what anyone outside can read --------------------------------------------------------
