@@ -418,7 +418,8 @@ async def test_request_values_in_logs_are_cut_escaped_and_rate_limited(tmp_path:
                 refused = await http.get(url, headers={"host": "\x1b[31mevil" + "x" * 60_000})
                 assert refused.status_code == 421
             async with http.stream("GET", url, headers=ACCEPT) as stream:  # an open stream at shutdown
-                async for line in stream.aiter_lines():
+                lines = stream.aiter_lines()  # held: a generator dropped after `break` is closed, and the stream with it
+                async for line in lines:
                     if line.startswith("data:"):
                         endpoint = line.removeprefix("data:").strip()
                         break
