@@ -310,87 +310,6 @@ def _header(headers: Any, name: bytes) -> bytes | None:
     return next((value for key, value in headers if key.lower() == name), None)
 
 
-class AuthFirst:
-    """With tokens, the token is checked before anything reads the request: on the MCP paths, a request
-    without a valid one is refused from its headers alone, with the SDK's own 401, and its connection closed.
-
-    papercode's own layers (SessionGuard) read a request's body before the SDK's auth would see it,
-    and an unanswered client (headers and one byte of its body) would hold a connection and a file
-    descriptor as long as it liked. The check is the SDK's (`BearerAuthBackend` over the same token
-    verifier the SDK app is configured with); the SDK app checks again, as it always does.
-    """
-
-    def __init__(self, app: ASGIApp, verifier: TokenVerifier, auth: AuthSettings, paths: tuple[str, ...]) -> None:
-        self.app, self.paths = app, paths
-        self._backend = BearerAuthBackend(verifier, resource_server_url=auth.resource_server_url if auth.validate_token_resource else None)
-        metadata = build_resource_metadata_url(auth.resource_server_url) if auth.resource_server_url else None
-        self._refuse = RequireAuthMiddleware(app, auth.required_scopes or [], metadata)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not any(scope["path"] == path or scope["path"].startswith(path + "/") for path in self.paths):
-            await self.app(scope, receive, send)
-            return
-        if await self._backend.authenticate(HTTPConnection(scope)) is not None:
-            await self.app(scope, receive, send)
-            return
-        await self._refuse({**scope, "user": None}, receive, _closing(send))  # no user: the SDK answers 401
-
-
-class BodyTimeout:
-    """A request's body must arrive whole within `seconds` of its headers; a client still sending it then
-    gets 408 and its connection is closed (uvicorn waits for a body as long as the client likes)."""
-
-    seconds = BODY_TIMEOUT_SECONDS
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        deadline = anyio.current_time() + self.seconds
-        body_done = started = late = False
-
-        async def receiving() -> Message:
-            nonlocal body_done, late
-            if body_done or late:
-                return await receive() if body_done else {"type": "http.disconnect"}
-            with anyio.CancelScope(deadline=deadline):
-                message = await receive()
-                body_done = message["type"] != "http.request" or not message.get("more_body", False)
-                return message
-            late = True
-            request.cancel()  # the app stops at its next await; whoever reads on sees the client gone
-            return {"type": "http.disconnect"}
-
-        async def sending(message: Message) -> None:
-            nonlocal started
-            if late:
-                return
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        with anyio.CancelScope() as request:
-            await self.app(scope, receiving, sending)
-        if late:
-            log.info("closed a connection that sent no complete request body within %g s", self.seconds)
-            if not started:
-                await _closing(send)({"type": "http.response.start", "status": 408, "headers": [(b"content-length", b"0")]})
-                await send({"type": "http.response.body", "body": b""})
-
-
-def _closing(send: Send) -> Send:
-    """`send`, asking uvicorn to close the connection after this response."""
-
-    async def closing(message: Message) -> None:
-        if message["type"] == "http.response.start":
-            message = {**message, "headers": [*message.get("headers", []), (b"connection", b"close")]}
-        await send(message)
-
-    return closing
-
-
 class HeaderTimeoutH11(H11Protocol):
     """uvicorn's h11 protocol, closing a connection that takes over 10 s to send a request's headers.
 
@@ -483,6 +402,87 @@ class QuietAfterAnswer:
             if not answered:
                 raise
             log.info("after answering %s %s: %s: %s", scope.get("method"), scope.get("path"), type(exc).__name__, exc)
+
+
+class AuthFirst:
+    """With tokens, the token is checked before anything reads the request: on the MCP paths, a request
+    without a valid one is refused from its headers alone, with the SDK's own 401, and its connection closed.
+
+    papercode's own layers (SessionGuard) read a request's body before the SDK's auth would see it,
+    and an unanswered client (headers and one byte of its body) would hold a connection and a file
+    descriptor as long as it liked. The check is the SDK's (`BearerAuthBackend` over the same token
+    verifier the SDK app is configured with); the SDK app checks again, as it always does.
+    """
+
+    def __init__(self, app: ASGIApp, verifier: TokenVerifier, auth: AuthSettings, paths: tuple[str, ...]) -> None:
+        self.app, self.paths = app, paths
+        self._backend = BearerAuthBackend(verifier, resource_server_url=auth.resource_server_url if auth.validate_token_resource else None)
+        metadata = build_resource_metadata_url(auth.resource_server_url) if auth.resource_server_url else None
+        self._refuse = RequireAuthMiddleware(app, auth.required_scopes or [], metadata)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not any(scope["path"] == path or scope["path"].startswith(path + "/") for path in self.paths):
+            await self.app(scope, receive, send)
+            return
+        if await self._backend.authenticate(HTTPConnection(scope)) is not None:
+            await self.app(scope, receive, send)
+            return
+        await self._refuse({**scope, "user": None}, receive, _closing(send))  # no user: the SDK answers 401
+
+
+class BodyTimeout:
+    """A request's body must arrive whole within `seconds` of its headers; a client still sending it then
+    gets 408 and its connection is closed (uvicorn waits for a body as long as the client likes)."""
+
+    seconds = BODY_TIMEOUT_SECONDS
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        deadline = anyio.current_time() + self.seconds
+        body_done = started = late = False
+
+        async def receiving() -> Message:
+            nonlocal body_done, late
+            if body_done or late:
+                return await receive() if body_done else {"type": "http.disconnect"}
+            with anyio.CancelScope(deadline=deadline):
+                message = await receive()
+                body_done = message["type"] != "http.request" or not message.get("more_body", False)
+                return message
+            late = True
+            request.cancel()  # the app stops at its next await; whoever reads on sees the client gone
+            return {"type": "http.disconnect"}
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            if late:
+                return
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        with anyio.CancelScope() as request:
+            await self.app(scope, receiving, sending)
+        if late:
+            log.info("closed a connection that sent no complete request body within %g s", self.seconds)
+            if not started:
+                await _closing(send)({"type": "http.response.start", "status": 408, "headers": [(b"content-length", b"0")]})
+                await send({"type": "http.response.body", "body": b""})
+
+
+def _closing(send: Send) -> Send:
+    """`send`, asking uvicorn to close the connection after this response."""
+
+    async def closing(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), (b"connection", b"close")]}
+        await send(message)
+
+    return closing
 
 
 def guarded(server: MCPServer, settings: Settings, app: ASGIApp) -> ASGIApp:
