@@ -52,6 +52,8 @@ INITIALIZE = {
     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
 }
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+# A `papercode` subprocess runs the code under test, not whichever checkout the virtualenv has installed.
+THIS_CHECKOUT = {"PYTHONPATH": str(Path(serving.__file__).resolve().parents[2])}
 
 
 def bearer(token: str = TOKEN) -> dict[str, str]:
@@ -104,7 +106,7 @@ def running(tmp_path: Path, *args: str, **environment: str) -> Iterator[tuple[su
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
-        env={"HOME": str(tmp_path), "PAPERCODE_CACHE_DIR": str(tmp_path / "cache"), "PAPERCODE_OFFLINE": "1", "PATH": "", **environment},
+        env={"HOME": str(tmp_path), "PAPERCODE_CACHE_DIR": str(tmp_path / "cache"), "PAPERCODE_OFFLINE": "1", "PATH": "", **THIS_CHECKOUT, **environment},
     )
     with server:
         try:
@@ -361,7 +363,7 @@ def test_a_public_bind_without_a_token_is_refused(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=WAIT,
-        env={"HOME": str(tmp_path), "PATH": ""},
+        env={"HOME": str(tmp_path), "PATH": "", **THIS_CHECKOUT},
         check=False,
     )
     assert done.returncode == 2 and done.stdout == ""
@@ -416,7 +418,8 @@ async def test_request_values_in_logs_are_cut_escaped_and_rate_limited(tmp_path:
                 refused = await http.get(url, headers={"host": "\x1b[31mevil" + "x" * 60_000})
                 assert refused.status_code == 421
             async with http.stream("GET", url, headers=ACCEPT) as stream:  # an open stream at shutdown
-                async for line in stream.aiter_lines():
+                lines = stream.aiter_lines()  # held: a generator dropped after `break` is closed, and the stream with it
+                async for line in lines:
                     if line.startswith("data:"):
                         endpoint = line.removeprefix("data:").strip()
                         break

@@ -272,3 +272,38 @@ async def test_listen_streams_hear_that_the_corpus_resources_changed(records: Pa
         with anyio.fail_after(WAIT):
             event = await events.__anext__()
     assert event == ResourceUpdated(uri="corpus://stats")
+
+
+async def test_a_failed_reload_names_no_server_path(records: Path) -> None:
+    live = await _loaded(records)
+    inbox = LogInbox()
+    async with Client(_server_over(live), mode="legacy", logging_callback=inbox.on_log) as client:
+        await _set_level(client, "error")
+        shutil.rmtree(records)
+        assert await live.reload("test") is False
+        await inbox.wait_for(1)
+    missing = "records: records directory does not exist"  # the directory by its name, as /healthz shows it
+    assert inbox.messages == [("error", f"reload failed, still serving the previous records: {missing}")]
+    assert live.last_error == missing
+
+
+async def test_a_reload_failing_on_a_file_names_it_without_its_path(records: Path) -> None:
+    attempts: list[int] = []
+
+    def failing(key: bytes | None) -> Iterator[Stage]:
+        attempts.append(1)
+        if len(attempts) > 1:
+            raise FileNotFoundError(2, "No such file or directory", str(records.parent / "cache" / "index.snapshot"))
+        return open_stages([records], Limits(), None, None, key)
+
+    live = LiveCorpus(failing, fingerprint=lambda: records_key([records], Limits()))
+    await live.load()
+    told: list[str] = []
+
+    async def tell(reason: str) -> None:
+        told.append(reason)
+
+    live.on_failure(tell)
+    assert await live.reload("test") is False
+    assert live.last_error == "FileNotFoundError: [Errno 2] No such file or directory: 'index.snapshot'"
+    assert told == [live.last_error]

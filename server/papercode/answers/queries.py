@@ -15,7 +15,7 @@ from typing import Any, TypedDict
 
 from papercode.core.errors import QueryError
 from papercode.core.ids import SHA_PREFIX_LENGTH, normalize_hex, normalize_repo, parse_arxiv_id, parse_slug
-from papercode.core.load_report import Problem
+from papercode.core.load_report import Problem, relative_to_roots, shown_path
 from papercode.core.records import REPO_KINDS, STATUS_ORDER_TEXT
 from papercode.corpus.stages import Corpus
 from papercode.index.columns import CodeLinkRow
@@ -559,14 +559,10 @@ def by_source(index: PaperIndex) -> dict[str, int] | None:
 
 def shown_problems(corpus: Corpus, code_problems: Sequence[Problem], most: int) -> list[Problem]:
     """The first `most` load problems as answers show them: record paths relative to their records
-    directory and code store files by name, so no answer reveals where the server keeps its files."""
-    roots = sorted((root.rstrip("/") + "/" for root in corpus.index.report.roots), key=len, reverse=True)
-
-    def relative(path: str) -> str:
-        return next((path[len(root) :] for root in roots if path.startswith(root)), PurePath(path).name)
-
+    directory (in reasons too) and code store files by name, so no answer reveals where the server keeps its files."""
+    roots = corpus.index.report.roots
     records = corpus.index.report.problems[:most]
-    shown = [replace(problem, path=relative(problem.path)) for problem in records]
+    shown = [replace(problem, path=shown_path(problem.path, roots), reason=relative_to_roots(problem.reason, roots)) for problem in records]
     return shown + [replace(problem, path=f"code store: {PurePath(problem.path).name}") for problem in code_problems[: most - len(shown)]]
 
 

@@ -23,6 +23,7 @@ import anyio.abc
 import anyio.to_thread
 
 from papercode.core.errors import QueryError
+from papercode.core.load_report import without_paths
 
 from .stages import Corpus, Stage
 
@@ -215,13 +216,18 @@ class LiveCorpus:
                 self.reloads += 1
                 log.info("reloaded: %d papers, %d samples", len(fresh.index.papers), len(fresh.index.samples))
             else:
-                self.last_error = failure
-                log.error("reload failed, still serving the previous index: %s", failure)
+                log.error("reload failed, still serving the previous index: %s", failure)  # the operator's log: paths in full
+                self.last_error = failure = self._shown(failure or "", fresh)  # what /healthz and clients see: none
         if failure is None and fresh is not None:
             await _tell(self._on_swap, fresh)
         else:
             await _tell(self._on_failure, failure or "")
         return failure is None
+
+    def _shown(self, failure: str, fresh: Corpus | None) -> str:
+        """`failure` as anyone outside may read it: records directories by name, no absolute path."""
+        served = fresh or (self._stage.corpus if self._stage is not None else None)
+        return without_paths(failure, served.index.report.roots if served is not None else ())
 
     async def watch(self, interval: float) -> None:
         """Poll the record files every `interval` seconds; rebuild when any changed."""

@@ -3,11 +3,12 @@
 - The socket is bound before uvicorn starts: a busy port is one clear error, and `--port 0` serves on a
   free port that the startup line names.
 - Auth goes through the SDK's own extension point (its token verifier): bearer tokens from an
-  environment variable, compared in constant time. A non-loopback `--host` needs a token (or an
-  explicit `--insecure-no-auth`), and the SDK's Host/Origin checks stay on for every host.
-- Each client's cost is bounded: a 64 KiB request body, a 10 s limit to send a request's headers,
-  at most `--max-sessions` sessions (opening another closes the least recently used one, so no
-  client can lock the others out), tools in worker threads.
+  environment variable, compared in constant time, checked before any layer reads a request's body.
+  A non-loopback `--host` needs a token (or an explicit `--insecure-no-auth`), and the SDK's
+  Host/Origin checks stay on for every host.
+- Each client's cost is bounded: a 64 KiB request body, 10 s to send a request's headers and 10 s
+  more for its body, at most `--max-sessions` sessions (opening another closes the least recently
+  used one, so no client can lock the others out), tools in worker threads.
 - SIGTERM and SIGINT stop accepting, let calls in flight finish (bounded) and exit 0.
 """
 
@@ -17,6 +18,7 @@ import asyncio
 import contextlib
 import errno
 import hmac
+import ipaddress
 import logging
 import signal
 import socket
@@ -25,14 +27,17 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+import anyio
 import orjson
 import uvicorn
-from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.provider import AccessToken, TokenVerifier
+from mcp.server.auth.routes import build_resource_metadata_url
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import INVALID_REQUEST
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -42,9 +47,11 @@ from papercode.settings import Settings
 log = logging.getLogger(__name__)
 
 PATHS = {"streamable-http": "/mcp", "sse": "/sse"}
+AUTH_PATHS = {"streamable-http": ("/mcp",), "sse": ("/sse", "/messages")}  # what the SDK protects with tokens
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 MAX_BODY_BYTES = 64 * 1024  # the largest real tool call is well under 2 KiB
 HEADER_TIMEOUT_SECONDS = 10.0
+BODY_TIMEOUT_SECONDS = 10.0  # from a request's headers to the end of its body
 SHUTDOWN_GRACE_SECONDS = 10
 MIN_TOKEN_CHARS = 16
 
@@ -140,15 +147,25 @@ def auth_for(url: str) -> AuthSettings:
 
 
 def transport_security(settings: Settings) -> TransportSecuritySettings:
-    """DNS-rebinding protection on whatever the bind address: loopback, the bound name, and what was allowed."""
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
-    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"]
+    """DNS-rebinding protection on whatever the bind address: loopback, the bound name, and what was allowed,
+    each with any port or none (a client leaves out the scheme's default port: `Host: 127.0.0.1` on port 80)."""
     named = [] if settings.host in ("0.0.0.0", "::") or settings.host in LOOPBACK else [settings.host]
-    for host in (*named, *settings.allowed_hosts):
-        shown = f"[{host}]" if ":" in host and not host.startswith("[") and not host.endswith(":*") else host
-        hosts += [shown] if shown.endswith(":*") else [shown, f"{shown}:*"]
+    hosts = [pattern for host in (*sorted(LOOPBACK), *named, *settings.allowed_hosts) for pattern in host_patterns(host)]
+    origins = [pattern for host in sorted(LOOPBACK) for pattern in host_patterns(host, "http://")]
     origins += list(settings.allowed_origins)
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+
+
+def host_patterns(host: str, scheme: str = "") -> list[str]:
+    """The SDK's patterns for `host` (a name or an IPv4 or IPv6 address; `:*` or not) with any port and with none;
+    for a host given with its port, that port only."""
+    bare = host.removesuffix(":*")
+    with contextlib.suppress(ValueError):
+        ipaddress.IPv6Address(bare.strip("[]"))
+        bare = f"[{bare.strip('[]')}]"
+    if ":" in bare.rsplit("]", 1)[-1]:
+        return [f"{scheme}{bare}"]
+    return [f"{scheme}{bare}", f"{scheme}{bare}:*"]
 
 
 # -- bounded cost per client ----------------------------------------------------------------------
@@ -387,10 +404,102 @@ class QuietAfterAnswer:
             log.info("after answering %s %s: %s: %s", scope.get("method"), scope.get("path"), type(exc).__name__, exc)
 
 
+class AuthFirst:
+    """With tokens, the token is checked before anything reads the request: on the MCP paths, a request
+    without a valid one is refused from its headers alone, with the SDK's own 401, and its connection closed.
+
+    papercode's own layers (SessionGuard) read a request's body before the SDK's auth would see it,
+    and an unanswered client (headers and one byte of its body) would hold a connection and a file
+    descriptor as long as it liked. The check is the SDK's (`BearerAuthBackend` over the same token
+    verifier the SDK app is configured with); the SDK app checks again, as it always does.
+    """
+
+    def __init__(self, app: ASGIApp, verifier: TokenVerifier, auth: AuthSettings, paths: tuple[str, ...]) -> None:
+        self.app, self.paths = app, paths
+        self._backend = BearerAuthBackend(verifier, resource_server_url=auth.resource_server_url if auth.validate_token_resource else None)
+        metadata = build_resource_metadata_url(auth.resource_server_url) if auth.resource_server_url else None
+        self._refuse = RequireAuthMiddleware(app, auth.required_scopes or [], metadata)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not any(scope["path"] == path or scope["path"].startswith(path + "/") for path in self.paths):
+            await self.app(scope, receive, send)
+            return
+        if await self._backend.authenticate(HTTPConnection(scope)) is not None:
+            await self.app(scope, receive, send)
+            return
+        await self._refuse({**scope, "user": None}, receive, _closing(send))  # no user: the SDK answers 401
+
+
+class BodyTimeout:
+    """A request's body must arrive whole within `seconds` of its headers; a client still sending it then
+    gets 408 and its connection is closed (uvicorn waits for a body as long as the client likes)."""
+
+    seconds = BODY_TIMEOUT_SECONDS
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        deadline = anyio.current_time() + self.seconds
+        body_done = started = late = False
+
+        async def receiving() -> Message:
+            nonlocal body_done, late
+            if body_done or late:
+                return await receive() if body_done else {"type": "http.disconnect"}
+            with anyio.CancelScope(deadline=deadline):
+                message = await receive()
+                body_done = message["type"] != "http.request" or not message.get("more_body", False)
+                return message
+            late = True
+            request.cancel()  # the app stops at its next await; whoever reads on sees the client gone
+            return {"type": "http.disconnect"}
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            if late:
+                return
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        with anyio.CancelScope() as request:
+            await self.app(scope, receiving, sending)
+        if late:
+            log.info("closed a connection that sent no complete request body within %g s", self.seconds)
+            if not started:
+                await _closing(send)({"type": "http.response.start", "status": 408, "headers": [(b"content-length", b"0")]})
+                await send({"type": "http.response.body", "body": b""})
+
+
+def _closing(send: Send) -> Send:
+    """`send`, asking uvicorn to close the connection after this response."""
+
+    async def closing(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), (b"connection", b"close")]}
+        await send(message)
+
+    return closing
+
+
+def guarded(server: MCPServer, settings: Settings, app: ASGIApp) -> ASGIApp:
+    """`app` behind the checks that come before any layer reads a request: its token (with tokens), then
+    the time its body may take."""
+    timed = BodyTimeout(app)
+    verifier, auth = server._token_verifier, server.settings.auth  # the SDK's own verifier, as build_server set it
+    if verifier is None or auth is None:
+        return timed
+    return AuthFirst(timed, verifier, auth, AUTH_PATHS[settings.transport])
+
+
 def http_app(server: MCPServer, settings: Settings) -> ASGIApp:
     security = transport_security(settings)
     if settings.transport == "sse":
-        return QuietAfterAnswer(server.sse_app(max_request_body_size=MAX_BODY_BYTES, transport_security=security, host=settings.host))
+        sse = server.sse_app(max_request_body_size=MAX_BODY_BYTES, transport_security=security, host=settings.host)
+        return QuietAfterAnswer(guarded(server, settings, sse))
     app = server.streamable_http_app(
         streamable_http_path=PATHS["streamable-http"],
         json_response=settings.stateless,
@@ -401,7 +510,8 @@ def http_app(server: MCPServer, settings: Settings) -> ASGIApp:
         transport_security=security,
         host=settings.host,
     )
-    return QuietAfterAnswer(app if settings.stateless else SessionGuard(app, PATHS["streamable-http"], settings.max_sessions))
+    limited = app if settings.stateless else SessionGuard(app, PATHS["streamable-http"], settings.max_sessions)
+    return QuietAfterAnswer(guarded(server, settings, limited))
 
 
 def uvicorn_server(server: MCPServer, settings: Settings) -> GracefulServer:
