@@ -68,7 +68,7 @@ async def http_server(corpus: Corpus, settings: Settings, tokens: tuple[str, ...
     auth = (StaticTokens(tokens), auth_for(url)) if tokens else None
     server = build_server(lambda: corpus, code, auth=auth)
     add_health_route(server, lambda: {"status": "ok", "papers": len(corpus.index.papers), "last_reload_error": None})
-    running = uvicorn_server(server, settings)
+    running = uvicorn_server(server, settings, auth)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(lambda: running.serve(sockets=[sock]))  # the socket listens already: clients may connect at once
         try:

@@ -298,7 +298,7 @@ def _serve(settings: Settings) -> int:
                 await server.run_stdio_async()  # loads the records in the background as it serves
             else:
                 async with server.running():
-                    await serve_http(server, settings, sock)
+                    await serve_http(server, settings, sock, auth)
             tasks.cancel_scope.cancel()
 
     anyio.run(run)

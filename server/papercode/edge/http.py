@@ -44,6 +44,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from papercode.settings import Settings
 
+Auth = tuple[TokenVerifier, AuthSettings]
+"""The token verifier and auth settings `build_server` gives the SDK, for the checks before it."""
 log = logging.getLogger(__name__)
 
 PATHS = {"streamable-http": "/mcp", "sse": "/sse"}
@@ -485,21 +487,21 @@ def _closing(send: Send) -> Send:
     return closing
 
 
-def guarded(server: MCPServer, settings: Settings, app: ASGIApp) -> ASGIApp:
-    """`app` behind the checks that come before any layer reads a request: its token (with tokens), then
-    the time its body may take."""
+def guarded(app: ASGIApp, settings: Settings, auth: Auth | None) -> ASGIApp:
+    """`app` behind the checks that come before any layer reads a request: its token (with `auth`, the
+    verifier and settings `build_server` gave the SDK), then the time its body may take."""
     timed = BodyTimeout(app)
-    verifier, auth = server._token_verifier, server.settings.auth  # the SDK's own verifier, as build_server set it
-    if verifier is None or auth is None:
+    if auth is None:
         return timed
-    return AuthFirst(timed, verifier, auth, AUTH_PATHS[settings.transport])
+    verifier, auth_settings = auth
+    return AuthFirst(timed, verifier, auth_settings, AUTH_PATHS[settings.transport])
 
 
-def http_app(server: MCPServer, settings: Settings) -> ASGIApp:
+def http_app(server: MCPServer, settings: Settings, auth: Auth | None = None) -> ASGIApp:
     security = transport_security(settings)
     if settings.transport == "sse":
         sse = server.sse_app(max_request_body_size=MAX_BODY_BYTES, transport_security=security, host=settings.host)
-        return QuietAfterAnswer(guarded(server, settings, sse))
+        return QuietAfterAnswer(guarded(sse, settings, auth))
     app = server.streamable_http_app(
         streamable_http_path=PATHS["streamable-http"],
         json_response=settings.stateless,
@@ -511,13 +513,13 @@ def http_app(server: MCPServer, settings: Settings) -> ASGIApp:
         host=settings.host,
     )
     limited = app if settings.stateless else SessionGuard(app, PATHS["streamable-http"], settings.max_sessions)
-    return QuietAfterAnswer(guarded(server, settings, limited))
+    return QuietAfterAnswer(guarded(limited, settings, auth))
 
 
-def uvicorn_server(server: MCPServer, settings: Settings) -> GracefulServer:
+def uvicorn_server(server: MCPServer, settings: Settings, auth: Auth | None = None) -> GracefulServer:
     """uvicorn serving `server` as `settings` say, with papercode's limits; `.serve(sockets=[sock])` runs it."""
     config = uvicorn.Config(
-        http_app(server, settings),
+        http_app(server, settings, auth),
         http=HeaderTimeoutH11,
         lifespan="on",
         log_config=None,  # uvicorn's records go through papercode's stderr handler and its filter
@@ -529,9 +531,9 @@ def uvicorn_server(server: MCPServer, settings: Settings) -> GracefulServer:
     return GracefulServer(config)
 
 
-async def serve_http(server: MCPServer, settings: Settings, sock: socket.socket) -> None:
+async def serve_http(server: MCPServer, settings: Settings, sock: socket.socket, auth: Auth | None = None) -> None:
     """Serve `server` on the bound `sock` until SIGTERM/SIGINT (then return cleanly) or cancellation."""
-    running = uvicorn_server(server, settings)
+    running = uvicorn_server(server, settings, auth)
     # The startup line names the real port (useful with --port 0); on stderr, like every diagnostic.
     sys.stderr.write(f"papercode: serving MCP over {settings.transport} on {url_of(sock, settings.transport)}\n")
     sys.stderr.flush()
