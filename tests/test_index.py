@@ -13,9 +13,10 @@ from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, make_record, make_
 from papercode.build import builder
 from papercode.core.errors import QueryError
 from papercode.core.ids import normalize_repo
+from papercode.core.ordering import status_rank
 from papercode.core.paging import Pager
 from papercode.corpus.stages import Corpus
-from papercode.index.paper_index import status_rank, task_key
+from papercode.index.paper_index import task_key
 from papercode.index.search import SearchFilters, query_terms
 
 LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]

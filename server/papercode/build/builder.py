@@ -23,9 +23,10 @@ import orjson
 
 from papercode.core.ids import normalize_repo
 from papercode.core.load_report import LoadReport, Problem
+from papercode.core.ordering import PAPER_ORDER, PAPER_TIES, group
 from papercode.core.records import CodeLinkData, RecordData, SampleData
 from papercode.index.columns import NO_LEVEL, NONE, PaperColumns, SampleColumns, StringTable
-from papercode.index.paper_index import STATUS_RANK, UNKNOWN_STATUS_RANK, PaperIndex
+from papercode.index.paper_index import PaperIndex
 from papercode.index.search import SearchDocument
 
 from . import orders
@@ -50,7 +51,8 @@ _LEVEL = operator.attrgetter("verification_level")
 _LICENCE = operator.attrgetter("licence")
 _INLINE = operator.attrgetter("inline_ok")
 _FILE_URL = operator.attrgetter("file_url")
-_ORDER_FIELDS = operator.attrgetter("repo_kind", "status", "inline_ok")
+_ORDER_FIELDS = operator.attrgetter(*(criterion.field for criterion in PAPER_ORDER))
+_TIES = tuple(map(operator.attrgetter, PAPER_TIES))
 _METHOD_NAME = operator.attrgetter("method_name")
 _FRAMEWORK = operator.attrgetter("framework")
 _IS_OFFICIAL = operator.attrgetter("is_official")
@@ -67,29 +69,26 @@ def _year(date: str | None) -> int | None:
     return None
 
 
-class _OrderGroups(dict[tuple[str, str, bool], int]):
-    """(repo kind, status, inline_ok) -> the first part of a sample's default-order key: official
-    first, then status best first, then showable first (computed once per distinct triple)."""
+class _PaperGroups(dict[tuple[Any, ...], int]):
+    """The values of a sample's `PAPER_ORDER` fields -> its `ordering.group`, the first part of its
+    key in its paper's order (computed once per distinct values)."""
 
-    def __missing__(self, key: tuple[str, str, bool]) -> int:
-        kind, status, inline = key
-        group = self[key] = (kind != "official") * 2 * (UNKNOWN_STATUS_RANK + 1) + STATUS_RANK.get(status, UNKNOWN_STATUS_RANK) * 2 + (not inline)
-        return group
+    def __missing__(self, values: tuple[Any, ...]) -> int:
+        found = self[values] = group(PAPER_ORDER, values)
+        return found
 
 
-_order_group = _OrderGroups().__getitem__
+_paper_group = _PaperGroups().__getitem__
 
 
 def default_order(samples: list[SampleData]) -> list[SampleData]:
-    """A paper's samples best first: official, status, showable, then repo/path/entry (input order breaks ties)."""
+    """A paper's samples in `ordering.PAPER_ORDER`, then by `PAPER_TIES`, then as listed (input order)."""
     if len(samples) < 2:
         return samples
     keyed = sorted(
         zip(
-            map(_order_group, map(_ORDER_FIELDS, samples)),
-            map(_REPO, samples),
-            map(_PATH, samples),
-            map(_ENTRY, samples),
+            map(_paper_group, map(_ORDER_FIELDS, samples)),
+            *(map(tie, samples) for tie in _TIES),
             range(len(samples)),
             strict=False,
         )
@@ -423,7 +422,7 @@ class IndexBuilder(_RecordColumns):
         """Everything derived from the papers' live samples: counts, hashes, repositories, listings."""
         papers, strings = self._papers, self._strings
         self.report.records_indexed = len(papers)
-        derived = orders.compute(self._samples, papers, self._links, self._ids.get("official", -2))
+        derived = orders.compute(self._samples, papers, self._links)
         read_ats = [value for value in papers.read_at if value]
         index = PaperIndex(
             report=self.report,

@@ -16,8 +16,10 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from papercode.core.ordering import LISTING_ORDER, STATUS_BEST_FIRST, status_order
+from papercode.core.records import OFFICIAL_KIND
 from papercode.index.columns import NONE, PaperColumns, SampleColumns
-from papercode.index.paper_index import BucketKey, status_rank
+from papercode.index.paper_index import BucketKey
 
 Ints = npt.NDArray[np.int64]
 
@@ -84,9 +86,10 @@ def _dense(values: npt.NDArray[Any]) -> tuple[npt.NDArray[Any], npt.NDArray[Any]
     return present - 1, position[shifted]
 
 
-def compute(samples: SampleColumns, papers: PaperColumns, links: LinkRepos, official_id: int) -> Orders:
+def compute(samples: SampleColumns, papers: PaperColumns, links: LinkRepos) -> Orders:
     """Everything derived from the papers' live samples (and their code links)."""
     values = samples.strings.values
+    official_id = samples.strings.ids.get(OFFICIAL_KIND, -2)  # -2: no sample is official
     starts, ends = view(papers.start), view(papers.end)
     live = _live(starts, ends, view(samples.paper))
 
@@ -105,7 +108,7 @@ def compute(samples: SampleColumns, papers: PaperColumns, links: LinkRepos, offi
     by_sha = np.argsort(sha, kind="stable")
     sample_ids = by_sha if live is None else live[by_sha]
     by_key, key_rank = key_ranks(papers)
-    listing_order, buckets = _listing(samples, papers, by_key, official_id)
+    listing_order, buckets = _listing(samples, papers, by_key)
     repo_names, repo_offsets, repo_papers = _repositories(samples, key_rank, links, live, official_id)
     return Orders(
         live_samples=len(samples) if live is None else len(live),
@@ -133,25 +136,30 @@ def key_ranks(papers: PaperColumns) -> tuple[list[int], Ints]:
     return by_key, ranks
 
 
-def _listing(samples: SampleColumns, papers: PaperColumns, by_key: list[int], official_id: int) -> tuple[array[int], dict[BucketKey, array[int]]]:
-    """The listing order (status, official first, showable first, then paper key, and each paper's
-    default order) and its buckets: a stable sort of the papers' samples, in key order, by one small
-    int per sample."""
+def _listing(samples: SampleColumns, papers: PaperColumns, by_key: list[int]) -> tuple[array[int], dict[BucketKey, array[int]]]:
+    """The listing order (`ordering.LISTING_ORDER`, then paper key, then each paper's own order)
+    and its buckets: a stable sort of the papers' samples, in key order, by one small int per sample."""
     values = samples.strings.values
     ordered = np.asarray(by_key, dtype=np.int64)
     starts, ends = view(papers.start)[ordered].astype(np.int64), view(papers.end)[ordered].astype(np.int64)
     lengths = ends - starts
     # Each paper's sample ids start..end-1, papers in key order.
     base = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
-    status, kind, inline = view(samples.status)[base], view(samples.repo_kind)[base], view(samples.inline_ok)[base]
-    # Every status present gets a part.
-    status_ids, status_codes = _dense(status)
-    statuses = [values[string_id] for string_id in status_ids.tolist()]
-    ranked = sorted(range(len(statuses)), key=lambda code: (status_rank(statuses[code]), statuses[code]))
-    part = np.zeros(len(status_ids), dtype=np.int64)
-    part[ranked] = np.arange(len(ranked), dtype=np.int64) * 4
-    group = part[status_codes] + 2 * (kind != official_id) + (1 - inline.astype(np.int64))
-    order = base[np.argsort(_small(group), kind="stable")]
+    # `ordering.group` over whole columns: one digit per criterion, from the few distinct values of its field.
+    place = np.zeros(len(base), dtype=np.int64)
+    for criterion in LISTING_ORDER:
+        column = getattr(samples, criterion.field)
+        found, codes = _dense(view(column)[base])
+        named: list[Any] = [bool(value) if isinstance(column, bytearray) else values[value] for value in found.tolist()]
+        if criterion is STATUS_BEST_FIRST:  # every status present gets a part of its own (unknown ones by name)
+            digit = np.zeros(len(named), dtype=np.int64)
+            digit[sorted(range(len(named)), key=lambda code: status_order(named[code]))] = np.arange(len(named), dtype=np.int64)
+            levels = len(named)
+        else:
+            digit = np.asarray([criterion.key(value) for value in named], dtype=np.int64)
+            levels = criterion.levels
+        place = place * levels + digit[codes]
+    order = base[np.argsort(_small(place), kind="stable")]
     return _ints(order), _buckets(samples, order)
 
 

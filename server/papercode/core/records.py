@@ -18,7 +18,8 @@ from .ids import SHA_PREFIX_LENGTH
 # Statuses in order, best first for an agent looking for working code. Unknown values are
 # kept and rank after these.
 KNOWN_STATUSES: tuple[str, ...] = ("ran_honours", "ran", "ran_draft_wrong", "ran_violates", "unverified")
-REPO_KINDS: tuple[str, ...] = ("official", "named_in_paper", "found_in_text", "listed", "community")
+OFFICIAL_KIND = "official"  # the repository kind of the paper's own code (listings put it first: see `ordering`)
+REPO_KINDS: tuple[str, ...] = (OFFICIAL_KIND, "named_in_paper", "found_in_text", "listed", "community")
 # The prose the model reads, generated from the orders above so that it cannot drift from them.
 STATUS_ORDER_TEXT = " > ".join(KNOWN_STATUSES)  # best first: "ran_honours > ran > ... > unverified"
 STATUS_CHOICES_TEXT = f"{', '.join(KNOWN_STATUSES[:-1])} or {KNOWN_STATUSES[-1]}"

@@ -15,6 +15,8 @@ from typing import NamedTuple, cast
 
 import orjson
 
+from papercode.core.records import OFFICIAL_KIND
+
 from .packed import PackedBytes, PackedStrings
 
 NONE = -1  # "no value" in a column of string ids or years
@@ -41,7 +43,7 @@ class SampleRow:
 
     @property
     def is_official(self) -> bool:
-        return self.repo_kind == "official"
+        return self.repo_kind == OFFICIAL_KIND
 
 
 class CodeLinkRow(NamedTuple):

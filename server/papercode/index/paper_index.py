@@ -19,30 +19,21 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 
 from papercode.core.load_report import LoadReport
+from papercode.core.ordering import status_order
 from papercode.core.records import KNOWN_STATUSES
 
 from .columns import CodeLinkRow, PaperColumns, PaperDetails, PaperRow, SampleColumns, SampleRow
 from .packed import PackedStrings
 
 __all__ = [
-    "STATUS_RANK",
     "BucketKey",
     "CodeLinkRow",
     "PaperDetails",
     "PaperIndex",
     "PaperRow",
     "SampleRow",
-    "status_rank",
     "task_key",
 ]
-
-STATUS_RANK: dict[str, int] = {status: rank for rank, status in enumerate(KNOWN_STATUSES)}
-UNKNOWN_STATUS_RANK = len(KNOWN_STATUSES)
-
-
-def status_rank(status: str) -> int:
-    return STATUS_RANK.get(status, UNKNOWN_STATUS_RANK)
-
 
 _SPELLING = ((re.compile(r"(.)\1"), r"\1"), (re.compile(r"isation"), "ization"), (re.compile(r"our\b"), "or"))
 
@@ -114,9 +105,8 @@ class PaperIndex:
         return {self.samples.status_of(i) for i in paper.samples}
 
     def statuses(self) -> list[str]:
-        """Every valid status: the known ones, then any others seen in the corpus."""
-        extra = sorted(set(self.status_counts) - set(KNOWN_STATUSES))
-        return [*KNOWN_STATUSES, *extra]
+        """Every valid status: the known ones, then any others seen in the corpus, best first (`status_order`)."""
+        return sorted({*KNOWN_STATUSES, *self.status_counts}, key=status_order)
 
     def sample_ids_for_sha(self, sha: str) -> list[int]:
         """Samples whose code hash is exactly `sha` (16 hex)."""

@@ -1,0 +1,87 @@
+"""Each rule has one home: the code that applies it, and the prose that states it, follow the definition."""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Callable
+from typing import Any
+
+from conftest import make_record, make_sample
+from papercode.core.ordering import LISTING_ORDER, PAPER_ORDER, PAPER_TIES, STATUS_BEST_FIRST, group, status_order
+from papercode.core.records import KNOWN_STATUSES, REPO_KINDS
+from papercode.corpus.stages import Corpus
+
+LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
+
+# -- the two sample orders -----------------------------------------------------------------
+
+_STATUSES = (*KNOWN_STATUSES, "ran_someday", "also_unknown")
+_KINDS = (*REPO_KINDS, "fork")
+
+
+def _random_samples(rng: random.Random, paper: int, count: int) -> list[dict[str, Any]]:
+    return [
+        make_sample(
+            f"{paper:04x}{number:012x}",
+            repo=rng.choice(("a/x", "b/y", "C/z")),
+            path=rng.choice(("m.py", "n.py")),
+            entry=rng.choice(("f", "g")),
+            repo_kind=rng.choice(_KINDS),
+            status=rng.choice(_STATUSES),
+            inline_ok=rng.random() < 0.5,
+        )
+        for number in range(count)
+    ]
+
+
+def _mixed_corpus(load_corpus: LoadCorpus) -> tuple[Corpus, dict[str, list[dict[str, Any]]]]:
+    rng = random.Random(14)
+    samples = {f"2001.{paper:05d}": _random_samples(rng, paper, 40) for paper in range(1, 6)}
+    records = [make_record(arxiv_id, f"paper-{arxiv_id}", listed) for arxiv_id, listed in samples.items()]
+    rng.shuffle(records)
+    return load_corpus(records), samples
+
+
+def _paper_key(sample: dict[str, Any], position: int) -> tuple[Any, ...]:
+    """The paper order as `PAPER_ORDER` and `PAPER_TIES` state it, criterion by criterion."""
+    return (*(criterion.key(sample[criterion.field]) for criterion in PAPER_ORDER), *(sample[tie] for tie in PAPER_TIES), position)
+
+
+def test_a_papers_samples_are_in_the_order_its_definition_states(load_corpus: LoadCorpus) -> None:
+    corpus, samples = _mixed_corpus(load_corpus)
+    for arxiv_id, listed in samples.items():
+        expected = [sample["code_sha256_prefix"] for _, sample in sorted(enumerate(listed), key=lambda item: _paper_key(item[1], item[0]))]
+        paper = corpus.index.paper_by_arxiv(arxiv_id)
+        assert paper is not None
+        assert [row.code_sha256 for row in corpus.index.samples_of(paper)] == expected
+
+
+def test_the_corpus_listing_is_in_the_order_its_definition_states(load_corpus: LoadCorpus) -> None:
+    corpus, samples = _mixed_corpus(load_corpus)
+
+    def listing_key(arxiv_id: str, sample: dict[str, Any], position: int) -> tuple[Any, ...]:
+        criteria = (
+            status_order(sample["status"]) if criterion is STATUS_BEST_FIRST else criterion.key(sample[criterion.field]) for criterion in LISTING_ORDER
+        )
+        return (*criteria, arxiv_id, _paper_key(sample, position))
+
+    expected = sorted(
+        ((arxiv_id, sample, position) for arxiv_id, listed in samples.items() for position, sample in enumerate(listed)),
+        key=lambda item: listing_key(*item),
+    )
+    total, rows = corpus.index.list_samples(corpus.index.statuses())
+    assert total == len(expected)
+    assert [row.code_sha256 for row in rows] == [sample["code_sha256_prefix"] for _, sample, _ in expected]
+
+
+def test_the_listing_and_a_paper_put_the_same_criteria_in_a_different_order() -> None:
+    assert set(LISTING_ORDER) == set(PAPER_ORDER)
+    assert LISTING_ORDER[0] is STATUS_BEST_FIRST and PAPER_ORDER[1] is STATUS_BEST_FIRST
+
+
+def test_a_group_sorts_as_its_criteria_do() -> None:
+    values = list(itertools.product(_KINDS, _STATUSES, (True, False)))
+    by_group = sorted(values, key=lambda triple: (group(PAPER_ORDER, triple), triple))
+    by_criteria = sorted(values, key=lambda triple: ((*(c.key(v) for c, v in zip(PAPER_ORDER, triple, strict=True)),), triple))
+    assert by_group == by_criteria
