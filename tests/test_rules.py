@@ -62,7 +62,8 @@ def test_the_corpus_listing_is_in_the_order_its_definition_states(load_corpus: L
 
     def listing_key(arxiv_id: str, sample: dict[str, Any], position: int) -> tuple[Any, ...]:
         criteria = (
-            status_order(sample["status"]) if criterion is STATUS_BEST_FIRST else criterion.key(sample[criterion.field]) for criterion in LISTING_ORDER
+            status_order(sample["status"]) if criterion is STATUS_BEST_FIRST else criterion.key(sample[criterion.field])
+            for criterion in LISTING_ORDER
         )
         return (*criteria, arxiv_id, _paper_key(sample, position))
 
