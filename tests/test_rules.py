@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import itertools
 import random
+from array import array
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from conftest import make_record, make_sample
+from papercode.answers import models, queries
+from papercode.core.errors import QueryError
+from papercode.core.ids import SHA_PREFIX_LENGTH, is_sha_prefix
 from papercode.core.ordering import LISTING_ORDER, PAPER_ORDER, PAPER_TIES, STATUS_BEST_FIRST, group, status_order
 from papercode.core.records import KNOWN_STATUSES, REPO_KINDS
 from papercode.corpus.stages import Corpus
+from papercode.verified.harvest import sha256_prefix
 
 LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
 
@@ -86,3 +93,24 @@ def test_a_group_sorts_as_its_criteria_do() -> None:
     by_group = sorted(values, key=lambda triple: (group(PAPER_ORDER, triple), triple))
     by_criteria = sorted(values, key=lambda triple: ((*(c.key(v) for c, v in zip(PAPER_ORDER, triple, strict=True)),), triple))
     assert by_group == by_criteria
+
+
+# -- the code hash's length ----------------------------------------------------------------
+
+
+def test_the_code_hash_length_is_one_constant_everywhere(load_corpus: LoadCorpus) -> None:
+    assert len(sha256_prefix("def f():\n    pass\n")) == SHA_PREFIX_LENGTH
+    assert array("Q").itemsize * 8 == 4 * SHA_PREFIX_LENGTH  # the index keeps a hash in one 64-bit int
+    assert is_sha_prefix("0" * SHA_PREFIX_LENGTH) and not is_sha_prefix("0" * (SHA_PREFIX_LENGTH + 1))
+    sha = "00" + "a" * (SHA_PREFIX_LENGTH - 2)  # leading zeros survive the int column
+    corpus = load_corpus([make_record(samples=[make_sample(sha)])])
+    assert [row.code_sha256 for row in corpus.index.samples] == [sha]
+    assert corpus.index.shas_with_prefix(sha[:3]) == [sha]
+    too_long = load_corpus([make_record(samples=[make_sample(sha + "0")])])
+    assert len(too_long.index.samples) == 0
+
+
+def test_the_code_hash_prose_is_generated_from_its_length(corpus: Corpus) -> None:
+    assert f"sha256(code)[:{SHA_PREFIX_LENGTH}] == code_sha256" in str(models.CodeAnswer.model_fields["code"].description)
+    with pytest.raises(QueryError, match=f"pass the full {SHA_PREFIX_LENGTH}-character code_sha256"):
+        queries.find_code(corpus, "abc")

@@ -419,21 +419,21 @@ class FoundCode:
 
 
 def find_code(corpus: Corpus, code_sha256: str) -> FoundCode:
-    """The samples with this code hash (16 hex, or a unique prefix of 8+)."""
+    """The samples with this code hash (`SHA_PREFIX_LENGTH` hex characters, or a unique prefix of `MIN_SHA_PREFIX`+)."""
     text = code_sha256.strip()
     prefix = normalize_hex(text) if len(text) <= 64 else None
     if prefix is None:
         raise QueryError(
             "invalid_argument",
             f"{_quote(text)} is not a hex code hash",
-            "pass the code_sha256 of a sample (16 hex characters) as a string: a bare number loses digits",
+            f"pass the code_sha256 of a sample ({SHA_PREFIX_LENGTH} hex characters) as a string: a bare number loses digits",
         )
     prefix = prefix[:SHA_PREFIX_LENGTH]
     if len(prefix) < MIN_SHA_PREFIX:
         raise QueryError(
             "invalid_argument",
             f"hash prefix {prefix} is shorter than {MIN_SHA_PREFIX} characters",
-            "pass the full 16-character code_sha256",
+            f"pass the full {SHA_PREFIX_LENGTH}-character code_sha256",
         )
     candidates = corpus.index.shas_with_prefix(prefix, most=11)
     if not candidates:
@@ -444,7 +444,7 @@ def find_code(corpus: Corpus, code_sha256: str) -> FoundCode:
         )
     if len(candidates) > 1:
         listed = ", ".join(candidates[:10]) + (" …" if len(candidates) > 10 else "")
-        raise QueryError("ambiguous", f"{prefix} matches several samples: {listed}", "call again with one full 16-character code_sha256")
+        raise QueryError("ambiguous", f"{prefix} matches several samples: {listed}", f"call again with one full {SHA_PREFIX_LENGTH}-character code_sha256")
     sha = candidates[0]
     index = corpus.index
     rows = [index.samples[i] for i in index.sample_ids_for_sha(sha)]

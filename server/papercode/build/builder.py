@@ -58,7 +58,7 @@ _FRAMEWORK = operator.attrgetter("framework")
 _IS_OFFICIAL = operator.attrgetter("is_official")
 _LAST = operator.itemgetter(-1)
 _NO_LEVEL = {None: NO_LEVEL}.get  # (level, level): the level, or NO_LEVEL for None
-_HEX = repeat(16)
+_HEXADECIMAL = repeat(16)  # the base of int(sha, 16)
 _URL_HEAD, _URL_MIDDLE = "https://github.com/", "/blob/HEAD/"  # columns.blob_url, joined at C level for map()
 _ROW_URL, _ROW_OFFICIAL, _ROW_MENTIONED = operator.itemgetter(1), operator.itemgetter(2), operator.itemgetter(3)
 
@@ -265,7 +265,7 @@ class _RecordColumns:
         columns, ids = self._samples, self._ids.__getitem__
         start = len(columns)
         repos, paths = list(map(_REPO, samples)), list(map(_PATH, samples))
-        columns.sha.extend(map(int, map(_SHA, samples), _HEX))
+        columns.sha.extend(map(int, map(_SHA, samples), _HEXADECIMAL))
         columns.entry.extend(list(map(_ENTRY, samples)))
         columns.repo.extend(map(ids, repos))
         columns.repo_kind.extend(map(ids, map(_KIND, samples)))

@@ -26,8 +26,10 @@ _PAPER_URL = re.compile(
 _REPO_URL = re.compile(r"^(?:https?://)?(?:www\.)?github\.com/", re.IGNORECASE)
 _REPO_NAME = re.compile(r"^[A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+$")
 
-HEX_DIGITS = frozenset("0123456789abcdef")
-SHA_PREFIX_LENGTH = 16
+LOWER_HEX = "0123456789abcdef"
+HEX_DIGITS = frozenset(LOWER_HEX)
+SHA_PREFIX_LENGTH = 16  # a sample's code hash: the first 16 hex characters of a sha256 (64 bits: one int column)
+SHA_PREFIX_FORMAT = f"0{SHA_PREFIX_LENGTH}x"  # `format(int(sha, 16), SHA_PREFIX_FORMAT) == sha`
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +137,7 @@ def normalize_hex(text: str) -> str | None:
 
 
 def is_sha_prefix(value: object) -> bool:
-    """True for a record's `code_sha256_prefix`: exactly 16 lower-case hex characters."""
+    """True for a record's `code_sha256_prefix`: exactly `SHA_PREFIX_LENGTH` lower-case hex characters."""
     return isinstance(value, str) and len(value) == SHA_PREFIX_LENGTH and set(value) <= HEX_DIGITS
 
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
 
-from .ids import SHA_PREFIX_LENGTH
+from .ids import LOWER_HEX, SHA_PREFIX_LENGTH
 
 # Statuses in order, best first for an agent looking for working code. Unknown values are
 # kept and rank after these.
@@ -249,7 +249,6 @@ class RecordData(_Fast):
     syntology: SyntologyData | None = None
 
 
-_LOWER_HEX = "0123456789abcdef"
 _SHA = operator.attrgetter("code_sha256_prefix")
 
 
@@ -257,7 +256,7 @@ class RecordDecoder:
     """Decodes a record's JSON into `RecordData`, validating as the pydantic models do.
 
     Every sample hash must be lower-case hex: checked in one pass over a record's hashes joined
-    (each is exactly 16 characters already), not with a pattern per sample.
+    (each has exactly `SHA_PREFIX_LENGTH` characters already), not with a pattern per sample.
     """
 
     def __init__(self) -> None:
@@ -267,7 +266,7 @@ class RecordDecoder:
         """The record in `data`; `msgspec.ValidationError` (a `DecodeError`) when it is not a valid one."""
         record = self._decode(data)
         harvest = record.syntology
-        if harvest is not None and harvest.samples and "".join(map(_SHA, harvest.samples)).strip(_LOWER_HEX):
+        if harvest is not None and harvest.samples and "".join(map(_SHA, harvest.samples)).strip(LOWER_HEX):
             raise msgspec.ValidationError("Expected `str` of lower-case hex digits - at `$.syntology.samples[...].code_sha256_prefix`")
         return record
 

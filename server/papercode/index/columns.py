@@ -15,6 +15,7 @@ from typing import NamedTuple, cast
 
 import orjson
 
+from papercode.core.ids import SHA_PREFIX_FORMAT
 from papercode.core.records import OFFICIAL_KIND
 
 from .packed import PackedBytes, PackedStrings
@@ -222,7 +223,7 @@ class SampleColumns:
 
     def __init__(self, strings: StringTable) -> None:
         self.strings = strings
-        self.sha = array("Q")  # the 16-hex code hash as an int
+        self.sha = array("Q")  # the code hash (`SHA_PREFIX_LENGTH` hex characters: 64 bits) as an int
         self.entry = PackedStrings(())
         self.repo = array("i")
         self.repo_kind = array("i")
@@ -250,7 +251,7 @@ class SampleColumns:
         repo, path = values[self.repo[i]], cast(str, self.path[i])
         level = self.verification_level[i]
         return SampleRow(
-            code_sha256=f"{self.sha[i]:016x}",
+            code_sha256=format(self.sha[i], SHA_PREFIX_FORMAT),
             entry=cast(str, self.entry[i]),
             repo=repo,
             repo_kind=values[self.repo_kind[i]],

@@ -18,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 
+from papercode.core.ids import SHA_PREFIX_FORMAT, SHA_PREFIX_LENGTH
 from papercode.core.load_report import LoadReport
 from papercode.core.ordering import status_order
 from papercode.core.records import KNOWN_STATUSES
@@ -109,15 +110,15 @@ class PaperIndex:
         return sorted({*KNOWN_STATUSES, *self.status_counts}, key=status_order)
 
     def sample_ids_for_sha(self, sha: str) -> list[int]:
-        """Samples whose code hash is exactly `sha` (16 hex)."""
+        """Samples whose code hash is exactly `sha` (`SHA_PREFIX_LENGTH` hex characters)."""
         value = int(sha, 16)
         start = bisect.bisect_left(self.sha_sorted, value)
         end = bisect.bisect_right(self.sha_sorted, value, lo=start)
         return sorted(self.sha_samples[start:end])
 
     def shas_with_prefix(self, prefix: str, most: int = 10) -> list[str]:
-        """Distinct code hashes starting with `prefix` (hex, at most 16), in order."""
-        shift = 4 * (16 - len(prefix))
+        """Distinct code hashes starting with `prefix` (hex, at most `SHA_PREFIX_LENGTH`), in order."""
+        shift = 4 * (SHA_PREFIX_LENGTH - len(prefix))
         low = int(prefix, 16) << shift if prefix else 0
         high = low + (1 << shift)
         start = bisect.bisect_left(self.sha_sorted, low)
@@ -127,7 +128,7 @@ class PaperIndex:
             value = self.sha_sorted[position]
             if value >= high or len(found) >= most:
                 break
-            text = f"{value:016x}"
+            text = format(value, SHA_PREFIX_FORMAT)
             if not found or found[-1] != text:
                 found.append(text)
         return found
