@@ -10,14 +10,15 @@ from typing import Any
 
 import pytest
 
-from conftest import make_record, make_sample
+from conftest import make_record, make_sample, sha_for
 from papercode.answers import models, queries
 from papercode.core.errors import QueryError
-from papercode.core.ids import SHA_PREFIX_LENGTH, is_sha_prefix
+from papercode.core.ids import MAX_OWNER_CHARS, MAX_REPO_NAME_CHARS, SHA_PREFIX_LENGTH, is_sha_prefix
 from papercode.core.ordering import LISTING_ORDER, PAPER_ORDER, PAPER_TIES, STATUS_BEST_FIRST, group, status_order
-from papercode.core.records import KNOWN_STATUSES, REPO_KINDS
+from papercode.core.records import KNOWN_STATUSES, MAX_PATH_CHARS, MAX_REPO_CHARS, REPO_KINDS
 from papercode.corpus.stages import Corpus
 from papercode.verified.harvest import sha256_prefix
+from papercode.verified.sources import SourceLocation, locate
 
 LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
 
@@ -114,3 +115,27 @@ def test_the_code_hash_prose_is_generated_from_its_length(corpus: Corpus) -> Non
     assert f"sha256(code)[:{SHA_PREFIX_LENGTH}] == code_sha256" in str(models.CodeAnswer.model_fields["code"].description)
     with pytest.raises(QueryError, match=f"pass the full {SHA_PREFIX_LENGTH}-character code_sha256"):
         queries.find_code(corpus, "abc")
+
+
+# -- the bounds on a sample's path and repository ------------------------------------------
+
+
+def test_the_path_bound_is_the_same_for_the_records_and_the_sources(load_corpus: LoadCorpus) -> None:
+    longest, over = "p" * (MAX_PATH_CHARS - 3) + ".py", "p" * (MAX_PATH_CHARS - 2) + ".py"
+    corpus = load_corpus([make_record(samples=[make_sample(sha_for(1), path=longest), make_sample(sha_for(2), path=over)])])
+    assert [row.path for row in corpus.index.samples] == [longest]
+    assert [problem.reason for problem in corpus.index.report.problems] == [
+        f"sample 1 dropped: path: String should have at most {MAX_PATH_CHARS} characters"
+    ]
+    assert isinstance(locate("owner/name", longest), SourceLocation)
+    assert locate("owner/name", over) == f"path is longer than {MAX_PATH_CHARS} characters"
+
+
+def test_the_repository_bound_is_githubs_for_the_records_and_the_sources(load_corpus: LoadCorpus) -> None:
+    longest = "o" * MAX_OWNER_CHARS + "/" + "n" * MAX_REPO_NAME_CHARS
+    assert len(longest) == MAX_REPO_CHARS
+    assert isinstance(locate(longest, "a.py"), SourceLocation)
+    assert locate("o" + longest, "a.py") == f"repo owner must be 1-{MAX_OWNER_CHARS} letters, digits or hyphens, not starting with a hyphen"
+    assert str(locate(longest + "n", "a.py")).startswith(f"repo name must be 1-{MAX_REPO_NAME_CHARS} letters")
+    corpus = load_corpus([make_record(samples=[make_sample(sha_for(1), repo=longest), make_sample(sha_for(2), repo=longest + "n")])])
+    assert [row.repo for row in corpus.index.samples] == [longest]

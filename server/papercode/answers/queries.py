@@ -16,7 +16,7 @@ from typing import Any, TypedDict
 from papercode.core.errors import QueryError
 from papercode.core.ids import SHA_PREFIX_LENGTH, normalize_hex, normalize_repo, parse_arxiv_id, parse_slug
 from papercode.core.load_report import Problem
-from papercode.core.records import REPO_KINDS, STATUS_ORDER_TEXT
+from papercode.core.records import MAX_WORD_CHARS, REPO_KINDS, STATUS_ORDER_TEXT
 from papercode.corpus.stages import Corpus
 from papercode.index.paper_index import PaperRow, SampleRow, task_key
 from papercode.index.search import SearchEngine, SearchFilters, best_status
@@ -30,7 +30,8 @@ MAX_QUERY_CHARS = 1_000
 MAX_YEAR = 9999
 MIN_SHA_PREFIX = 8
 MAX_STATUSES = 20  # a list argument's bound: there are five statuses, and a few unknown ones at most
-MAX_STATUS_CHARS = 64
+MAX_STATUS_CHARS = MAX_WORD_CHARS  # a status longer than the records allow cannot match
+MAX_SHA_CHARS = 64  # a whole sha256 in hex: anything longer is not a code hash
 AUTHORS_SHOWN = 10
 METHODS_SHOWN = 10
 CODE_LINKS_SHOWN = 10
@@ -421,7 +422,7 @@ class FoundCode:
 def find_code(corpus: Corpus, code_sha256: str) -> FoundCode:
     """The samples with this code hash (`SHA_PREFIX_LENGTH` hex characters, or a unique prefix of `MIN_SHA_PREFIX`+)."""
     text = code_sha256.strip()
-    prefix = normalize_hex(text) if len(text) <= 64 else None
+    prefix = normalize_hex(text) if len(text) <= MAX_SHA_CHARS else None
     if prefix is None:
         raise QueryError(
             "invalid_argument",

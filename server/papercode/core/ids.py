@@ -23,6 +23,10 @@ _PAPER_URL = re.compile(
     re.IGNORECASE,
 )
 
+# GitHub's own bounds on a repository's owner and name.
+MAX_OWNER_CHARS = 39
+MAX_REPO_NAME_CHARS = 100
+
 _REPO_URL = re.compile(r"^(?:https?://)?(?:www\.)?github\.com/", re.IGNORECASE)
 _REPO_NAME = re.compile(r"^[A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+$")
 
