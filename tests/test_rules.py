@@ -6,6 +6,7 @@ import itertools
 import random
 from array import array
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,10 +18,13 @@ from papercode.core.ids import MAX_OWNER_CHARS, MAX_REPO_NAME_CHARS, SHA_PREFIX_
 from papercode.core.ordering import LISTING_ORDER, PAPER_ORDER, PAPER_TIES, STATUS_BEST_FIRST, group, status_order
 from papercode.core.records import KNOWN_STATUSES, MAX_PATH_CHARS, MAX_REPO_CHARS, REPO_KINDS
 from papercode.corpus.stages import Corpus
+from papercode.verified import store
 from papercode.verified.harvest import sha256_prefix
-from papercode.verified.sources import SourceLocation, locate
+from papercode.verified.materialize import OUTCOMES
+from papercode.verified.sources import FETCH_TIMEOUT_SECONDS, MAX_SOURCE_BYTES, MAX_SOURCE_SIZE_TEXT, SourceLocation, locate
 
 LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
+README = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
 
 # -- the two sample orders -----------------------------------------------------------------
 
@@ -139,3 +143,13 @@ def test_the_repository_bound_is_githubs_for_the_records_and_the_sources(load_co
     assert str(locate(longest + "n", "a.py")).startswith(f"repo name must be 1-{MAX_REPO_NAME_CHARS} letters")
     corpus = load_corpus([make_record(samples=[make_sample(sha_for(1), repo=longest), make_sample(sha_for(2), repo=longest + "n")])])
     assert [row.repo for row in corpus.index.samples] == [longest]
+
+
+# -- the size cap on a source file (and so on a harvested module) ---------------------------
+
+
+def test_the_code_cap_is_one_constant_and_its_prose_is_generated_from_it() -> None:
+    assert store.MAX_CODE_BYTES == MAX_SOURCE_BYTES == 2 * 1024 * 1024
+    assert MAX_SOURCE_SIZE_TEXT == "2 MB"
+    assert OUTCOMES["too_large"] == f"the source file is over the {MAX_SOURCE_SIZE_TEXT} cap"
+    assert f"Each download has a {FETCH_TIMEOUT_SECONDS:g} s timeout and a {MAX_SOURCE_SIZE_TEXT} cap" in " ".join(README.split())

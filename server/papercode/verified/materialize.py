@@ -22,7 +22,7 @@ import anyio.to_thread
 from papercode.index.paper_index import SampleRow
 
 from .harvest import HarvestedModule, SourceModule, interpreter, requires_of
-from .sources import LocalClones, SourceFetcher, SourceFile, SourceLocation, locate
+from .sources import MAX_SOURCE_SIZE_TEXT, LocalClones, SourceFetcher, SourceFile, SourceLocation, locate
 from .store import CodeStore
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,7 @@ OUTCOMES: dict[Outcome, str] = {
     "invalid_location": "the sample's repo or path is not a plain owner/name and relative path; nothing was requested",
     "file_missing": "the source file is not in the repository (or the local clone) any more",
     "fetch_failed": "the download failed (network, timeout, HTTP error); it is retried later",
-    "too_large": "the source file is over the 2 MB cap",
+    "too_large": f"the source file is over the {MAX_SOURCE_SIZE_TEXT} cap",
     "syntax_error": "the source file does not parse",
     "entry_missing": "the source file no longer has the sample's top-level function",
     "hash_mismatch": "the rebuilt code does not hash to code_sha256: the file changed since the harvest, or this Python renders it differently",

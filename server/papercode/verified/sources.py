@@ -35,7 +35,8 @@ log = logging.getLogger(__name__)
 SourceOutcome = Literal["ok", "file_missing", "fetch_failed", "too_large", "invalid_location"]
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
-MAX_SOURCE_BYTES = 2 * 1024 * 1024
+MAX_SOURCE_BYTES = 2 * 1024 * 1024  # a source file's cap (and so a harvested module's: see `store`)
+MAX_SOURCE_SIZE_TEXT = f"{MAX_SOURCE_BYTES / (1024 * 1024):g} MB"  # the cap as prose states it: "2 MB"
 FETCH_TIMEOUT_SECONDS = 5.0
 RETRY_AFTER_SECONDS = 60.0
 MAX_REDIRECTS = 3
