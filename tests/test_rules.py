@@ -14,14 +14,16 @@ import pytest
 from conftest import make_record, make_sample, sha_for
 from papercode.answers import models, queries
 from papercode.core.errors import QueryError
-from papercode.core.ids import MAX_OWNER_CHARS, MAX_REPO_NAME_CHARS, SHA_PREFIX_LENGTH, is_sha_prefix
+from papercode.core.ids import GITHUB_URL, MAX_OWNER_CHARS, MAX_REPO_NAME_CHARS, SHA_PREFIX_LENGTH, is_sha_prefix
 from papercode.core.ordering import LISTING_ORDER, PAPER_ORDER, PAPER_TIES, STATUS_BEST_FIRST, group, status_order
 from papercode.core.records import KNOWN_STATUSES, MAX_PATH_CHARS, MAX_REPO_CHARS, REPO_KINDS
 from papercode.corpus.stages import Corpus
+from papercode.index.columns import blob_url
+from papercode.settings import DEFAULT_CODE_BASE_URL, Settings
 from papercode.verified import store
 from papercode.verified.harvest import sha256_prefix
 from papercode.verified.materialize import OUTCOMES
-from papercode.verified.sources import FETCH_TIMEOUT_SECONDS, MAX_SOURCE_BYTES, MAX_SOURCE_SIZE_TEXT, SourceLocation, locate
+from papercode.verified.sources import FETCH_TIMEOUT_SECONDS, MAX_SOURCE_BYTES, MAX_SOURCE_SIZE_TEXT, SourceFetcher, SourceLocation, locate
 
 LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
 README = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
@@ -153,3 +155,19 @@ def test_the_code_cap_is_one_constant_and_its_prose_is_generated_from_it() -> No
     assert MAX_SOURCE_SIZE_TEXT == "2 MB"
     assert OUTCOMES["too_large"] == f"the source file is over the {MAX_SOURCE_SIZE_TEXT} cap"
     assert f"Each download has a {FETCH_TIMEOUT_SECONDS:g} s timeout and a {MAX_SOURCE_SIZE_TEXT} cap" in " ".join(README.split())
+
+
+# -- GitHub's URLs ------------------------------------------------------------------------
+
+
+def test_the_builder_knows_a_usual_file_url_by_the_indexs_own_rule(load_corpus: LoadCorpus) -> None:
+    usual = make_sample(sha_for(1), repo="Owner/Name", path="src/a.py")
+    moved = make_sample(sha_for(2), repo="Owner/Name", path="src/b.py", file_url=f"{GITHUB_URL}Owner/Name/blob/main/src/b.py")
+    corpus = load_corpus([make_record(samples=[usual, moved])])
+    assert usual["file_url"] == blob_url("Owner/Name", "src/a.py")  # the fixture writes the usual URL
+    assert list(corpus.index.samples.file_url.values()) == [moved["file_url"]]  # only the unusual one is kept
+    assert [row.file_url for row in corpus.index.samples] == [usual["file_url"], moved["file_url"]]
+
+
+def test_the_default_code_host_is_the_fetchers() -> None:
+    assert Settings().code_base_url == DEFAULT_CODE_BASE_URL == SourceFetcher().base_url

@@ -16,11 +16,12 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from papercode.core.limits import Limits
+from papercode.verified.sources import DEFAULT_BASE_URL
 
 Transport = Literal["stdio", "sse", "streamable-http"]
 TRANSPORTS: tuple[Transport, ...] = ("stdio", "sse", "streamable-http")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-DEFAULT_CODE_BASE_URL = "https://raw.githubusercontent.com"
+DEFAULT_CODE_BASE_URL = DEFAULT_BASE_URL  # where the source fetcher downloads from unless told otherwise
 _LIMITS = Limits()
 
 

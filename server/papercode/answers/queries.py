@@ -14,7 +14,7 @@ from pathlib import PurePath
 from typing import Any, TypedDict
 
 from papercode.core.errors import QueryError
-from papercode.core.ids import SHA_PREFIX_LENGTH, normalize_hex, normalize_repo, parse_arxiv_id, parse_slug
+from papercode.core.ids import GITHUB_URL, SHA_PREFIX_LENGTH, normalize_hex, normalize_repo, parse_arxiv_id, parse_slug
 from papercode.core.load_report import Problem
 from papercode.core.records import MAX_WORD_CHARS, REPO_KINDS, STATUS_ORDER_TEXT
 from papercode.corpus.stages import Corpus
@@ -44,6 +44,7 @@ FIRST_PROBLEMS = 5
 LICENCES_SHOWN = 20
 
 _SEARCH_NEXT = "use search_papers with words from the title"
+_REPO_NEXT = f"pass owner/name or {GITHUB_URL}owner/name"
 
 
 # -- argument checks -----------------------------------------------------------------------
@@ -271,7 +272,7 @@ def samples_for(corpus: Corpus, status: str | None, papers: Sequence[str], repos
     for repo in repos:
         name = normalize_repo(repo)
         if name is None:
-            raise QueryError("invalid_argument", f"{_quote(repo)} is not a repository", "pass owner/name or https://github.com/owner/name")
+            raise QueryError("invalid_argument", f"{_quote(repo)} is not a repository", _REPO_NEXT)
         wanted_repos.add(name)
     chosen = [resolve_paper(corpus, paper)[0] for paper in papers] if papers else corpus.index.papers
     return [
@@ -381,7 +382,7 @@ def papers_for_repo(corpus: Corpus, repo: str, limit: int = 25, cursor: str | No
     check_limit(limit)
     name = normalize_repo(repo) if len(repo) <= MAX_ID_CHARS else None
     if name is None:
-        raise QueryError("invalid_argument", f"{_quote(repo)} is not a repository", "pass owner/name or https://github.com/owner/name")
+        raise QueryError("invalid_argument", f"{_quote(repo)} is not a repository", _REPO_NEXT)
     ordered = corpus.index.papers_for_repo(name)
     query = models.Query(asked=repo, resolved=name)
     if ordered is None:

@@ -21,11 +21,11 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
-from papercode.core.ids import normalize_repo
+from papercode.core.ids import GITHUB_URL, REPO_NAME_PATTERN, normalize_repo
 from papercode.core.load_report import LoadReport, Problem
 from papercode.core.ordering import PAPER_ORDER, PAPER_TIES, group
 from papercode.core.records import CodeLinkData, RecordData, SampleData
-from papercode.index.columns import NO_LEVEL, NONE, PaperColumns, SampleColumns, StringTable
+from papercode.index.columns import BLOB_PATH, NO_LEVEL, NONE, PaperColumns, SampleColumns, StringTable
 from papercode.index.paper_index import PaperIndex
 from papercode.index.search import SearchDocument
 
@@ -59,7 +59,6 @@ _IS_OFFICIAL = operator.attrgetter("is_official")
 _LAST = operator.itemgetter(-1)
 _NO_LEVEL = {None: NO_LEVEL}.get  # (level, level): the level, or NO_LEVEL for None
 _HEXADECIMAL = repeat(16)  # the base of int(sha, 16)
-_URL_HEAD, _URL_MIDDLE = "https://github.com/", "/blob/HEAD/"  # columns.blob_url, joined at C level for map()
 _ROW_URL, _ROW_OFFICIAL, _ROW_MENTIONED = operator.itemgetter(1), operator.itemgetter(2), operator.itemgetter(3)
 
 
@@ -96,11 +95,11 @@ def default_order(samples: list[SampleData]) -> list[SampleData]:
     return list(map(samples.__getitem__, map(_LAST, keyed)))
 
 
-_PLAIN_REPO_URL = re.compile(r"https://github\.com/([A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+)")
+_PLAIN_REPO_URL = re.compile(f"{re.escape(GITHUB_URL)}({REPO_NAME_PATTERN})")
 
 
 def _repo_of(url: str) -> str | None:
-    """`ids.normalize_repo(url)`, with one regular expression for the usual `https://github.com/owner/name`."""
+    """`ids.normalize_repo(url)`, with one regular expression for the usual `GITHUB_URL` + owner/name."""
     plain = _PLAIN_REPO_URL.fullmatch(url)
     if plain is not None and not plain[1].lower().endswith(".git"):
         return plain[1].lower()
@@ -279,7 +278,7 @@ class _RecordColumns:
         columns.inline_ok.extend(map(_INLINE, samples))
         columns.paper.extend(repeat(ordinal, n))
         urls = list(map(_FILE_URL, samples))
-        usual = map("".join, zip(repeat(_URL_HEAD), repos, repeat(_URL_MIDDLE), paths, strict=False))
+        usual = map("".join, zip(repeat(GITHUB_URL), repos, repeat(BLOB_PATH), paths, strict=False))  # columns.blob_url, at C level
         for offset in compress(range(n), map(operator.ne, urls, usual)):
             url = urls[offset]
             if url is not None:

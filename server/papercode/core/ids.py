@@ -27,8 +27,12 @@ _PAPER_URL = re.compile(
 MAX_OWNER_CHARS = 39
 MAX_REPO_NAME_CHARS = 100
 
-_REPO_URL = re.compile(r"^(?:https?://)?(?:www\.)?github\.com/", re.IGNORECASE)
-_REPO_NAME = re.compile(r"^[A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+$")
+GITHUB_HOST = "github.com"
+GITHUB_URL = f"https://{GITHUB_HOST}/"  # a repository's page is GITHUB_URL + owner/name
+REPO_NAME_PATTERN = r"[A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+"  # owner/name, in any letter case
+
+_REPO_URL = re.compile(rf"^(?:https?://)?(?:www\.)?{re.escape(GITHUB_HOST)}/", re.IGNORECASE)
+_REPO_NAME = re.compile(rf"^{REPO_NAME_PATTERN}$")
 
 LOWER_HEX = "0123456789abcdef"
 HEX_DIGITS = frozenset(LOWER_HEX)

@@ -15,7 +15,7 @@ from typing import NamedTuple, cast
 
 import orjson
 
-from papercode.core.ids import SHA_PREFIX_FORMAT
+from papercode.core.ids import GITHUB_URL, SHA_PREFIX_FORMAT
 from papercode.core.records import OFFICIAL_KIND
 
 from .packed import PackedBytes, PackedStrings
@@ -148,8 +148,11 @@ def text(values: Sequence[str], string_id: int) -> str | None:
     return None if string_id == NONE else values[string_id]
 
 
+BLOB_PATH = "/blob/HEAD/"  # a file's URL on GitHub: GITHUB_URL + owner/name + BLOB_PATH + path
+
+
 def blob_url(repo: str, path: str) -> str:
-    return f"https://github.com/{repo}/blob/HEAD/{path}"
+    return f"{GITHUB_URL}{repo}{BLOB_PATH}{path}"
 
 
 class PaperColumns:
