@@ -16,7 +16,7 @@ from typing import Any, TypedDict
 from papercode.core.errors import QueryError
 from papercode.core.ids import GITHUB_URL, SHA_PREFIX_LENGTH, normalize_hex, normalize_repo, parse_arxiv_id, parse_slug
 from papercode.core.load_report import Problem
-from papercode.core.records import MAX_WORD_CHARS, REPO_KINDS, STATUS_ORDER_TEXT
+from papercode.core.records import MAX_WORD_CHARS, NO_LICENCE, REPO_KINDS, STATUS_ORDER_TEXT
 from papercode.corpus.stages import Corpus
 from papercode.index.paper_index import PaperRow, SampleRow, task_key
 from papercode.index.search import SearchEngine, SearchFilters, best_status
@@ -642,7 +642,7 @@ def compare_prompt(corpus: Corpus, arxiv_id: str) -> str:
     lines += [
         "",
         f"Weigh: official status, execution status ({STATUS_ORDER_TEXT}),",
-        "framework, and licence (inline_ok false / licence NONE means link only, never copy).",
+        f"framework, and licence (inline_ok false / licence {NO_LICENCE} means link only, never copy).",
         "Use get_harvested_code_for_paper with repo_kind to see each repository's samples, and get_code(code_sha256)",
         "to fetch a sample's code; respect each sample's licence.",
         "",

@@ -17,7 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from papercode.core.ordering import LISTING_ORDER, STATUS_BEST_FIRST, status_order
-from papercode.core.records import OFFICIAL_KIND
+from papercode.core.records import NO_LICENCE, OFFICIAL_KIND
 from papercode.index.columns import NONE, PaperColumns, SampleColumns
 from papercode.index.paper_index import BucketKey
 
@@ -114,7 +114,7 @@ def compute(samples: SampleColumns, papers: PaperColumns, links: LinkRepos) -> O
         live_samples=len(samples) if live is None else len(live),
         status_counts=counts(samples.status, "unknown"),
         repo_kind_counts=counts(samples.repo_kind, "unknown"),
-        licence_counts=counts(samples.licence, "NONE"),
+        licence_counts=counts(samples.licence, NO_LICENCE),
         language_counts=counts(samples.language, "unknown"),
         papers_with_samples=int(np.count_nonzero(ends > starts)),
         sha_sorted=array("Q", sha[by_sha].astype(np.uint64).tobytes()),

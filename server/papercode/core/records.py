@@ -20,6 +20,7 @@ from .ids import LOWER_HEX, MAX_OWNER_CHARS, MAX_REPO_NAME_CHARS, SHA_PREFIX_LEN
 KNOWN_STATUSES: tuple[str, ...] = ("ran_honours", "ran", "ran_draft_wrong", "ran_violates", "unverified")
 OFFICIAL_KIND = "official"  # the repository kind of the paper's own code (listings put it first: see `ordering`)
 REPO_KINDS: tuple[str, ...] = (OFFICIAL_KIND, "named_in_paper", "found_in_text", "listed", "community")
+NO_LICENCE = "NONE"  # a sample's licence when none was found (the records write it; a missing one counts as it)
 # The prose the model reads, generated from the orders above so that it cannot drift from them.
 STATUS_ORDER_TEXT = " > ".join(KNOWN_STATUSES)  # best first: "ran_honours > ran > ... > unverified"
 STATUS_CHOICES_TEXT = f"{', '.join(KNOWN_STATUSES[:-1])} or {KNOWN_STATUSES[-1]}"

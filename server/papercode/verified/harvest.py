@@ -59,6 +59,11 @@ class NotRebuilt:
     reason: str
 
 
+def unsupported_language(language: str | None) -> NotRebuilt:
+    """A sample in another language: the recipe rebuilds Python only."""
+    return NotRebuilt("unsupported_language", f"language {language!r} is not Python; only Python samples can be rebuilt")
+
+
 def requires_of(code: str) -> tuple[str, ...]:
     """The non-standard-library top-level modules a module imports (for code read back from a store)."""
     try:
@@ -84,7 +89,7 @@ class SourceModule:
     def parse(cls, source: str | bytes, language: str | None = "python") -> SourceModule | NotRebuilt:
         """Parse a file's text (bytes honour a PEP 263 coding line); `language` is the sample's."""
         if (language or "").lower() != "python":
-            return NotRebuilt("unsupported_language", f"language {language!r} is not Python; only Python samples can be rebuilt")
+            return unsupported_language(language)
         try:
             return cls(ast.parse(source))
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:  # ValueError: NUL bytes

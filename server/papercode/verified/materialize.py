@@ -19,9 +19,10 @@ from typing import Literal
 import anyio
 import anyio.to_thread
 
+from papercode.core.records import NO_LICENCE
 from papercode.index.paper_index import SampleRow
 
-from .harvest import HarvestedModule, SourceModule, interpreter, requires_of
+from .harvest import HarvestedModule, SourceModule, interpreter, requires_of, unsupported_language
 from .sources import MAX_SOURCE_SIZE_TEXT, LocalClones, SourceFetcher, SourceFile, SourceLocation, locate
 from .store import CodeStore
 
@@ -153,8 +154,8 @@ def _is_python(row: SampleRow) -> bool:
 def _refusal(row: SampleRow) -> SampleOutcome:
     # Licence first: a pointer-only sample is refused whatever else is true of it.
     if not row.inline_ok:
-        return outcome_for(row, "licence_restricted", f"licence {row.licence or 'NONE'} allows only a pointer: link to file_url")
-    return outcome_for(row, "unsupported_language", f"language {row.language!r} is not Python; only Python samples can be rebuilt")
+        return outcome_for(row, "licence_restricted", f"licence {row.licence or NO_LICENCE} allows only a pointer: link to file_url")
+    return outcome_for(row, "unsupported_language", unsupported_language(row.language).reason)
 
 
 def by_source_file(rows: Iterable[SampleRow]) -> list[list[SampleRow]]:
