@@ -3,7 +3,7 @@
 Per record, the builder only appends to columns, with C-level loops (`map`, `zip`, `array.extend`
 over the decoded structs) rather than a Python statement per sample. Everything that needs every
 paper at once (counts, the code-hash order, repositories, the listing order and its buckets) is
-computed by `orders` over whole columns when `IndexBuilder.finish` returns the immutable index.
+computed by `corpus_wide` over whole columns when `IndexBuilder.finish` returns the immutable index.
 """
 
 from __future__ import annotations
@@ -25,17 +25,20 @@ from papercode.core.ids import GITHUB_URL, REPO_NAME_PATTERN, normalize_repo
 from papercode.core.load_report import LoadReport, Problem
 from papercode.core.ordering import PAPER_ORDER, PAPER_TIES, group
 from papercode.core.records import CodeLinkData, RecordData, SampleData
-from papercode.index.columns import BLOB_PATH, NO_LEVEL, NONE, PaperColumns, SampleColumns, StringTable
+from papercode.index.columns import BLOB_PATH, NO_LEVEL, NONE, CodeLinkRow, PaperColumns, SampleColumns, StringTable
 from papercode.index.paper_index import PaperIndex
 from papercode.index.search import SearchDocument
 
-from . import orders
+from . import corpus_wide
+from .arrays import pick, range_positions, range_starts, view
 from .decode import LoadedRecord
 from .duplicates import DuplicateFilter, RecordFacts, facts
+from .repositories import LinkRepos
 
 RecordSink = Callable[[LoadedRecord, "Admitted | None"], None]
 """Told of every record the index builder reads, and what admission made of it (None: not admitted)."""
-# A code link as the details blob keeps it: the fields of `columns.CodeLinkRow`, in order.
+# A code link as the details blob keeps it: the fields of `columns.CodeLinkRow`, in order (a plain
+# tuple: orjson writes it as it is, a named tuple it would not).
 LinkRow = tuple[str | None, str, bool, bool | None, str | None, str | None, str | None]
 
 
@@ -59,7 +62,9 @@ _IS_OFFICIAL = operator.attrgetter("is_official")
 _LAST = operator.itemgetter(-1)
 _NO_LEVEL = {None: NO_LEVEL}.get  # (level, level): the level, or NO_LEVEL for None
 _HEXADECIMAL = repeat(16)  # the base of int(sha, 16)
-_ROW_URL, _ROW_OFFICIAL, _ROW_MENTIONED = operator.itemgetter(1), operator.itemgetter(2), operator.itemgetter(3)
+_ROW_REPO, _ROW_URL, _ROW_OFFICIAL, _ROW_MENTIONED = (
+    operator.itemgetter(CodeLinkRow._fields.index(name)) for name in ("repo", "repo_url", "is_official", "mentioned_in_paper")
+)
 
 
 def _year(date: str | None) -> int | None:
@@ -213,7 +218,26 @@ def search_document(record: RecordData, admitted: Admitted) -> SearchDocument:
     )
 
 
-_PAPER_FIELDS = ("arxiv_id", "slug", "title", "date", "url_abs", "read_at", "blob", "snapshot", "claim", "year", "n_authors", "start", "end")
+class PaperValues(NamedTuple):
+    """One paper as the paper columns (`columns.PaperColumns`) hold it, column by column."""
+
+    arxiv_id: str | None
+    slug: str | None
+    title: str
+    date: str | None
+    url_abs: str | None
+    read_at: str | None
+    blob: bytes  # the display details (see `_details_blob`)
+    snapshot: int  # a string id
+    claim: int  # a string id
+    year: int  # NONE when unknown
+    n_authors: int
+    start: int  # its samples are start..end-1
+    end: int
+
+
+_PAPER_FIELDS = PaperValues._fields
+_STRING_COLUMNS = ("repo", "repo_kind", "language", "status", "contract_check", "licence")  # sample columns of string ids
 
 
 class _RecordColumns:
@@ -228,7 +252,7 @@ class _RecordColumns:
         self._papers = PaperColumns(self._strings)
         self._paper_columns: tuple[Any, ...] = tuple(getattr(self._papers, name) for name in _PAPER_FIELDS)
         # Repositories named by code links: lower-case owner/name numbered, one entry per link, ranges per paper.
-        self._links = orders.LinkRepos(array("i"), array("i"), bytearray(), array("i"), array("i"), [], {})
+        self._links = LinkRepos(array("i"), array("i"), bytearray(), array("i"), array("i"), [], {})
 
     def _put_record(self, ordinal: int, record: RecordData, arxiv_id: str | None, slug: str | None) -> None:
         harvest = record.syntology
@@ -241,20 +265,20 @@ class _RecordColumns:
         year = _year(record.date)
         self._put_paper(
             ordinal,
-            (
-                arxiv_id,
-                slug,
-                record.title,
-                record.date,
-                record.url_abs,
-                harvest.read_at if harvest else None,
-                _details_blob(record, links),
-                self._ids[record.source.snapshot if record.source else None],
-                self._ids[harvest.claim if harvest else None],
-                NONE if year is None else year,
-                len(record.authors or ()),
-                start,
-                len(self._samples),
+            PaperValues(
+                arxiv_id=arxiv_id,
+                slug=slug,
+                title=record.title,
+                date=record.date,
+                url_abs=record.url_abs,
+                read_at=harvest.read_at if harvest else None,
+                blob=_details_blob(record, links),
+                snapshot=self._ids[record.source.snapshot if record.source else None],
+                claim=self._ids[harvest.claim if harvest else None],
+                year=NONE if year is None else year,
+                n_authors=len(record.authors or ()),
+                start=start,
+                end=len(self._samples),
             ),
         )
 
@@ -297,7 +321,7 @@ class _RecordColumns:
         """Record the GitHub repositories (lower-case owner/name) a paper's code links name (for `find_papers_for_repo`)."""
         entries, names = self._links, self._links.numbers
         for row in links:
-            repo = row[0]
+            repo = _ROW_REPO(row)
             if repo is not None:
                 code = names.get(repo)
                 if code is None:
@@ -305,17 +329,92 @@ class _RecordColumns:
                     entries.names.append(repo)
                 entries.paper.append(ordinal)
                 entries.repo.append(code)
-                entries.official.append(row[2])
+                entries.official.append(_ROW_OFFICIAL(row))
         entries.end[ordinal] = len(entries.paper)
 
-    def _put_paper(self, i: int, values: tuple[Any, ...]) -> None:
-        """Set paper `i` (values in `_PAPER_FIELDS` order): append when `i` is the next ordinal, else replace it."""
+    def _put_paper(self, i: int, values: PaperValues) -> None:
+        """Set paper `i`: append when `i` is the next ordinal, else replace it."""
         if i == len(self._papers):
             for column, value in zip(self._paper_columns, values, strict=True):
                 column.append(value)
         else:
             for column, value in zip(self._paper_columns, values, strict=True):
                 column[i] = value
+
+    def _copy_part(self, part: IndexPart, kept: list[tuple[int, Admitted]]) -> None:
+        """Copy the kept records of `part` (`kept`: each one's number in the part, and its admission)
+        into the columns: samples in bulk (string ids mapped to this table), then each kept record's
+        paper and link entries under its ordinal."""
+        samples = self._samples
+        # Index -1 (NONE) maps to NONE: it is the last entry.
+        to_ids = np.array([*map(self._ids.__getitem__, part.strings), NONE], dtype=np.intc)
+        numbers = np.fromiter((number for number, _ in kept), dtype=np.int64, count=len(kept))
+        starts, ends = (view(part.papers[name])[numbers].astype(np.int64) for name in ("start", "end"))
+        lengths = ends - starts
+        base = len(samples)
+        every = len(kept) == len(part.facts) and int(lengths.sum()) == len(part.samples["paper"])
+        take = None if every else range_positions(starts, ends)
+        samples.sha.frombytes(pick(part.samples["sha"], take).tobytes())
+        samples.entry.extend_packed(part.samples["entry"], None if take is None else take.tolist())
+        samples.path.extend_packed(part.samples["path"], None if take is None else take.tolist())
+        for name in _STRING_COLUMNS:
+            getattr(samples, name).frombytes(to_ids[pick(part.samples[name], take)].tobytes())
+        samples.verification_level.frombytes(pick(part.samples["verification_level"], take).tobytes())
+        samples.inline_ok.extend(pick(part.samples["inline_ok"], take).tobytes())
+        ordinals = np.fromiter((admitted.ordinal for _, admitted in kept), dtype=np.intc, count=len(kept))
+        samples.paper.frombytes(np.repeat(ordinals, lengths).tobytes())
+        urls: dict[int, str] = part.samples["file_url"]
+        if urls:
+            moved = None if take is None else {old: new for new, old in enumerate(take.tolist())}
+            for old, url in urls.items():
+                new = old if moved is None else moved.get(old)
+                if new is not None:
+                    samples.file_url[base + new] = url
+        papers = part.papers
+        for (number, admitted), start, length in zip(kept, (base + range_starts(lengths)).tolist(), lengths.tolist(), strict=True):
+            self._put_paper(
+                admitted.ordinal,
+                PaperValues(
+                    arxiv_id=papers["arxiv_id"][number],
+                    slug=admitted.slug,
+                    title=papers["title"][number],
+                    date=papers["date"][number],
+                    url_abs=papers["url_abs"][number],
+                    read_at=papers["read_at"][number],
+                    blob=papers["blob"][number],
+                    snapshot=int(to_ids[papers["snapshot"][number]]),
+                    claim=int(to_ids[papers["claim"][number]]),
+                    year=papers["year"][number],
+                    n_authors=papers["n_authors"][number],
+                    start=start,
+                    end=start + length,
+                ),
+            )
+        self._copy_part_links(part, numbers, ordinals)
+
+    def _copy_part_links(self, part: IndexPart, numbers: npt.NDArray[np.int64], ordinals: npt.NDArray[np.intc]) -> None:
+        """The link entries of the kept records (`numbers` in the part), under their ordinals, in bulk."""
+        entries, numbers_of = self._links, self._links.numbers
+        codes = np.empty(len(part.link_names), dtype=np.intc)
+        for position, name in enumerate(part.link_names):
+            code = numbers_of.get(name)
+            if code is None:
+                code = numbers_of[name] = len(entries.names)
+                entries.names.append(name)
+            codes[position] = code
+        starts, ends = (view(column)[numbers].astype(np.int64) for column in (part.link_start, part.link_end))
+        lengths = ends - starts
+        take = range_positions(starts, ends)
+        first = len(entries.paper)
+        entries.paper.frombytes(np.repeat(ordinals, lengths).tobytes())
+        entries.repo.frombytes(codes[pick(part.link_repo, take)].tobytes())
+        entries.official.extend(pick(part.link_official, take).tobytes())
+        for ordinal, start, length in zip(ordinals.tolist(), (first + range_starts(lengths)).tolist(), lengths.tolist(), strict=True):
+            if ordinal == len(entries.start):
+                entries.start.append(start)
+                entries.end.append(start + length)
+            else:
+                entries.start[ordinal], entries.end[ordinal] = start, start + length
 
 
 @dataclass(frozen=True, slots=True)
@@ -415,13 +514,13 @@ class IndexBuilder(_RecordColumns):
         report.files_read += part.files_read
         report.records_read += part.records_read
         if kept:
-            _merge(self, part, kept)
+            self._copy_part(part, kept)
 
     def finish(self) -> PaperIndex:
         """Everything derived from the papers' live samples: counts, hashes, repositories, listings."""
         papers, strings = self._papers, self._strings
         self.report.records_indexed = len(papers)
-        derived = orders.compute(self._samples, papers, self._links)
+        derived = corpus_wide.compute(self._samples, papers, self._links)
         read_ats = [value for value in papers.read_at if value]
         index = PaperIndex(
             report=self.report,
@@ -438,92 +537,6 @@ class IndexBuilder(_RecordColumns):
         strings.seal()
         del self._links, self._admission, self._records
         return index
-
-
-_STRING_COLUMNS = ("repo", "repo_kind", "language", "status", "contract_check", "licence")
-
-
-def _merge(builder: IndexBuilder, part: IndexPart, kept: list[tuple[int, Admitted]]) -> None:
-    """Copy the kept records of `part` into `builder`'s columns: samples in bulk (string ids mapped
-    to the builder's table), then each kept record's paper and link entries under its ordinal."""
-    samples, ids = builder._samples, builder._ids
-    # Index -1 (NONE) maps to NONE: it is the last entry.
-    to_ids = np.array([*map(ids.__getitem__, part.strings), NONE], dtype=np.intc)
-    numbers = np.fromiter((number for number, _ in kept), dtype=np.int64, count=len(kept))
-    starts, ends = (np.frombuffer(part.papers[name], dtype=np.intc)[numbers].astype(np.int64) for name in ("start", "end"))
-    lengths = ends - starts
-    base = len(samples)
-    every = len(kept) == len(part.facts) and int(lengths.sum()) == len(part.samples["paper"])
-    take = None if every else np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
-
-    def pick(column: Any) -> Any:
-        view = orders.view(column)
-        return view if take is None else view[take]
-
-    samples.sha.frombytes(pick(part.samples["sha"]).tobytes())
-    samples.entry.extend_packed(part.samples["entry"], None if take is None else take.tolist())
-    samples.path.extend_packed(part.samples["path"], None if take is None else take.tolist())
-    for name in _STRING_COLUMNS:
-        getattr(samples, name).frombytes(to_ids[pick(part.samples[name])].tobytes())
-    samples.verification_level.frombytes(pick(part.samples["verification_level"]).tobytes())
-    samples.inline_ok.extend(pick(part.samples["inline_ok"]).tobytes())
-    ordinals = np.fromiter((admitted.ordinal for _, admitted in kept), dtype=np.intc, count=len(kept))
-    samples.paper.frombytes(np.repeat(ordinals, lengths).tobytes())
-    urls: dict[int, str] = part.samples["file_url"]
-    if urls:
-        moved = None if take is None else {old: new for new, old in enumerate(take.tolist())}
-        for old, url in urls.items():
-            new = old if moved is None else moved.get(old)
-            if new is not None:
-                samples.file_url[base + new] = url
-    papers = part.papers
-    new_start = base + np.cumsum(lengths) - lengths
-    for (number, admitted), start, length in zip(kept, new_start.tolist(), lengths.tolist(), strict=True):
-        builder._put_paper(
-            admitted.ordinal,
-            (
-                papers["arxiv_id"][number],
-                admitted.slug,
-                papers["title"][number],
-                papers["date"][number],
-                papers["url_abs"][number],
-                papers["read_at"][number],
-                papers["blob"][number],
-                int(to_ids[papers["snapshot"][number]]),
-                int(to_ids[papers["claim"][number]]),
-                papers["year"][number],
-                papers["n_authors"][number],
-                start,
-                start + length,
-            ),
-        )
-    _merge_links(builder, part, numbers, ordinals)
-
-
-def _merge_links(builder: IndexBuilder, part: IndexPart, numbers: npt.NDArray[np.int64], ordinals: npt.NDArray[np.intc]) -> None:
-    """The link entries of the kept records (`numbers` in the part), under their ordinals, in bulk."""
-    entries, numbers_of = builder._links, builder._links.numbers
-    codes = np.empty(len(part.link_names), dtype=np.intc)
-    for position, name in enumerate(part.link_names):
-        code = numbers_of.get(name)
-        if code is None:
-            code = numbers_of[name] = len(entries.names)
-            entries.names.append(name)
-        codes[position] = code
-    starts, ends = (orders.view(column)[numbers].astype(np.int64) for column in (part.link_start, part.link_end))
-    lengths = ends - starts
-    take = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
-    first = len(entries.paper)
-    entries.paper.frombytes(np.repeat(ordinals, lengths).tobytes())
-    entries.repo.frombytes(codes[orders.view(part.link_repo)[take]].tobytes())
-    entries.official.extend(orders.view(part.link_official)[take].tobytes())
-    new_start = first + np.cumsum(lengths) - lengths
-    for ordinal, start, length in zip(ordinals.tolist(), new_start.tolist(), lengths.tolist(), strict=True):
-        if ordinal == len(entries.start):
-            entries.start.append(start)
-            entries.end.append(start + length)
-        else:
-            entries.start[ordinal], entries.end[ordinal] = start, start + length
 
 
 def _details_blob(record: RecordData, links: list[LinkRow]) -> bytes:
