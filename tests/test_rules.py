@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from conftest import make_record, make_sample, sha_for
-from papercode.answers import models, queries
+from conftest import BERT_MOUTH, make_record, make_sample, sha_for
+from papercode.answers import models, prompts, queries
 from papercode.core.errors import QueryError
 from papercode.core.ids import GITHUB_URL, MAX_OWNER_CHARS, MAX_REPO_NAME_CHARS, SHA_PREFIX_LENGTH, is_sha_prefix
-from papercode.core.ordering import LISTING_ORDER, PAPER_ORDER, PAPER_TIES, STATUS_BEST_FIRST, group, status_order
+from papercode.core.ordering import LISTING_ORDER, PAPER_ORDER, PAPER_ORDER_GIST, PAPER_TIES, STATUS_BEST_FIRST, group, status_order
 from papercode.core.records import KNOWN_STATUSES, MAX_PATH_CHARS, MAX_REPO_CHARS, REPO_KINDS
 from papercode.corpus.stages import Corpus
 from papercode.index.columns import blob_url
@@ -93,6 +93,16 @@ def test_the_corpus_listing_is_in_the_order_its_definition_states(load_corpus: L
 def test_the_listing_and_a_paper_put_the_same_criteria_in_a_different_order() -> None:
     assert set(LISTING_ORDER) == set(PAPER_ORDER)
     assert LISTING_ORDER[0] is STATUS_BEST_FIRST and PAPER_ORDER[1] is STATUS_BEST_FIRST
+
+
+def test_what_the_prompt_says_of_the_order_is_generated_from_it(corpus: Corpus) -> None:
+    assert PAPER_ORDER_GIST == f"{PAPER_ORDER[0].words} and {PAPER_ORDER[1].words} first" == "official repositories and working code first"
+    text = queries.implement_prompt(corpus, BERT_MOUTH)
+    assert f"Best harvested code samples ({PAPER_ORDER_GIST}):" in text
+    paper = corpus.index.paper_by_arxiv(BERT_MOUTH)
+    assert paper is not None
+    named = [line.split(" in ", 1)[0][2:] for line in text.splitlines() if line.startswith("- ")]
+    assert named == [row.entry for row in corpus.index.samples_of(paper)][: prompts.PROMPT_SAMPLES]
 
 
 def test_a_group_sorts_as_its_criteria_do() -> None:

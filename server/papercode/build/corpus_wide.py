@@ -55,7 +55,12 @@ def compute(samples: SampleColumns, papers: PaperColumns, links: LinkRepos) -> C
         count = np.bincount(codes, minlength=len(found))
         first = np.argsort(narrow(codes), kind="stable")[range_starts(count)] if len(codes) else count
         seen = np.argsort(first, kind="stable")  # in order of first appearance, as a Counter over the column would be
-        return Counter({(missing if string_id == NONE else values[string_id]): n for string_id, n in zip(found[seen].tolist(), count[seen].tolist(), strict=True)})
+        return Counter(
+            {
+                (missing if string_id == NONE else values[string_id]): n
+                for string_id, n in zip(found[seen].tolist(), count[seen].tolist(), strict=True)
+            }
+        )
 
     sha = pick(samples.sha, live)
     by_sha = np.argsort(sha, kind="stable")

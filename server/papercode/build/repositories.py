@@ -45,7 +45,9 @@ def repositories(
     link_paper, link_code, link_official = (pick(column, link_live) for column in (links.paper, links.repo, links.official))
     width = max(len(names), 1)
     # One entry per (paper, repository) named by a sample or a link: how many samples, whether any is official.
-    keys = np.concatenate((pick(samples.paper, live).astype(np.int64) * width + sample_code, link_paper.astype(np.int64) * width + link_code))
+    keys = np.concatenate(
+        (pick(samples.paper, live).astype(np.int64) * width + sample_code, link_paper.astype(np.int64) * width + link_code)
+    )
     entries, entry_of = np.unique(keys, return_inverse=True)
     from_samples = len(keys) - len(link_paper)
     count = np.bincount(entry_of[:from_samples], minlength=len(entries))
