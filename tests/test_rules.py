@@ -59,7 +59,7 @@ def _mixed_corpus(load_corpus: LoadCorpus) -> tuple[Corpus, dict[str, list[dict[
 
 def _paper_key(sample: dict[str, Any], position: int) -> tuple[Any, ...]:
     """The paper order as `PAPER_ORDER` and `PAPER_TIES` state it, criterion by criterion."""
-    return (*(criterion.key(sample[criterion.field]) for criterion in PAPER_ORDER), *(sample[tie] for tie in PAPER_TIES), position)
+    return (*(criterion.rank(sample[criterion.field]) for criterion in PAPER_ORDER), *(sample[tie] for tie in PAPER_TIES), position)
 
 
 def test_a_papers_samples_are_in_the_order_its_definition_states(load_corpus: LoadCorpus) -> None:
@@ -76,7 +76,7 @@ def test_the_corpus_listing_is_in_the_order_its_definition_states(load_corpus: L
 
     def listing_key(arxiv_id: str, sample: dict[str, Any], position: int) -> tuple[Any, ...]:
         criteria = (
-            status_order(sample["status"]) if criterion is STATUS_BEST_FIRST else criterion.key(sample[criterion.field])
+            status_order(sample["status"]) if criterion is STATUS_BEST_FIRST else criterion.rank(sample[criterion.field])
             for criterion in LISTING_ORDER
         )
         return (*criteria, arxiv_id, _paper_key(sample, position))
@@ -108,7 +108,7 @@ def test_what_the_prompt_says_of_the_order_is_generated_from_it(corpus: Corpus) 
 def test_a_group_sorts_as_its_criteria_do() -> None:
     values = list(itertools.product(_KINDS, _STATUSES, (True, False)))
     by_group = sorted(values, key=lambda triple: (group(PAPER_ORDER, triple), triple))
-    by_criteria = sorted(values, key=lambda triple: ((*(c.key(v) for c, v in zip(PAPER_ORDER, triple, strict=True)),), triple))
+    by_criteria = sorted(values, key=lambda triple: ((*(c.rank(v) for c, v in zip(PAPER_ORDER, triple, strict=True)),), triple))
     assert by_group == by_criteria
 
 

@@ -169,8 +169,8 @@ class Admission:
     def admit(self, item: LoadedRecord | RecordFacts) -> Admitted | None:
         if not self._duplicates.admit(item):
             return None
-        self._fingerprint.update(f"{item.key}\0{item.read_at}\0{item.path}\0{item.line}\0".encode())
-        by_slug, key = self.by_slug, item.key
+        self._fingerprint.update(f"{item.duplicate_key}\0{item.read_at}\0{item.path}\0{item.line}\0".encode())
+        by_slug, key = self.by_slug, item.duplicate_key
         ordinal = self._ordinals.get(key, len(self.slugs))
         arxiv_id, slug = item.arxiv_id, item.slug
         replacing = ordinal < len(self.slugs)

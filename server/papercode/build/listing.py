@@ -33,7 +33,7 @@ def listing(samples: SampleColumns, papers: PaperColumns, by_key: list[int]) -> 
             digit[sorted(range(len(named)), key=lambda code: status_order(named[code]))] = np.arange(len(named), dtype=np.int64)
             levels = len(named)
         else:
-            digit = np.asarray([criterion.key(value) for value in named], dtype=np.int64)
+            digit = np.asarray([criterion.rank(value) for value in named], dtype=np.int64)
             levels = criterion.levels
         place = place * levels + digit[codes]
     order = base[np.argsort(narrow(place), kind="stable")]

@@ -149,6 +149,6 @@ def is_sha_prefix(value: object) -> bool:
     return isinstance(value, str) and len(value) == SHA_PREFIX_LENGTH and set(value) <= HEX_DIGITS
 
 
-def record_key(arxiv_id: str | None, slug: str | None) -> str:
+def duplicate_key(arxiv_id: str | None, slug: str | None) -> str:
     """The identity duplicate records share: `arxiv:<id>`, else `slug:<slug>`."""
     return f"arxiv:{arxiv_id}" if arxiv_id else f"slug:{slug}"

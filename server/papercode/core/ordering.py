@@ -39,10 +39,10 @@ def _not_showable(inline_ok: bool) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Criterion:
-    """One way a sample comes before another: a lower `key` of its `field` first (equal keys tie)."""
+    """One way a sample comes before another: a lower `rank` of its `field` first (equal ranks tie)."""
 
     field: str  # the sample field it reads
-    key: Callable[[Any], int]  # 0 .. levels-1
+    rank: Callable[[Any], int]  # 0 .. levels-1
     levels: int
     words: str  # what comes first by it, as prose names it
 
@@ -70,5 +70,5 @@ def group(order: Iterable[Criterion], values: Iterable[Any]) -> int:
     that sorts as the criteria do: a mixed-radix number with one digit per criterion."""
     place = 0
     for criterion, value in zip(order, values, strict=True):
-        place = place * criterion.levels + criterion.key(value)
+        place = place * criterion.levels + criterion.rank(value)
     return place
