@@ -9,6 +9,7 @@ computed by `corpus_wide` over whole columns when `IndexBuilder.finish` returns 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import operator
 import re
 from array import array
@@ -55,7 +56,8 @@ _LICENCE = operator.attrgetter("licence")
 _INLINE = operator.attrgetter("inline_ok")
 _FILE_URL = operator.attrgetter("file_url")
 _ORDER_FIELDS = operator.attrgetter(*(criterion.field for criterion in PAPER_ORDER))
-_TIES = tuple(map(operator.attrgetter, PAPER_TIES))
+# Unpacked (it fails here if PAPER_TIES grows): a getter per tie in a tuple would cost a generator per paper.
+_FIRST_TIE, _SECOND_TIE, _THIRD_TIE = map(operator.attrgetter, PAPER_TIES)
 _METHOD_NAME = operator.attrgetter("method_name")
 _FRAMEWORK = operator.attrgetter("framework")
 _IS_OFFICIAL = operator.attrgetter("is_official")
@@ -92,7 +94,9 @@ def default_order(samples: list[SampleData]) -> list[SampleData]:
     keyed = sorted(
         zip(
             map(_paper_group, map(_ORDER_FIELDS, samples)),
-            *(map(tie, samples) for tie in _TIES),
+            map(_FIRST_TIE, samples),
+            map(_SECOND_TIE, samples),
+            map(_THIRD_TIE, samples),
             range(len(samples)),
             strict=False,
         )
@@ -218,25 +222,6 @@ def search_document(record: RecordData, admitted: Admitted) -> SearchDocument:
     )
 
 
-class PaperValues(NamedTuple):
-    """One paper as the paper columns (`columns.PaperColumns`) hold it, column by column."""
-
-    arxiv_id: str | None
-    slug: str | None
-    title: str
-    date: str | None
-    url_abs: str | None
-    read_at: str | None
-    blob: bytes  # the display details (see `_details_blob`)
-    snapshot: int  # a string id
-    claim: int  # a string id
-    year: int  # NONE when unknown
-    n_authors: int
-    start: int  # its samples are start..end-1
-    end: int
-
-
-_PAPER_FIELDS = PaperValues._fields
 _STRING_COLUMNS = ("repo", "repo_kind", "language", "status", "contract_check", "licence")  # sample columns of string ids
 
 
@@ -265,21 +250,19 @@ class _RecordColumns:
         year = _year(record.date)
         self._put_paper(
             ordinal,
-            PaperValues(
-                arxiv_id=arxiv_id,
-                slug=slug,
-                title=record.title,
-                date=record.date,
-                url_abs=record.url_abs,
-                read_at=harvest.read_at if harvest else None,
-                blob=_details_blob(record, links),
-                snapshot=self._ids[record.source.snapshot if record.source else None],
-                claim=self._ids[harvest.claim if harvest else None],
-                year=NONE if year is None else year,
-                n_authors=len(record.authors or ()),
-                start=start,
-                end=len(self._samples),
-            ),
+            arxiv_id=arxiv_id,
+            slug=slug,
+            title=record.title,
+            date=record.date,
+            url_abs=record.url_abs,
+            read_at=harvest.read_at if harvest else None,
+            blob=_details_blob(record, links),
+            snapshot=self._ids[record.source.snapshot if record.source else None],
+            claim=self._ids[harvest.claim if harvest else None],
+            year=NONE if year is None else year,
+            n_authors=len(record.authors or ()),
+            start=start,
+            end=len(self._samples),
         )
 
     def _append_samples(self, samples: list[SampleData], ordinal: int) -> None:
@@ -332,8 +315,28 @@ class _RecordColumns:
                 entries.official.append(_ROW_OFFICIAL(row))
         entries.end[ordinal] = len(entries.paper)
 
-    def _put_paper(self, i: int, values: PaperValues) -> None:
-        """Set paper `i`: append when `i` is the next ordinal, else replace it."""
+    def _put_paper(
+        self,
+        i: int,
+        *,
+        arxiv_id: str | None,
+        slug: str | None,
+        title: str,
+        date: str | None,
+        url_abs: str | None,
+        read_at: str | None,
+        blob: bytes,  # the display details (see `_details_blob`)
+        snapshot: int,  # a string id
+        claim: int,  # a string id
+        year: int,  # NONE when unknown
+        n_authors: int,
+        start: int,  # its samples are start..end-1
+        end: int,
+    ) -> None:
+        """Set paper `i`, a value per paper column (named here once: see `_PAPER_FIELDS`): append
+        when `i` is the next ordinal, else replace it. Keyword arguments rather than a named tuple:
+        this runs per record, and building a named tuple by keyword costs five times as much."""
+        values = (arxiv_id, slug, title, date, url_abs, read_at, blob, snapshot, claim, year, n_authors, start, end)
         if i == len(self._papers):
             for column, value in zip(self._paper_columns, values, strict=True):
                 column.append(value)
@@ -374,21 +377,19 @@ class _RecordColumns:
         for (number, admitted), start, length in zip(kept, (base + range_starts(lengths)).tolist(), lengths.tolist(), strict=True):
             self._put_paper(
                 admitted.ordinal,
-                PaperValues(
-                    arxiv_id=papers["arxiv_id"][number],
-                    slug=admitted.slug,
-                    title=papers["title"][number],
-                    date=papers["date"][number],
-                    url_abs=papers["url_abs"][number],
-                    read_at=papers["read_at"][number],
-                    blob=papers["blob"][number],
-                    snapshot=int(to_ids[papers["snapshot"][number]]),
-                    claim=int(to_ids[papers["claim"][number]]),
-                    year=papers["year"][number],
-                    n_authors=papers["n_authors"][number],
-                    start=start,
-                    end=start + length,
-                ),
+                arxiv_id=papers["arxiv_id"][number],
+                slug=admitted.slug,
+                title=papers["title"][number],
+                date=papers["date"][number],
+                url_abs=papers["url_abs"][number],
+                read_at=papers["read_at"][number],
+                blob=papers["blob"][number],
+                snapshot=int(to_ids[papers["snapshot"][number]]),
+                claim=int(to_ids[papers["claim"][number]]),
+                year=papers["year"][number],
+                n_authors=papers["n_authors"][number],
+                start=start,
+                end=start + length,
             )
         self._copy_part_links(part, numbers, ordinals)
 
@@ -415,6 +416,10 @@ class _RecordColumns:
                 entries.end.append(start + length)
             else:
                 entries.start[ordinal], entries.end[ordinal] = start, start + length
+
+
+# The paper columns, in the order `_put_paper` takes them.
+_PAPER_FIELDS = tuple(name for name, parameter in inspect.signature(_RecordColumns._put_paper).parameters.items() if parameter.kind is parameter.KEYWORD_ONLY)
 
 
 @dataclass(frozen=True, slots=True)
