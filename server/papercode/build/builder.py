@@ -463,20 +463,20 @@ class PartBuilder(_RecordColumns):
         papers = {name: getattr(self._papers, name) for name in _PAPER_FIELDS}
         links = self._links
         return IndexPart(
-            self._facts,
-            self.report.problems,
-            self._problems_before,
-            self.report.files_read,
-            self.report.records_read,
-            list(self._strings.values),
-            samples,
-            papers,
-            links.paper,
-            links.repo,
-            links.official,
-            links.start,
-            links.end,
-            list(links.names),
+            facts=self._facts,
+            problems=self.report.problems,
+            problems_before=self._problems_before,
+            files_read=self.report.files_read,
+            records_read=self.report.records_read,
+            strings=list(self._strings.values),
+            samples=samples,
+            papers=papers,
+            link_paper=links.paper,
+            link_repo=links.repo,
+            link_official=links.official,
+            link_start=links.start,
+            link_end=links.end,
+            link_names=list(links.names),
         )
 
 
