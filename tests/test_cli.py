@@ -23,6 +23,8 @@ from mcp import Client, StdioServerParameters
 from conftest import BERT_MOUTH, BERT_MOUTH_TITLE, BERTS_ICL, make_record, write_records
 from papercode import __version__
 from papercode.cli import main as cli
+from papercode.core.errors import QueryError
+from papercode.corpus.stages import Corpus
 
 Run = Callable[..., tuple[int, str, str]]
 
@@ -245,3 +247,11 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
     )
     os.close(writer)
     assert done.returncode == 1 and "Traceback" not in done.stderr
+
+
+def test_materialize_chooses_samples_by_status_paper_and_repository(corpus: Corpus) -> None:
+    chosen = cli.samples_to_materialize(corpus, "ran", [BERT_MOUTH], ["https://github.com/SeanRJohnson/protein_gibbs_sampler"])
+    assert [(row.repo, row.status) for row in chosen] == [("seanrjohnson/protein_gibbs_sampler", "ran")] * 6
+    assert len(cli.samples_to_materialize(corpus, None, [], [])) == len(corpus.index.samples)
+    with pytest.raises(QueryError, match=r"^invalid_argument: 'nothing' is not a repository"):
+        cli.samples_to_materialize(corpus, None, [], ["nothing"])

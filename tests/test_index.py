@@ -13,9 +13,11 @@ from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, make_record, make_
 from papercode.build import builder
 from papercode.core.errors import QueryError
 from papercode.core.ids import normalize_repo
+from papercode.core.ordering import status_rank
 from papercode.core.paging import Pager
 from papercode.corpus.stages import Corpus
-from papercode.index.paper_index import status_rank, task_key
+from papercode.index.columns import PaperColumns, StringTable
+from papercode.index.paper_index import task_key
 from papercode.index.search import SearchFilters, query_terms
 
 LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
@@ -286,3 +288,8 @@ def test_a_code_link_names_the_repository_normalize_repo_does(url: str) -> None:
 @given(st.text(alphabet="abcAB.-_/ :git", max_size=30).map(lambda rest: "https://github.com/" + rest))
 def test_a_code_link_names_the_repository_normalize_repo_does_whatever_follows(url: str) -> None:
     assert builder._repo_of(url) == normalize_repo(url)
+
+
+def test_the_builder_sets_every_paper_column() -> None:
+    columns = PaperColumns(StringTable())
+    assert set(builder._PAPER_FIELDS) == set(vars(columns)) - {"strings"}

@@ -17,11 +17,12 @@ from urllib.parse import urlsplit
 
 from papercode.archive.store import default_archive_dir, records_dir
 from papercode.core.limits import Limits
+from papercode.verified.sources import DEFAULT_BASE_URL
 
 Transport = Literal["stdio", "sse", "streamable-http"]
 TRANSPORTS: tuple[Transport, ...] = ("stdio", "sse", "streamable-http")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-DEFAULT_CODE_BASE_URL = "https://raw.githubusercontent.com"
+DEFAULT_CODE_BASE_URL = DEFAULT_BASE_URL  # where the source fetcher downloads from unless told otherwise
 _LIMITS = Limits()
 
 
@@ -198,6 +199,11 @@ class Option:
     repeatable: bool = False
 
 
+def _in_mebibytes(size: int) -> str:
+    """A default size as the settings table shows it: `33554432 (32 MiB)`."""
+    return f"{size} ({size / (1024 * 1024):g} MiB)"
+
+
 OPTIONS: tuple[Option, ...] = (
     Option("records", "--records", "where the records are (a directory or file)", "the bundled `records/`", RECORDS_COMMANDS,
            _directories, "PAPERCODE_RECORDS", "DIR", f"`{os.pathsep}`-separated", repeatable=True),
@@ -207,8 +213,8 @@ OPTIONS: tuple[Option, ...] = (
            "`$XDG_DATA_HOME/papercode/archive` or `~/.local/share/papercode/archive`", RECORDS_COMMANDS, _directory,
            "PAPERCODE_ARCHIVE_DIR", "DIR"),
     Option("max_file_bytes", "--max-file-bytes", "a larger `.json`/`.txt` file (after gunzip) is rejected",
-           f"{_LIMITS.max_file_bytes} (32 MiB)", CORPUS_COMMANDS, _positive(int, "a whole number"), "PAPERCODE_MAX_FILE_BYTES", "N"),
-    Option("max_line_bytes", "--max-line-bytes", "a longer `.jsonl` line is rejected", f"{_LIMITS.max_line_bytes} (8 MiB)",
+           _in_mebibytes(_LIMITS.max_file_bytes), CORPUS_COMMANDS, _positive(int, "a whole number"), "PAPERCODE_MAX_FILE_BYTES", "N"),
+    Option("max_line_bytes", "--max-line-bytes", "a longer `.jsonl` line is rejected", _in_mebibytes(_LIMITS.max_line_bytes),
            CORPUS_COMMANDS, _positive(int, "a whole number"), "PAPERCODE_MAX_LINE_BYTES", "N"),
     Option("max_string_chars", "--max-string-chars", "longer titles, abstracts, proceedings and author names are cut (warning)",
            str(_LIMITS.max_string_chars), CORPUS_COMMANDS, _positive(int, "a whole number"), "PAPERCODE_MAX_STRING_CHARS", "N"),

@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from papercode.core.ids import SHA_PREFIX_LENGTH
+
 ATTRIBUTION = "CC BY-SA 4.0, Code-with-Papers (codewithpapers.app/attribution); not affiliated with Papers with Code"
 ARCHIVE_ATTRIBUTION = "CC BY-SA 4.0, the Papers-with-Code archive (pwc-archive, Hugging Face); not affiliated with Papers with Code"
 BOTH_ATTRIBUTION = (
@@ -158,7 +160,7 @@ class CodeMatch(Sample):
 
 class CodeAnswer(Answer):
     query: Query
-    code: str | None = Field(default=None, description="The harvested module; sha256(code)[:16] == code_sha256")
+    code: str | None = Field(default=None, description=f"The harvested module; sha256(code)[:{SHA_PREFIX_LENGTH}] == code_sha256")
     verified: bool | None = None
     source: Literal["store", "fetched"] | None = None
     requires: list[str] | None = Field(default=None, description="Non-stdlib imports")

@@ -16,14 +16,14 @@ from typing import Any, TypedDict
 from papercode.core.errors import QueryError
 from papercode.core.ids import SHA_PREFIX_LENGTH, normalize_hex, normalize_repo, parse_arxiv_id, parse_slug
 from papercode.core.load_report import Problem, relative_to_roots, shown_path
-from papercode.core.records import REPO_KINDS, STATUS_ORDER_TEXT
+from papercode.core.records import MAX_WORD_CHARS, REPO_KINDS
 from papercode.corpus.stages import Corpus
 from papercode.index.columns import CodeLinkRow
 from papercode.index.paper_index import PaperIndex, PaperRow, SampleRow, task_key
 from papercode.index.search import SearchEngine, SearchFilters, best_status
 from papercode.verified.materialize import SampleOutcome
 
-from . import models
+from . import models, prompts
 
 MAX_LIMIT = 100
 MAX_ID_CHARS = 300
@@ -31,7 +31,8 @@ MAX_QUERY_CHARS = 1_000
 MAX_YEAR = 9999
 MIN_SHA_PREFIX = 8
 MAX_STATUSES = 20  # a list argument's bound: there are five statuses, and a few unknown ones at most
-MAX_STATUS_CHARS = 64
+MAX_STATUS_CHARS = MAX_WORD_CHARS  # a status longer than the records allow cannot match
+MAX_SHA_CHARS = 64  # a whole sha256 in hex: anything longer is not a code hash
 AUTHORS_SHOWN = 10
 METHODS_SHOWN = 10
 CODE_LINKS_SHOWN = 10
@@ -44,6 +45,7 @@ FIRST_PROBLEMS = 5
 LICENCES_SHOWN = 20
 
 _SEARCH_NEXT = "use search_papers with words from the title"
+_REPO_NEXT = "pass owner/name or a repository URL (GitHub, GitLab, Bitbucket or Hugging Face)"
 
 
 # -- argument checks -----------------------------------------------------------------------
@@ -104,6 +106,14 @@ def resolve_statuses(corpus: Corpus, status: str | Sequence[str]) -> list[str]:
         what = f"unknown status {_quote(', '.join(unknown))}" if unknown else "no status given"
         raise QueryError("invalid_argument", f"{what}; valid: {', '.join(valid)}", "call again with one or more of the valid statuses")
     return list(dict.fromkeys(wanted))
+
+
+def resolve_repo(asked: str, longest: int | None = None) -> str:
+    """The repository key (`core.ids.normalize_repo`) of a name or URL (of at most `longest` characters)."""
+    name = normalize_repo(asked) if longest is None or len(asked) <= longest else None
+    if name is None:
+        raise QueryError("invalid_argument", f"{_quote(asked)} is not a repository", _REPO_NEXT)
+    return name
 
 
 def check_repo_kind(corpus: Corpus, repo_kind: str | None) -> str | None:
@@ -266,24 +276,6 @@ def samples_by_status(
     )
 
 
-def samples_for(corpus: Corpus, status: str | None, papers: Sequence[str], repos: Sequence[str]) -> list[SampleRow]:
-    """Every sample of the corpus, or those with these statuses, of these papers, from these repos."""
-    statuses = set(resolve_statuses(corpus, status)) if status else None
-    wanted_repos = set()
-    for repo in repos:
-        name = normalize_repo(repo)
-        if name is None:
-            raise QueryError("invalid_argument", f"{_quote(repo)} is not a repository", "pass owner/name or a repository URL (GitHub, GitLab, Bitbucket or Hugging Face)")
-        wanted_repos.add(name)
-    chosen = [resolve_paper(corpus, paper)[0] for paper in papers] if papers else corpus.index.papers
-    return [
-        row
-        for paper in chosen
-        for row in corpus.index.samples_of(paper)
-        if (statuses is None or row.status in statuses) and (not wanted_repos or row.repo.lower() in wanted_repos)
-    ]
-
-
 def search_papers(
     corpus: Corpus,
     query: str = "",
@@ -405,9 +397,7 @@ def merged_tasks(tasks: list[tuple[str, str]]) -> list[str]:
 
 def papers_for_repo(corpus: Corpus, repo: str, limit: int = 25, cursor: str | None = None) -> models.RepoPapers:
     check_limit(limit)
-    name = normalize_repo(repo) if len(repo) <= MAX_ID_CHARS else None
-    if name is None:
-        raise QueryError("invalid_argument", f"{_quote(repo)} is not a repository", "pass owner/name or a repository URL (GitHub, GitLab, Bitbucket or Hugging Face)")
+    name = resolve_repo(repo, longest=MAX_ID_CHARS)
     ordered = corpus.index.papers_for_repo(name)
     query = models.Query(asked=repo, resolved=name)
     if ordered is None:
@@ -446,21 +436,21 @@ class FoundCode:
 
 
 def find_code(corpus: Corpus, code_sha256: str) -> FoundCode:
-    """The samples with this code hash (16 hex, or a unique prefix of 8+)."""
+    """The samples with this code hash (`SHA_PREFIX_LENGTH` hex characters, or a unique prefix of `MIN_SHA_PREFIX`+)."""
     text = code_sha256.strip()
-    prefix = normalize_hex(text) if len(text) <= 64 else None
+    prefix = normalize_hex(text) if len(text) <= MAX_SHA_CHARS else None
     if prefix is None:
         raise QueryError(
             "invalid_argument",
             f"{_quote(text)} is not a hex code hash",
-            "pass the code_sha256 of a sample (16 hex characters) as a string: a bare number loses digits",
+            f"pass the code_sha256 of a sample ({SHA_PREFIX_LENGTH} hex characters) as a string: a bare number loses digits",
         )
     prefix = prefix[:SHA_PREFIX_LENGTH]
     if len(prefix) < MIN_SHA_PREFIX:
         raise QueryError(
             "invalid_argument",
             f"hash prefix {prefix} is shorter than {MIN_SHA_PREFIX} characters",
-            "pass the full 16-character code_sha256",
+            f"pass the full {SHA_PREFIX_LENGTH}-character code_sha256",
         )
     candidates = corpus.index.shas_with_prefix(prefix, most=11)
     if not candidates:
@@ -471,7 +461,7 @@ def find_code(corpus: Corpus, code_sha256: str) -> FoundCode:
         )
     if len(candidates) > 1:
         listed = ", ".join(candidates[:10]) + (" …" if len(candidates) > 10 else "")
-        raise QueryError("ambiguous", f"{prefix} matches several samples: {listed}", "call again with one full 16-character code_sha256")
+        raise QueryError("ambiguous", f"{prefix} matches several samples: {listed}", f"call again with one full {SHA_PREFIX_LENGTH}-character code_sha256")
     sha = candidates[0]
     index = corpus.index
     rows = [index.samples[i] for i in index.sample_ids_for_sha(sha)]
@@ -611,76 +601,18 @@ def load_report(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> dict[s
 
 # -- prompts and completions ---------------------------------------------------------------
 
-PROMPT_SAMPLES = 8
-
-
-def _sample_line(row: SampleRow) -> str:
-    showable = "may be shown" if row.inline_ok else "POINTER ONLY: never reproduce"
-    return f"- {row.entry} in {row.repo}/{row.path} [{row.status}, {row.repo_kind}, licence {row.licence or 'unknown'}, {showable}] code_sha256={row.code_sha256}"
-
 
 def implement_prompt(corpus: Corpus, arxiv_id: str) -> str:
     paper, _ = resolve_paper(corpus, arxiv_id)
-    samples = corpus.index.samples_of(paper)[:PROMPT_SAMPLES]
-    lines = [
-        f'Implement the method of the paper "{shorten(paper.title, TITLE_CHARS)}" ({paper.key}).',
-        "",
-        "Abstract:",
-        (full_text(corpus).abstract(paper.ordinal) or "(no abstract in the record)")[:ABSTRACT_CHARS],
-        "",
-    ]
-    if samples:
-        lines += ["Best harvested code samples (official repositories and working code first):", *map(_sample_line, samples), ""]
-        lines += [
-            "Fetch a sample's code with get_code(code_sha256). Respect licences: a sample marked POINTER ONLY",
-            "(inline_ok false) must only be linked by its file_url, never copied or reproduced.",
-        ]
-    else:
-        lines.append("No code samples were harvested for this paper; use get_paper for its code links.")
-    if paper.claim:
-        lines += ["", f"What the statuses mean: {paper.claim}"]
-    lines += ["", f"Attribution: {attribution(corpus, paper)}"]
-    return "\n".join(lines)
-
-
-def _samples_summary(rows: list[SampleRow]) -> str:
-    if not rows:
-        return "no harvested samples"
-    statuses = ", ".join(f"{n} {status}" for status, n in Counter(row.status for row in rows).most_common())
-    licences = ", ".join(sorted({row.licence or "unknown" for row in rows}))
-    pointer_only = sum(1 for row in rows if not row.inline_ok)
-    showable = f"{pointer_only} POINTER ONLY (never copy)" if pointer_only else "all may be shown"
-    return f"samples: {statuses}; sample licence {licences}; {showable}"
+    abstract = full_text(corpus).abstract(paper.ordinal)
+    samples = corpus.index.samples_of(paper)
+    return prompts.implement(shorten(paper.title, TITLE_CHARS), paper.key, abstract[:ABSTRACT_CHARS] if abstract else None, samples, paper.claim, attribution(corpus, paper))
 
 
 def compare_prompt(corpus: Corpus, arxiv_id: str) -> str:
     paper, _ = resolve_paper(corpus, arxiv_id)
-    by_repo: dict[str, list[SampleRow]] = {}
-    for row in corpus.index.samples_of(paper):
-        by_repo.setdefault(row.repo.lower(), []).append(row)
-    title = shorten(paper.title, TITLE_CHARS)
-    lines = [f'Compare the implementations of "{title}" ({paper.key}) and recommend one to build on.', "", "Repositories:"]
-    links = paper.details().code_links
-    for link in links[:CODE_LINKS_SHOWN]:
-        rows = by_repo.pop(link.repo, []) if link.repo else []
-        lines.append(
-            f"- {link.repo_url}: {'official' if link.is_official else 'not official'}, framework {link.framework or 'unknown'}, "
-            f"repository licence {link.licence or 'unknown'}; {_samples_summary(rows)}"
-        )
-    for rows in by_repo.values():
-        lines.append(f"- {rows[0].repo} ({rows[0].repo_kind}, not in the code links); {_samples_summary(rows)}")
-    if len(links) > CODE_LINKS_SHOWN:
-        lines.append(f"- … and {len(links) - CODE_LINKS_SHOWN} more code links (get_paper lists them)")
-    lines += [
-        "",
-        f"Weigh: official status, execution status ({STATUS_ORDER_TEXT}),",
-        "framework, and licence (inline_ok false / licence NONE means link only, never copy).",
-        "Use get_harvested_code_for_paper with repo_kind to see each repository's samples, and get_code(code_sha256)",
-        "to fetch a sample's code; respect each sample's licence.",
-        "",
-        f"Attribution: {attribution(corpus, paper)}",
-    ]
-    return "\n".join(lines)
+    samples = corpus.index.samples_of(paper)
+    return prompts.compare(shorten(paper.title, TITLE_CHARS), paper.key, samples, paper.details().code_links, CODE_LINKS_SHOWN, attribution(corpus, paper))
 
 
 COMPLETIONS = 20

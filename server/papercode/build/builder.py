@@ -3,12 +3,13 @@
 Per record, the builder only appends to columns, with C-level loops (`map`, `zip`, `array.extend`
 over the decoded structs) rather than a Python statement per sample. Everything that needs every
 paper at once (counts, the code-hash order, repositories, the listing order and its buckets) is
-computed by `orders` over whole columns when `IndexBuilder.finish` returns the immutable index.
+computed by `corpus_wide` over whole columns when `IndexBuilder.finish` returns the immutable index.
 """
 
 from __future__ import annotations
 
 import hashlib
+import inspect
 import operator
 import os
 import re
@@ -23,20 +24,24 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
-from papercode.core.ids import normalize_repo
+from papercode.core.ids import GITHUB_URL, REPO_NAME_PATTERN, normalize_repo
 from papercode.core.load_report import LoadReport, Problem
+from papercode.core.ordering import PAPER_ORDER, PAPER_TIES, group
 from papercode.core.records import CodeLinkData, RecordData, SampleData
-from papercode.index.columns import NO_LEVEL, NONE, PaperColumns, SampleColumns, StringTable
-from papercode.index.paper_index import STATUS_RANK, UNKNOWN_STATUS_RANK, PaperIndex, PaperSources
+from papercode.index.columns import BLOB_PATH, NO_LEVEL, NONE, CodeLinkRow, PaperColumns, SampleColumns, StringTable
+from papercode.index.paper_index import PaperIndex, PaperSources
 from papercode.index.search import SearchDocument
 
-from . import orders
+from . import corpus_wide
+from .arrays import pick, range_positions, range_starts, view
 from .decode import LoadedRecord
 from .duplicates import DuplicateFilter, RecordFacts, facts
+from .repositories import LinkRepos
 
 RecordSink = Callable[[LoadedRecord, "Admitted | None"], None]
 """Told of every record the index builder reads, and what admission made of it (None: not admitted)."""
-# A code link as the details blob keeps it: the fields of `columns.CodeLinkRow`, in order.
+# A code link as the details blob keeps it: the fields of `columns.CodeLinkRow`, in order (a plain
+# tuple: orjson writes it as it is, a named tuple it would not).
 LinkRow = tuple[str | None, str, bool, bool | None, str | None, str | None, str | None]
 
 
@@ -52,15 +57,18 @@ _LEVEL = operator.attrgetter("verification_level")
 _LICENCE = operator.attrgetter("licence")
 _INLINE = operator.attrgetter("inline_ok")
 _FILE_URL = operator.attrgetter("file_url")
-_ORDER_FIELDS = operator.attrgetter("repo_kind", "status", "inline_ok")
+_ORDER_FIELDS = operator.attrgetter(*(criterion.field for criterion in PAPER_ORDER))
+# Unpacked (it fails here if PAPER_TIES grows): a getter per tie in a tuple would cost a generator per paper.
+_FIRST_TIE, _SECOND_TIE, _THIRD_TIE = map(operator.attrgetter, PAPER_TIES)
 _METHOD_NAME = operator.attrgetter("method_name")
 _FRAMEWORK = operator.attrgetter("framework")
 _IS_OFFICIAL = operator.attrgetter("is_official")
 _LAST = operator.itemgetter(-1)
 _NO_LEVEL = {None: NO_LEVEL}.get  # (level, level): the level, or NO_LEVEL for None
-_HEX = repeat(16)
-_URL_HEAD, _URL_MIDDLE = "https://github.com/", "/blob/HEAD/"  # columns.blob_url, joined at C level for map()
-_ROW_URL, _ROW_OFFICIAL, _ROW_MENTIONED = operator.itemgetter(1), operator.itemgetter(2), operator.itemgetter(3)
+_HEXADECIMAL = repeat(16)  # the base of int(sha, 16)
+_ROW_REPO, _ROW_URL, _ROW_OFFICIAL, _ROW_MENTIONED = (
+    operator.itemgetter(CodeLinkRow._fields.index(name)) for name in ("repo", "repo_url", "is_official", "mentioned_in_paper")
+)
 
 
 def _year(date: str | None) -> int | None:
@@ -69,29 +77,28 @@ def _year(date: str | None) -> int | None:
     return None
 
 
-class _OrderGroups(dict[tuple[str, str, bool], int]):
-    """(repo kind, status, inline_ok) -> the first part of a sample's default-order key: official
-    first, then status best first, then showable first (computed once per distinct triple)."""
+class _PaperGroups(dict[tuple[Any, ...], int]):
+    """The values of a sample's `PAPER_ORDER` fields -> its `ordering.group`, the first part of its
+    key in its paper's order (computed once per distinct values)."""
 
-    def __missing__(self, key: tuple[str, str, bool]) -> int:
-        kind, status, inline = key
-        group = self[key] = (kind != "official") * 2 * (UNKNOWN_STATUS_RANK + 1) + STATUS_RANK.get(status, UNKNOWN_STATUS_RANK) * 2 + (not inline)
-        return group
+    def __missing__(self, values: tuple[Any, ...]) -> int:
+        found = self[values] = group(PAPER_ORDER, values)
+        return found
 
 
-_order_group = _OrderGroups().__getitem__
+_paper_group = _PaperGroups().__getitem__
 
 
 def default_order(samples: list[SampleData]) -> list[SampleData]:
-    """A paper's samples best first: official, status, showable, then repo/path/entry (input order breaks ties)."""
+    """A paper's samples in `ordering.PAPER_ORDER`, then by `PAPER_TIES`, then as listed (input order)."""
     if len(samples) < 2:
         return samples
     keyed = sorted(
         zip(
-            map(_order_group, map(_ORDER_FIELDS, samples)),
-            map(_REPO, samples),
-            map(_PATH, samples),
-            map(_ENTRY, samples),
+            map(_paper_group, map(_ORDER_FIELDS, samples)),
+            map(_FIRST_TIE, samples),
+            map(_SECOND_TIE, samples),
+            map(_THIRD_TIE, samples),
             range(len(samples)),
             strict=False,
         )
@@ -99,11 +106,11 @@ def default_order(samples: list[SampleData]) -> list[SampleData]:
     return list(map(samples.__getitem__, map(_LAST, keyed)))
 
 
-_PLAIN_REPO_URL = re.compile(r"https://github\.com/([A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+)")
+_PLAIN_REPO_URL = re.compile(f"{re.escape(GITHUB_URL)}({REPO_NAME_PATTERN})")
 
 
 def _repo_of(url: str) -> str | None:
-    """`ids.normalize_repo(url)`, with one regular expression for the usual `https://github.com/owner/name`."""
+    """`ids.normalize_repo(url)`, with one regular expression for the usual `GITHUB_URL` + owner/name."""
     plain = _PLAIN_REPO_URL.fullmatch(url)
     if plain is not None and not plain[1].lower().endswith(".git"):
         return plain[1].lower()
@@ -194,14 +201,14 @@ class Admission:
             self.by_arxiv.setdefault(arxiv_id, ordinal)
         if slug is not None:
             self.by_slug.setdefault(slug, ordinal)
-        self._fingerprint.update(f"beneath {ordinal}\0{item.key}\0{item.path}\0{item.line}\0".encode())
+        self._fingerprint.update(f"beneath {ordinal}\0{item.duplicate_key}\0{item.path}\0{item.line}\0".encode())
         return None
 
     def _admit(self, item: LoadedRecord | RecordFacts) -> Admitted | None:
         if not self._duplicates.admit(item):
             return None
-        self._fingerprint.update(f"{item.key}\0{item.read_at}\0{item.path}\0{item.line}\0".encode())
-        by_slug, key = self.by_slug, item.key
+        self._fingerprint.update(f"{item.duplicate_key}\0{item.read_at}\0{item.path}\0{item.line}\0".encode())
+        by_slug, key = self.by_slug, item.duplicate_key
         ordinal = self._ordinals.get(key, len(self.slugs))
         arxiv_id, slug = item.arxiv_id, item.slug
         replacing = ordinal < len(self.slugs)
@@ -249,7 +256,7 @@ def search_document(record: RecordData, admitted: Admitted) -> SearchDocument:
     )
 
 
-_PAPER_FIELDS = ("arxiv_id", "slug", "title", "date", "url_abs", "read_at", "blob", "snapshot", "claim", "year", "n_authors", "start", "end")
+_STRING_COLUMNS = ("repo", "repo_kind", "language", "status", "contract_check", "licence")  # sample columns of string ids
 
 
 class _RecordColumns:
@@ -264,7 +271,7 @@ class _RecordColumns:
         self._papers = PaperColumns(self._strings)
         self._paper_columns: tuple[Any, ...] = tuple(getattr(self._papers, name) for name in _PAPER_FIELDS)
         # Repositories named by code links: lower-case owner/name numbered, one entry per link, ranges per paper.
-        self._links = orders.LinkRepos(array("i"), array("i"), bytearray(), array("i"), array("i"), [], {})
+        self._links = LinkRepos(array("i"), array("i"), bytearray(), array("i"), array("i"), [], {})
 
     def _put_record(self, ordinal: int, record: RecordData, arxiv_id: str | None, slug: str | None) -> None:
         harvest = record.syntology
@@ -277,21 +284,19 @@ class _RecordColumns:
         year = _year(record.date)
         self._put_paper(
             ordinal,
-            (
-                arxiv_id,
-                slug,
-                record.title,
-                record.date,
-                record.url_abs,
-                harvest.read_at if harvest else None,
-                _details_blob(record, links),
-                self._ids[record.source.snapshot if record.source else None],
-                self._ids[harvest.claim if harvest else None],
-                NONE if year is None else year,
-                len(record.authors or ()),
-                start,
-                len(self._samples),
-            ),
+            arxiv_id=arxiv_id,
+            slug=slug,
+            title=record.title,
+            date=record.date,
+            url_abs=record.url_abs,
+            read_at=harvest.read_at if harvest else None,
+            blob=_details_blob(record, links),
+            snapshot=self._ids[record.source.snapshot if record.source else None],
+            claim=self._ids[harvest.claim if harvest else None],
+            year=NONE if year is None else year,
+            n_authors=len(record.authors or ()),
+            start=start,
+            end=len(self._samples),
         )
 
     def _append_samples(self, samples: list[SampleData], ordinal: int) -> None:
@@ -300,7 +305,7 @@ class _RecordColumns:
         columns, ids = self._samples, self._ids.__getitem__
         start = len(columns)
         repos, paths = list(map(_REPO, samples)), list(map(_PATH, samples))
-        columns.sha.extend(map(int, map(_SHA, samples), _HEX))
+        columns.sha.extend(map(int, map(_SHA, samples), _HEXADECIMAL))
         columns.entry.extend(list(map(_ENTRY, samples)))
         columns.repo.extend(map(ids, repos))
         columns.repo_kind.extend(map(ids, map(_KIND, samples)))
@@ -314,7 +319,7 @@ class _RecordColumns:
         columns.inline_ok.extend(map(_INLINE, samples))
         columns.paper.extend(repeat(ordinal, n))
         urls = list(map(_FILE_URL, samples))
-        usual = map("".join, zip(repeat(_URL_HEAD), repos, repeat(_URL_MIDDLE), paths, strict=False))
+        usual = map("".join, zip(repeat(GITHUB_URL), repos, repeat(BLOB_PATH), paths, strict=False))  # columns.blob_url, at C level
         for offset in compress(range(n), map(operator.ne, urls, usual)):
             url = urls[offset]
             if url is not None:
@@ -333,7 +338,7 @@ class _RecordColumns:
         """Record the GitHub repositories (lower-case owner/name) a paper's code links name (for `find_papers_for_repo`)."""
         entries, names = self._links, self._links.numbers
         for row in links:
-            repo = row[0]
+            repo = _ROW_REPO(row)
             if repo is not None:
                 code = names.get(repo)
                 if code is None:
@@ -341,17 +346,114 @@ class _RecordColumns:
                     entries.names.append(repo)
                 entries.paper.append(ordinal)
                 entries.repo.append(code)
-                entries.official.append(row[2])
+                entries.official.append(_ROW_OFFICIAL(row))
         entries.end[ordinal] = len(entries.paper)
 
-    def _put_paper(self, i: int, values: tuple[Any, ...]) -> None:
-        """Set paper `i` (values in `_PAPER_FIELDS` order): append when `i` is the next ordinal, else replace it."""
+    def _put_paper(
+        self,
+        i: int,
+        *,
+        arxiv_id: str | None,
+        slug: str | None,
+        title: str,
+        date: str | None,
+        url_abs: str | None,
+        read_at: str | None,
+        blob: bytes,  # the display details (see `_details_blob`)
+        snapshot: int,  # a string id
+        claim: int,  # a string id
+        year: int,  # NONE when unknown
+        n_authors: int,
+        start: int,  # its samples are start..end-1
+        end: int,
+    ) -> None:
+        """Set paper `i`, a value per paper column (named here once: see `_PAPER_FIELDS`): append
+        when `i` is the next ordinal, else replace it. Keyword arguments rather than a named tuple:
+        this runs per record, and building a named tuple by keyword costs five times as much."""
+        values = (arxiv_id, slug, title, date, url_abs, read_at, blob, snapshot, claim, year, n_authors, start, end)
         if i == len(self._papers):
             for column, value in zip(self._paper_columns, values, strict=True):
                 column.append(value)
         else:
             for column, value in zip(self._paper_columns, values, strict=True):
                 column[i] = value
+
+    def _copy_part(self, part: IndexPart, kept: list[tuple[int, Admitted]]) -> None:
+        """Copy the kept records of `part` (`kept`: each one's number in the part, and its admission)
+        into the columns: samples in bulk (string ids mapped to this table), then each kept record's
+        paper and link entries under its ordinal."""
+        samples = self._samples
+        # Index -1 (NONE) maps to NONE: it is the last entry.
+        to_ids = np.array([*map(self._ids.__getitem__, part.strings), NONE], dtype=np.intc)
+        numbers = np.fromiter((number for number, _ in kept), dtype=np.int64, count=len(kept))
+        starts, ends = (view(part.papers[name])[numbers].astype(np.int64) for name in ("start", "end"))
+        lengths = ends - starts
+        base = len(samples)
+        every = len(kept) == len(part.facts) and int(lengths.sum()) == len(part.samples["paper"])
+        take = None if every else range_positions(starts, ends)
+        samples.sha.frombytes(pick(part.samples["sha"], take).tobytes())
+        samples.entry.extend_packed(part.samples["entry"], None if take is None else take.tolist())
+        samples.path.extend_packed(part.samples["path"], None if take is None else take.tolist())
+        for name in _STRING_COLUMNS:
+            getattr(samples, name).frombytes(to_ids[pick(part.samples[name], take)].tobytes())
+        samples.verification_level.frombytes(pick(part.samples["verification_level"], take).tobytes())
+        samples.inline_ok.extend(pick(part.samples["inline_ok"], take).tobytes())
+        ordinals = np.fromiter((admitted.ordinal for _, admitted in kept), dtype=np.intc, count=len(kept))
+        samples.paper.frombytes(np.repeat(ordinals, lengths).tobytes())
+        urls: dict[int, str] = part.samples["file_url"]
+        if urls:
+            moved = None if take is None else {old: new for new, old in enumerate(take.tolist())}
+            for old, url in urls.items():
+                new = old if moved is None else moved.get(old)
+                if new is not None:
+                    samples.file_url[base + new] = url
+        papers = part.papers
+        for (number, admitted), start, length in zip(kept, (base + range_starts(lengths)).tolist(), lengths.tolist(), strict=True):
+            self._put_paper(
+                admitted.ordinal,
+                arxiv_id=papers["arxiv_id"][number],
+                slug=admitted.slug,
+                title=papers["title"][number],
+                date=papers["date"][number],
+                url_abs=papers["url_abs"][number],
+                read_at=papers["read_at"][number],
+                blob=papers["blob"][number],
+                snapshot=int(to_ids[papers["snapshot"][number]]),
+                claim=int(to_ids[papers["claim"][number]]),
+                year=papers["year"][number],
+                n_authors=papers["n_authors"][number],
+                start=start,
+                end=start + length,
+            )
+        self._copy_part_links(part, numbers, ordinals)
+
+    def _copy_part_links(self, part: IndexPart, numbers: npt.NDArray[np.int64], ordinals: npt.NDArray[np.intc]) -> None:
+        """The link entries of the kept records (`numbers` in the part), under their ordinals, in bulk."""
+        entries, numbers_of = self._links, self._links.numbers
+        codes = np.empty(len(part.link_names), dtype=np.intc)
+        for position, name in enumerate(part.link_names):
+            code = numbers_of.get(name)
+            if code is None:
+                code = numbers_of[name] = len(entries.names)
+                entries.names.append(name)
+            codes[position] = code
+        starts, ends = (view(column)[numbers].astype(np.int64) for column in (part.link_start, part.link_end))
+        lengths = ends - starts
+        take = range_positions(starts, ends)
+        first = len(entries.paper)
+        entries.paper.frombytes(np.repeat(ordinals, lengths).tobytes())
+        entries.repo.frombytes(codes[pick(part.link_repo, take)].tobytes())
+        entries.official.extend(pick(part.link_official, take).tobytes())
+        for ordinal, start, length in zip(ordinals.tolist(), (first + range_starts(lengths)).tolist(), lengths.tolist(), strict=True):
+            if ordinal == len(entries.start):
+                entries.start.append(start)
+                entries.end.append(start + length)
+            else:
+                entries.start[ordinal], entries.end[ordinal] = start, start + length
+
+
+# The paper columns, in the order `_put_paper` takes them.
+_PAPER_FIELDS = tuple(name for name, parameter in inspect.signature(_RecordColumns._put_paper).parameters.items() if parameter.kind is parameter.KEYWORD_ONLY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -395,20 +497,20 @@ class PartBuilder(_RecordColumns):
         papers = {name: getattr(self._papers, name) for name in _PAPER_FIELDS}
         links = self._links
         return IndexPart(
-            self._facts,
-            self.report.problems,
-            self._problems_before,
-            self.report.files_read,
-            self.report.records_read,
-            list(self._strings.values),
-            samples,
-            papers,
-            links.paper,
-            links.repo,
-            links.official,
-            links.start,
-            links.end,
-            list(links.names),
+            facts=self._facts,
+            problems=self.report.problems,
+            problems_before=self._problems_before,
+            files_read=self.report.files_read,
+            records_read=self.report.records_read,
+            strings=list(self._strings.values),
+            samples=samples,
+            papers=papers,
+            link_paper=links.paper,
+            link_repo=links.repo,
+            link_official=links.official,
+            link_start=links.start,
+            link_end=links.end,
+            link_names=list(links.names),
         )
 
 
@@ -451,13 +553,13 @@ class IndexBuilder(_RecordColumns):
         report.files_read += part.files_read
         report.records_read += part.records_read
         if kept:
-            _merge(self, part, kept)
+            self._copy_part(part, kept)
 
     def finish(self) -> PaperIndex:
         """Everything derived from the papers' live samples: counts, hashes, repositories, listings."""
         papers, strings = self._papers, self._strings
         self.report.records_indexed = len(papers)
-        derived = orders.compute(self._samples, papers, self._links, self._ids.get("official", -2))
+        derived = corpus_wide.compute(self._samples, papers, self._links)
         read_ats = [value for value in papers.read_at if value]
         index = PaperIndex(
             report=self.report,
@@ -478,92 +580,6 @@ class IndexBuilder(_RecordColumns):
         strings.seal()
         del self._links, self._admission, self._records
         return index
-
-
-_STRING_COLUMNS = ("repo", "repo_kind", "language", "status", "contract_check", "licence")
-
-
-def _merge(builder: IndexBuilder, part: IndexPart, kept: list[tuple[int, Admitted]]) -> None:
-    """Copy the kept records of `part` into `builder`'s columns: samples in bulk (string ids mapped
-    to the builder's table), then each kept record's paper and link entries under its ordinal."""
-    samples, ids = builder._samples, builder._ids
-    # Index -1 (NONE) maps to NONE: it is the last entry.
-    to_ids = np.array([*map(ids.__getitem__, part.strings), NONE], dtype=np.intc)
-    numbers = np.fromiter((number for number, _ in kept), dtype=np.int64, count=len(kept))
-    starts, ends = (np.frombuffer(part.papers[name], dtype=np.intc)[numbers].astype(np.int64) for name in ("start", "end"))
-    lengths = ends - starts
-    base = len(samples)
-    every = len(kept) == len(part.facts) and int(lengths.sum()) == len(part.samples["paper"])
-    take = None if every else np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
-
-    def pick(column: Any) -> Any:
-        view = orders.view(column)
-        return view if take is None else view[take]
-
-    samples.sha.frombytes(pick(part.samples["sha"]).tobytes())
-    samples.entry.extend_packed(part.samples["entry"], None if take is None else take.tolist())
-    samples.path.extend_packed(part.samples["path"], None if take is None else take.tolist())
-    for name in _STRING_COLUMNS:
-        getattr(samples, name).frombytes(to_ids[pick(part.samples[name])].tobytes())
-    samples.verification_level.frombytes(pick(part.samples["verification_level"]).tobytes())
-    samples.inline_ok.extend(pick(part.samples["inline_ok"]).tobytes())
-    ordinals = np.fromiter((admitted.ordinal for _, admitted in kept), dtype=np.intc, count=len(kept))
-    samples.paper.frombytes(np.repeat(ordinals, lengths).tobytes())
-    urls: dict[int, str] = part.samples["file_url"]
-    if urls:
-        moved = None if take is None else {old: new for new, old in enumerate(take.tolist())}
-        for old, url in urls.items():
-            new = old if moved is None else moved.get(old)
-            if new is not None:
-                samples.file_url[base + new] = url
-    papers = part.papers
-    new_start = base + np.cumsum(lengths) - lengths
-    for (number, admitted), start, length in zip(kept, new_start.tolist(), lengths.tolist(), strict=True):
-        builder._put_paper(
-            admitted.ordinal,
-            (
-                papers["arxiv_id"][number],
-                admitted.slug,
-                papers["title"][number],
-                papers["date"][number],
-                papers["url_abs"][number],
-                papers["read_at"][number],
-                papers["blob"][number],
-                int(to_ids[papers["snapshot"][number]]),
-                int(to_ids[papers["claim"][number]]),
-                papers["year"][number],
-                papers["n_authors"][number],
-                start,
-                start + length,
-            ),
-        )
-    _merge_links(builder, part, numbers, ordinals)
-
-
-def _merge_links(builder: IndexBuilder, part: IndexPart, numbers: npt.NDArray[np.int64], ordinals: npt.NDArray[np.intc]) -> None:
-    """The link entries of the kept records (`numbers` in the part), under their ordinals, in bulk."""
-    entries, numbers_of = builder._links, builder._links.numbers
-    codes = np.empty(len(part.link_names), dtype=np.intc)
-    for position, name in enumerate(part.link_names):
-        code = numbers_of.get(name)
-        if code is None:
-            code = numbers_of[name] = len(entries.names)
-            entries.names.append(name)
-        codes[position] = code
-    starts, ends = (orders.view(column)[numbers].astype(np.int64) for column in (part.link_start, part.link_end))
-    lengths = ends - starts
-    take = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
-    first = len(entries.paper)
-    entries.paper.frombytes(np.repeat(ordinals, lengths).tobytes())
-    entries.repo.frombytes(codes[orders.view(part.link_repo)[take]].tobytes())
-    entries.official.extend(orders.view(part.link_official)[take].tobytes())
-    new_start = first + np.cumsum(lengths) - lengths
-    for ordinal, start, length in zip(ordinals.tolist(), new_start.tolist(), lengths.tolist(), strict=True):
-        if ordinal == len(entries.start):
-            entries.start.append(start)
-            entries.end.append(start + length)
-        else:
-            entries.start[ordinal], entries.end[ordinal] = start, start + length
 
 
 def _details_blob(record: RecordData, links: list[LinkRow]) -> bytes:

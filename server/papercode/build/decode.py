@@ -27,7 +27,7 @@ import msgspec
 import orjson
 from pydantic import ValidationError
 
-from papercode.core.ids import canonical_arxiv_id, record_key, slug_from_record_url
+from papercode.core.ids import canonical_arxiv_id, duplicate_key, slug_from_record_url
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, ProgressCallback
 from papercode.core.records import KNOWN_STATUSES, RECORD_DECODER, Record, RecordData, SyntologyData
@@ -51,9 +51,9 @@ class LoadedRecord:
     slug: str | None = None
 
     @property
-    def key(self) -> str:
-        """The identity duplicates share: `arxiv:<id>`, else `slug:<slug>`."""
-        return record_key(self.arxiv_id, self.slug)
+    def duplicate_key(self) -> str:
+        """The identity duplicates share: `arxiv:<id>`, else `slug:<slug>` (not the paper's key, which has no prefix)."""
+        return duplicate_key(self.arxiv_id, self.slug)
 
     @property
     def read_at(self) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import NamedTuple
 
-from papercode.core.ids import record_key
+from papercode.core.ids import duplicate_key
 from papercode.core.load_report import LoadReport
 
 from .decode import LoadedRecord
@@ -21,8 +21,8 @@ class RecordFacts(NamedTuple):
     read_at: str
 
     @property
-    def key(self) -> str:
-        return record_key(self.arxiv_id, self.slug)
+    def duplicate_key(self) -> str:
+        return duplicate_key(self.arxiv_id, self.slug)
 
 
 
@@ -39,11 +39,11 @@ class DuplicateFilter:
 
     def __init__(self, report: LoadReport) -> None:
         self._report = report
-        self._kept: dict[str, tuple[datetime, str, int | None]] = {}  # key -> (read_at, path, line)
+        self._kept: dict[str, tuple[datetime, str, int | None]] = {}  # duplicate key -> (read_at, path, line)
 
     def admit(self, item: LoadedRecord | RecordFacts) -> bool:
         """True when `item` is new or replaces the record kept so far for its key."""
-        key = item.key
+        key = item.duplicate_key
         moment = _instant(item.read_at)
         current = self._kept.get(key)
         if current is not None:

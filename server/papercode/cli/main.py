@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from papercode.corpus.reload import LiveCorpus
     from papercode.edge.app import PapercodeServer
     from papercode.edge.http import StaticTokens
+    from papercode.index.paper_index import SampleRow
 
 log = logging.getLogger("papercode")
 
@@ -352,11 +353,9 @@ def materialize(settings: Settings, args: argparse.Namespace) -> int:
         return fail("materialize needs a source: --repos DIR (local clones) and/or --fetch (download). Next: add one")
     if args.repos and not args.repos.is_dir():
         return fail(f"--repos {args.repos} is not a directory. Next: pass the directory that holds <owner>/<name> clones")
-    from papercode.answers import queries
-
     corpus = open_corpus(settings)
     try:
-        rows = queries.samples_for(corpus, args.status, args.paper or (), args.repo or ())
+        rows = samples_to_materialize(corpus, args.status, args.paper or (), args.repo or ())
     except QueryError as error:
         return fail(str(error))
     store = CodeStore(settings.code_dir)
@@ -374,6 +373,21 @@ def materialize(settings: Settings, args: argparse.Namespace) -> int:
     summary = anyio.run(run)
     print_materialized(summary, store)
     return 0 if summary.usable else 1
+
+
+def samples_to_materialize(corpus: Corpus, status: str | None, papers: Sequence[str], repos: Sequence[str]) -> list[SampleRow]:
+    """Every sample of the corpus, or those with these statuses, of these papers, from these repos."""
+    from papercode.answers.queries import resolve_paper, resolve_repo, resolve_statuses
+
+    statuses = set(resolve_statuses(corpus, status)) if status else None
+    wanted_repos = set(map(resolve_repo, repos))
+    chosen = [resolve_paper(corpus, paper)[0] for paper in papers] if papers else corpus.index.papers
+    return [
+        row
+        for paper in chosen
+        for row in corpus.index.samples_of(paper)
+        if (statuses is None or row.status in statuses) and (not wanted_repos or row.repo.lower() in wanted_repos)
+    ]
 
 
 def config(settings: Settings, host: str) -> int:

@@ -23,11 +23,21 @@ _PAPER_URL = re.compile(
     re.IGNORECASE,
 )
 
-_REPO_URL = re.compile(r"^(?:https?://)?(?:www\.)?github\.com/", re.IGNORECASE)
-_REPO_NAME = re.compile(r"^[A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+$")
+# GitHub's own bounds on a repository's owner and name.
+MAX_OWNER_CHARS = 39
+MAX_REPO_NAME_CHARS = 100
 
-HEX_DIGITS = frozenset("0123456789abcdef")
-SHA_PREFIX_LENGTH = 16
+GITHUB_HOST = "github.com"
+GITHUB_URL = f"https://{GITHUB_HOST}/"  # a repository's page is GITHUB_URL + owner/name
+REPO_NAME_PATTERN = r"[A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+"  # owner/name, in any letter case
+
+_REPO_URL = re.compile(rf"^(?:https?://)?(?:www\.)?{re.escape(GITHUB_HOST)}/", re.IGNORECASE)
+_REPO_NAME = re.compile(rf"^{REPO_NAME_PATTERN}$")
+
+LOWER_HEX = "0123456789abcdef"
+HEX_DIGITS = frozenset(LOWER_HEX)
+SHA_PREFIX_LENGTH = 16  # a sample's code hash: the first 16 hex characters of a sha256 (64 bits: one int column)
+SHA_PREFIX_FORMAT = f"0{SHA_PREFIX_LENGTH}x"  # `format(int(sha, 16), SHA_PREFIX_FORMAT) == sha`
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,10 +170,10 @@ def normalize_hex(text: str) -> str | None:
 
 
 def is_sha_prefix(value: object) -> bool:
-    """True for a record's `code_sha256_prefix`: exactly 16 lower-case hex characters."""
+    """True for a record's `code_sha256_prefix`: exactly `SHA_PREFIX_LENGTH` lower-case hex characters."""
     return isinstance(value, str) and len(value) == SHA_PREFIX_LENGTH and set(value) <= HEX_DIGITS
 
 
-def record_key(arxiv_id: str | None, slug: str | None) -> str:
+def duplicate_key(arxiv_id: str | None, slug: str | None) -> str:
     """The identity duplicate records share: `arxiv:<id>`, else `slug:<slug>`."""
     return f"arxiv:{arxiv_id}" if arxiv_id else f"slug:{slug}"

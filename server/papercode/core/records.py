@@ -13,12 +13,14 @@ from typing import Annotated, Any, Literal
 import msgspec
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
 
-from .ids import SHA_PREFIX_LENGTH
+from .ids import LOWER_HEX, MAX_OWNER_CHARS, MAX_REPO_NAME_CHARS, SHA_PREFIX_LENGTH
 
 # Statuses in order, best first for an agent looking for working code. Unknown values are
 # kept and rank after these.
 KNOWN_STATUSES: tuple[str, ...] = ("ran_honours", "ran", "ran_draft_wrong", "ran_violates", "unverified")
-REPO_KINDS: tuple[str, ...] = ("official", "named_in_paper", "found_in_text", "listed", "community")
+OFFICIAL_KIND = "official"  # the repository kind of the paper's own code (listings put it first: see `ordering`)
+REPO_KINDS: tuple[str, ...] = (OFFICIAL_KIND, "named_in_paper", "found_in_text", "listed", "community")
+NO_LICENCE = "NONE"  # a sample's licence when none was found (the records write it; a missing one counts as it)
 # The prose the model reads, generated from the orders above so that it cannot drift from them.
 STATUS_ORDER_TEXT = " > ".join(KNOWN_STATUSES)  # best first: "ran_honours > ran > ... > unverified"
 STATUS_CHOICES_TEXT = f"{', '.join(KNOWN_STATUSES[:-1])} or {KNOWN_STATUSES[-1]}"
@@ -75,17 +77,23 @@ class Source(_Open):
 
 # Sample fields are identifiers shown in every listing: bounded so one hostile sample cannot
 # flood an answer (real ones are far shorter). A sample over a bound is dropped and reported.
-Name = Annotated[StrictStr, Field(min_length=1, max_length=200)]
-Word = Annotated[StrictStr, Field(min_length=1, max_length=64)]
+# Each bound holds for both schemas below (the pydantic models and the fast path).
+MAX_NAME_CHARS = 200
+MAX_WORD_CHARS = 64
+MIN_REPO_CHARS, MAX_REPO_CHARS = 3, MAX_OWNER_CHARS + 1 + MAX_REPO_NAME_CHARS  # owner/name
+MAX_PATH_CHARS = 400
+MAX_URL_CHARS = 1_000
+Name = Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME_CHARS)]
+Word = Annotated[StrictStr, Field(min_length=1, max_length=MAX_WORD_CHARS)]
 
 
 class Sample(_Open):
     code_sha256_prefix: ShaPrefix
     entry: Name
-    repo: Annotated[StrictStr, Field(min_length=3, max_length=140)]  # GitHub: 39 + "/" + 100
+    repo: Annotated[StrictStr, Field(min_length=MIN_REPO_CHARS, max_length=MAX_REPO_CHARS)]
     repo_kind: Word
-    path: Annotated[StrictStr, Field(min_length=1, max_length=400)]
-    file_url: Annotated[StrictStr, Field(max_length=1_000)] | None = None
+    path: Annotated[StrictStr, Field(min_length=1, max_length=MAX_PATH_CHARS)]
+    file_url: Annotated[StrictStr, Field(max_length=MAX_URL_CHARS)] | None = None
     link_basis: StrictStr | None = None
     language: Word | None = None
     status: Word
@@ -152,11 +160,11 @@ _FastFlag = bool | Literal[0, 1]  # 0/1 as written by the archive: read it with 
 # Its length is checked here; its digits once per record by `RecordDecoder` (a pattern here would run a
 # regular expression per sample, a third of the decoding time).
 _FastSha = Annotated[str, msgspec.Meta(min_length=SHA_PREFIX_LENGTH, max_length=SHA_PREFIX_LENGTH)]
-_FastName = Annotated[str, msgspec.Meta(min_length=1, max_length=200)]
-_FastRepo = Annotated[str, msgspec.Meta(min_length=3, max_length=140)]
-_FastWord = Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
-_FastPath = Annotated[str, msgspec.Meta(min_length=1, max_length=400)]
-_FastUrl = Annotated[str, msgspec.Meta(max_length=1_000)]
+_FastName = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME_CHARS)]
+_FastRepo = Annotated[str, msgspec.Meta(min_length=MIN_REPO_CHARS, max_length=MAX_REPO_CHARS)]
+_FastWord = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_WORD_CHARS)]
+_FastPath = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_PATH_CHARS)]
+_FastUrl = Annotated[str, msgspec.Meta(max_length=MAX_URL_CHARS)]
 _FastTitle = Annotated[str, msgspec.Meta(min_length=1)]
 _FastLevel = Annotated[int, msgspec.Meta(ge=LEVEL_MIN, le=LEVEL_MAX)]
 
@@ -248,7 +256,6 @@ class RecordData(_Fast):
     syntology: SyntologyData | None = None
 
 
-_LOWER_HEX = "0123456789abcdef"
 _SHA = operator.attrgetter("code_sha256_prefix")
 
 
@@ -256,7 +263,7 @@ class RecordDecoder:
     """Decodes a record's JSON into `RecordData`, validating as the pydantic models do.
 
     Every sample hash must be lower-case hex: checked in one pass over a record's hashes joined
-    (each is exactly 16 characters already), not with a pattern per sample.
+    (each has exactly `SHA_PREFIX_LENGTH` characters already), not with a pattern per sample.
     """
 
     def __init__(self) -> None:
@@ -266,7 +273,7 @@ class RecordDecoder:
         """The record in `data`; `msgspec.ValidationError` (a `DecodeError`) when it is not a valid one."""
         record = self._decode(data)
         harvest = record.syntology
-        if harvest is not None and harvest.samples and "".join(map(_SHA, harvest.samples)).strip(_LOWER_HEX):
+        if harvest is not None and harvest.samples and "".join(map(_SHA, harvest.samples)).strip(LOWER_HEX):
             raise msgspec.ValidationError("Expected `str` of lower-case hex digits - at `$.syntology.samples[...].code_sha256_prefix`")
         return record
 

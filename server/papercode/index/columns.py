@@ -15,6 +15,9 @@ from typing import NamedTuple, cast
 
 import orjson
 
+from papercode.core.ids import GITHUB_URL, SHA_PREFIX_FORMAT
+from papercode.core.records import OFFICIAL_KIND
+
 from .packed import PackedBytes, PackedStrings
 
 NONE = -1  # "no value" in a column of string ids or years
@@ -41,7 +44,7 @@ class SampleRow:
 
     @property
     def is_official(self) -> bool:
-        return self.repo_kind == "official"
+        return self.repo_kind == OFFICIAL_KIND
 
 
 class CodeLinkRow(NamedTuple):
@@ -145,8 +148,11 @@ def text(values: Sequence[str], string_id: int) -> str | None:
     return None if string_id == NONE else values[string_id]
 
 
+BLOB_PATH = "/blob/HEAD/"  # a file's URL on GitHub: GITHUB_URL + owner/name + BLOB_PATH + path
+
+
 def blob_url(repo: str, path: str) -> str:
-    return f"https://github.com/{repo}/blob/HEAD/{path}"
+    return f"{GITHUB_URL}{repo}{BLOB_PATH}{path}"
 
 
 class PaperColumns:
@@ -220,7 +226,7 @@ class SampleColumns:
 
     def __init__(self, strings: StringTable) -> None:
         self.strings = strings
-        self.sha = array("Q")  # the 16-hex code hash as an int
+        self.sha = array("Q")  # the code hash (`SHA_PREFIX_LENGTH` hex characters: 64 bits) as an int
         self.entry = PackedStrings(())
         self.repo = array("i")
         self.repo_kind = array("i")
@@ -248,7 +254,7 @@ class SampleColumns:
         repo, path = values[self.repo[i]], cast(str, self.path[i])
         level = self.verification_level[i]
         return SampleRow(
-            code_sha256=f"{self.sha[i]:016x}",
+            code_sha256=format(self.sha[i], SHA_PREFIX_FORMAT),
             entry=cast(str, self.entry[i]),
             repo=repo,
             repo_kind=values[self.repo_kind[i]],

@@ -18,31 +18,23 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 
+from papercode.core.ids import SHA_PREFIX_FORMAT, SHA_PREFIX_LENGTH
 from papercode.core.load_report import LoadReport
+from papercode.core.ordering import status_order
 from papercode.core.records import KNOWN_STATUSES
 
 from .columns import CodeLinkRow, PaperColumns, PaperDetails, PaperRow, SampleColumns, SampleRow
 from .packed import PackedStrings
 
 __all__ = [
-    "STATUS_RANK",
     "BucketKey",
     "CodeLinkRow",
     "PaperDetails",
     "PaperIndex",
     "PaperRow",
     "SampleRow",
-    "status_rank",
     "task_key",
 ]
-
-STATUS_RANK: dict[str, int] = {status: rank for rank, status in enumerate(KNOWN_STATUSES)}
-UNKNOWN_STATUS_RANK = len(KNOWN_STATUSES)
-
-
-def status_rank(status: str) -> int:
-    return STATUS_RANK.get(status, UNKNOWN_STATUS_RANK)
-
 
 _SPELLING = ((re.compile(r"(.)\1"), r"\1"), (re.compile(r"isation"), "ization"), (re.compile(r"our\b"), "or"))
 
@@ -127,20 +119,19 @@ class PaperIndex:
         return {self.samples.status_of(i) for i in paper.samples}
 
     def statuses(self) -> list[str]:
-        """Every valid status: the known ones, then any others seen in the corpus."""
-        extra = sorted(set(self.status_counts) - set(KNOWN_STATUSES))
-        return [*KNOWN_STATUSES, *extra]
+        """Every valid status: the known ones, then any others seen in the corpus, best first (`status_order`)."""
+        return sorted({*KNOWN_STATUSES, *self.status_counts}, key=status_order)
 
     def sample_ids_for_sha(self, sha: str) -> list[int]:
-        """Samples whose code hash is exactly `sha` (16 hex)."""
+        """Samples whose code hash is exactly `sha` (`SHA_PREFIX_LENGTH` hex characters)."""
         value = int(sha, 16)
         start = bisect.bisect_left(self.sha_sorted, value)
         end = bisect.bisect_right(self.sha_sorted, value, lo=start)
         return sorted(self.sha_samples[start:end])
 
     def shas_with_prefix(self, prefix: str, most: int = 10) -> list[str]:
-        """Distinct code hashes starting with `prefix` (hex, at most 16), in order."""
-        shift = 4 * (16 - len(prefix))
+        """Distinct code hashes starting with `prefix` (hex, at most `SHA_PREFIX_LENGTH`), in order."""
+        shift = 4 * (SHA_PREFIX_LENGTH - len(prefix))
         low = int(prefix, 16) << shift if prefix else 0
         high = low + (1 << shift)
         start = bisect.bisect_left(self.sha_sorted, low)
@@ -150,7 +141,7 @@ class PaperIndex:
             value = self.sha_sorted[position]
             if value >= high or len(found) >= most:
                 break
-            text = f"{value:016x}"
+            text = format(value, SHA_PREFIX_FORMAT)
             if not found or found[-1] != text:
                 found.append(text)
         return found

@@ -32,7 +32,9 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple, cast
 
 import tantivy
 
-from .paper_index import status_rank, task_key
+from papercode.core.ordering import status_order
+
+from .paper_index import task_key
 
 if TYPE_CHECKING:
     from .paper_index import PaperIndex, PaperRow
@@ -446,4 +448,4 @@ def _filter_queries(filters: SearchFilters) -> list[tantivy.Query]:
 
 def best_status(index: PaperIndex, paper: PaperRow) -> str | None:
     statuses = index.statuses_of(paper)
-    return min(statuses, key=lambda status: (status_rank(status), status)) if statuses else None
+    return min(statuses, key=status_order) if statuses else None

@@ -1,7 +1,7 @@
 """The harvest recipe: rebuild a sample's harvested module from its source file.
 
-A sample's `code_sha256_prefix` is not a hash of the raw function text. It is the first 16 hex
-characters of the sha256 of a small module rebuilt from the source file: the entry function,
+A sample's `code_sha256_prefix` is not a hash of the raw function text. It is the first
+`SHA_PREFIX_LENGTH` (16) hex characters of the sha256 of a small module rebuilt from the source file: the entry function,
 the top-level statements it needs (transitively), and the imports among them, each rendered
 by `ast.unparse`. Rebuilding it here and comparing prefixes proves that the code handed to an
 agent is exactly the code that was harvested and run. `ast.unparse` output differs between
@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-SHA_PREFIX_CHARS = 16
+from papercode.core.ids import SHA_PREFIX_LENGTH
 
 NotRebuiltOutcome = Literal["syntax_error", "entry_missing", "unsupported_language"]
 
@@ -39,7 +39,7 @@ def interpreter() -> str:
 
 def sha256_prefix(code: str) -> str:
     """What `code_sha256_prefix` holds for this module text."""
-    return hashlib.sha256(code.encode("utf-8")).hexdigest()[:SHA_PREFIX_CHARS]
+    return hashlib.sha256(code.encode("utf-8")).hexdigest()[:SHA_PREFIX_LENGTH]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +57,11 @@ class NotRebuilt:
 
     outcome: NotRebuiltOutcome
     reason: str
+
+
+def unsupported_language(language: str | None) -> NotRebuilt:
+    """A sample in another language: the recipe rebuilds Python only."""
+    return NotRebuilt("unsupported_language", f"language {language!r} is not Python; only Python samples can be rebuilt")
 
 
 def requires_of(code: str) -> tuple[str, ...]:
@@ -84,7 +89,7 @@ class SourceModule:
     def parse(cls, source: str | bytes, language: str | None = "python") -> SourceModule | NotRebuilt:
         """Parse a file's text (bytes honour a PEP 263 coding line); `language` is the sample's."""
         if (language or "").lower() != "python":
-            return NotRebuilt("unsupported_language", f"language {language!r} is not Python; only Python samples can be rebuilt")
+            return unsupported_language(language)
         try:
             return cls(ast.parse(source))
         except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:  # ValueError: NUL bytes

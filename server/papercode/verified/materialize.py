@@ -19,10 +19,11 @@ from typing import Literal
 import anyio
 import anyio.to_thread
 
+from papercode.core.records import NO_LICENCE
 from papercode.index.paper_index import SampleRow
 
-from .harvest import HarvestedModule, SourceModule, interpreter, requires_of
-from .sources import LocalClones, SourceFetcher, SourceFile, SourceLocation, locate
+from .harvest import HarvestedModule, SourceModule, interpreter, requires_of, unsupported_language
+from .sources import MAX_SOURCE_SIZE_TEXT, LocalClones, SourceFetcher, SourceFile, SourceLocation, locate
 from .store import CodeStore
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,7 @@ OUTCOMES: dict[Outcome, str] = {
     "invalid_location": "the sample's repo or path is not a plain owner/name and relative path; nothing was requested",
     "file_missing": "the source file is not in the repository (or the local clone) any more",
     "fetch_failed": "the download failed (network, timeout, HTTP error); it is retried later",
-    "too_large": "the source file is over the 2 MB cap",
+    "too_large": f"the source file is over the {MAX_SOURCE_SIZE_TEXT} cap",
     "syntax_error": "the source file does not parse",
     "entry_missing": "the source file no longer has the sample's top-level function",
     "hash_mismatch": "the rebuilt code does not hash to code_sha256: the file changed since the harvest, or this Python renders it differently",
@@ -153,8 +154,8 @@ def _is_python(row: SampleRow) -> bool:
 def _refusal(row: SampleRow) -> SampleOutcome:
     # Licence first: a pointer-only sample is refused whatever else is true of it.
     if not row.inline_ok:
-        return outcome_for(row, "licence_restricted", f"licence {row.licence or 'NONE'} allows only a pointer: link to file_url")
-    return outcome_for(row, "unsupported_language", f"language {row.language!r} is not Python; only Python samples can be rebuilt")
+        return outcome_for(row, "licence_restricted", f"licence {row.licence or NO_LICENCE} allows only a pointer: link to file_url")
+    return outcome_for(row, "unsupported_language", unsupported_language(row.language).reason)
 
 
 def by_source_file(rows: Iterable[SampleRow]) -> list[list[SampleRow]]:

@@ -27,20 +27,22 @@ import anyio
 import httpx2
 
 from papercode import __version__
+from papercode.core.ids import MAX_OWNER_CHARS, MAX_REPO_NAME_CHARS
+from papercode.core.records import MAX_PATH_CHARS
 
 log = logging.getLogger(__name__)
 
 SourceOutcome = Literal["ok", "file_missing", "fetch_failed", "too_large", "invalid_location"]
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
-MAX_SOURCE_BYTES = 2 * 1024 * 1024
+MAX_SOURCE_BYTES = 2 * 1024 * 1024  # a source file's cap (and so a harvested module's: see `store`)
+MAX_SOURCE_SIZE_TEXT = f"{MAX_SOURCE_BYTES / (1024 * 1024):g} MB"  # the cap as prose states it: "2 MB"
 FETCH_TIMEOUT_SECONDS = 5.0
 RETRY_AFTER_SECONDS = 60.0
-MAX_PATH_CHARS = 400
 MAX_REDIRECTS = 3
 
-_OWNER = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}")
-_NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
+_OWNER = re.compile(rf"[A-Za-z0-9][A-Za-z0-9-]{{0,{MAX_OWNER_CHARS - 1}}}")
+_NAME = re.compile(rf"[A-Za-z0-9._-]{{1,{MAX_REPO_NAME_CHARS}}}")
 # Control, invisible formatting (e.g. a right-to-left override), lone surrogates (not encodable) and line separators.
 _UNWANTED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 _URL_SYNTAX = frozenset("%?#")  # `%` would let a path arrive pre-encoded; `?` and `#` would end the path
@@ -85,13 +87,13 @@ def locate(repo: str, path: str) -> SourceLocation | str:
 def _owner_problem(owner: str) -> str | None:
     if _OWNER.fullmatch(owner):
         return None
-    return "repo owner must be 1-39 letters, digits or hyphens, not starting with a hyphen"
+    return f"repo owner must be 1-{MAX_OWNER_CHARS} letters, digits or hyphens, not starting with a hyphen"
 
 
 def _name_problem(name: str) -> str | None:
     if _NAME.fullmatch(name) and name not in (".", ".."):
         return None
-    return "repo name must be 1-100 letters, digits, '.', '_' or '-', and not '.' or '..'"
+    return f"repo name must be 1-{MAX_REPO_NAME_CHARS} letters, digits, '.', '_' or '-', and not '.' or '..'"
 
 
 def _path_problem(path: str) -> str | None:

@@ -29,11 +29,12 @@ from papercode.core.ids import is_sha_prefix
 from papercode.core.load_report import Problem
 
 from .harvest import sha256_prefix
+from .sources import MAX_SOURCE_BYTES
 
 log = logging.getLogger(__name__)
 
 SUFFIX = ".py"
-MAX_CODE_BYTES = 2 * 1024 * 1024  # a harvested module is never larger than its source file's cap
+MAX_CODE_BYTES = MAX_SOURCE_BYTES  # a harvested module is never larger than its source file's cap
 MAX_PROBLEMS = 1_000  # bad files reported; the rest are counted
 WRITING_PREFIX = ".writing-"  # a module being written (`core.scratch` names and holds it)
 
