@@ -1,5 +1,5 @@
 """`python -m benchmarks generate …` writes a synthetic corpus; `python -m benchmarks run …` measures papercode on it;
-`generate-archive` writes a synthetic Papers-with-Code archive."""
+`generate-archive` writes a synthetic Papers-with-Code archive and `archive` measures reading and building it."""
 
 from __future__ import annotations
 
@@ -39,6 +39,12 @@ def main(argv: list[str] | None = None) -> int:
     gen_archive.add_argument("--seed", type=int, default=0)
     gen_archive.add_argument("--methods", type=int, default=DEFAULT_METHODS, help=f"distinct methods (default {DEFAULT_METHODS:,})")
     gen_archive.add_argument("--date-type", choices=DATE_TYPES, default="string", help="type of `date` in parquet (default string)")
+    archive = sub.add_parser(
+        "archive", help="issue #15: the floors of reading the archive (parquet, json.gz) and the archive build against them"
+    )
+    from .archive_bench import add_arguments as add_archive_arguments
+
+    add_archive_arguments(archive)
     plot = sub.add_parser("plot", help="plot load time and peak RSS against size from `run --json` output")
     plot.add_argument("--json", type=Path, required=True)
     plot.add_argument("--out", type=Path, default=Path(__file__).parent / "load_rss.png")
@@ -65,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(format_stats(stats))
         return 0
+    if args.command == "archive":
+        from .archive_bench import main as archive_main
+
+        return archive_main(args)
     if args.command == "generate":
         out = write_corpus(args.out, args.n, seed=args.seed, layout=args.layout)
         print(f"wrote {args.n} records to {out} ({args.layout})", file=sys.stderr)
