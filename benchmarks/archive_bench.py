@@ -44,11 +44,24 @@ FORM_FILES = {"parquet": (*PAPERS_PARQUET, LINKS_PARQUET), "json.gz": (PAPERS_DU
 # -- the steps (each runs in its own subprocess) -------------------------------------------
 
 
-def _rss(baseline_kb: int) -> dict[str, int]:
+def _cpu_s() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _start() -> tuple[int, float]:
+    """Where a step starts: this process's peak RSS so far (the baseline: interpreter and imports) and CPU seconds."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, _cpu_s()
+
+
+def _usage(start: tuple[int, float]) -> dict[str, Any]:
+    """Peak RSS of this process and of its largest child, the baseline, and the CPU seconds (user + system, this
+    process and its children) the step took: on a shared machine, less disturbed by other load than wall time."""
     return {
-        "baseline_rss_bytes": baseline_kb * 1024,
+        "baseline_rss_bytes": start[0] * 1024,
         "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         "child_peak_rss_bytes": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024,
+        "cpu_s": _cpu_s() - start[1],
     }
 
 
@@ -56,7 +69,7 @@ def parquet_floor(files: Sequence[Path]) -> dict[str, Any]:
     """`read_table(f).to_pylist()` for each file, one at a time: seconds for each half, summed, and rows per file."""
     import pyarrow.parquet as pq
 
-    baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start_usage = _start()
     read_s = pylist_s = 0.0
     rows: dict[str, int] = {}
     for path in files:
@@ -69,7 +82,7 @@ def parquet_floor(files: Sequence[Path]) -> dict[str, Any]:
         pylist_s += end - middle
         rows[str(path)] = len(pylist)
         del table, pylist
-    return {"read_s": read_s, "pylist_s": pylist_s, "floor_s": read_s + pylist_s, "rows": rows, **_rss(baseline_kb)}
+    return {"read_s": read_s, "pylist_s": pylist_s, "floor_s": read_s + pylist_s, "rows": rows, **_usage(start_usage)}
 
 
 def json_floor(files: Sequence[Path]) -> dict[str, Any]:
@@ -81,7 +94,7 @@ def json_floor(files: Sequence[Path]) -> dict[str, Any]:
     parsed whole with `msgspec.json.decode` instead (no such buffer), and the answer says so for that file."""
     import orjson
 
-    baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start_usage = _start()
     gunzip_s = loads_s = 0.0
     rows: dict[str, int] = {}
     parsers: dict[str, str] = {}
@@ -114,7 +127,7 @@ def json_floor(files: Sequence[Path]) -> dict[str, Any]:
         "json_bytes": raw_bytes,
         "rows": rows,
         "parsers": parsers,
-        **_rss(baseline_kb),
+        **_usage(start_usage),
     }
 
 
@@ -143,7 +156,7 @@ def build_step(spec: str, sources: Sequence[Path], out: Path, snapshot: str | No
     from .run import cli_gc_policy
 
     cli_gc_policy()
-    baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start_usage = _start()
     kwargs = {"snapshot": snapshot} if snapshot is not None else {}
     start = time.perf_counter()
     answer = build(list(sources), out, **kwargs)
@@ -155,7 +168,7 @@ def build_step(spec: str, sources: Sequence[Path], out: Path, snapshot: str | No
         "answer": repr(answer)[:300],
         "out_files": len(written),
         "out_bytes": sum(p.stat().st_size for p in written),
-        **_rss(baseline_kb),
+        **_usage(start_usage),
     }
 
 
@@ -179,7 +192,7 @@ def records_parse_floor(roots: Sequence[Path], repeat: int = 3) -> dict[str, Any
     file, or each non-blank line of a `.jsonl`. `floor_s` is the loads alone, as `benchmarks.run`'s parse floor."""
     import orjson
 
-    baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start_usage = _start()
     files = record_files(roots)
     start = time.perf_counter()
     blobs = [path.read_bytes() for path in files]
@@ -215,7 +228,7 @@ def records_parse_floor(roots: Sequence[Path], repeat: int = 3) -> dict[str, Any
         "gunzip_s": gunzip_s,
         "loads_s": best if records else 0.0,
         "floor_s": best if records else 0.0,
-        **_rss(baseline_kb),
+        **_usage(start_usage),
     }
 
 
@@ -369,7 +382,7 @@ def _mb(n: float) -> str:
 
 def _peak(r: dict[str, Any]) -> str:
     child = f" + child {_mb(r['child_peak_rss_bytes'])}" if r["child_peak_rss_bytes"] else ""
-    return f"peak RSS {_mb(r['peak_rss_bytes'])}{child} (baseline {_mb(r['baseline_rss_bytes'])})"
+    return f"CPU {r['cpu_s']:.2f} s   peak RSS {_mb(r['peak_rss_bytes'])}{child} (baseline {_mb(r['baseline_rss_bytes'])})"
 
 
 def format_records(r: dict[str, Any]) -> str:

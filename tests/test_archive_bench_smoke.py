@@ -178,7 +178,7 @@ def test_harness_measures_floors_and_a_build(archive: Path, tmp_path: Path, monk
     for form, entry in result["forms"].items():
         floor = entry["floor"]
         assert sum(floor["rows"].values()) == PAPERS + LINKS
-        assert floor["floor_s"] > 0 and floor["peak_rss_bytes"] >= floor["baseline_rss_bytes"] > 0
+        assert floor["floor_s"] > 0 and floor["cpu_s"] > 0 and floor["peak_rss_bytes"] >= floor["baseline_rss_bytes"] > 0
         build = entry["build"]
         assert build["available"] and build["answer"] == str(len(entry["files"]))
         assert build["records"]["records"] == len(entry["files"]), form
