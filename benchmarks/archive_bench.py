@@ -88,9 +88,9 @@ def parquet_floor(files: Sequence[Path]) -> dict[str, Any]:
 def json_floor(files: Sequence[Path]) -> dict[str, Any]:
     """Each dump read, gunzipped whole (one `gzip.decompress`) and parsed whole (one `orjson.loads`).
 
-    `orjson.loads` reserves a parse buffer of about 12 times its input in one allocation (orjson's own test of this
-    error uses that factor): beyond about a twelfth of the machine's memory (2 GB of JSON on 24 GB, with the kernel's
-    default overcommit) it fails at once with "Not enough memory to allocate buffer for parsing". Such a dump is
+    `orjson.loads` reserves its parse buffer in one allocation of 12 bytes per input byte (`len / 2 * 24` in orjson's
+    `buffer_capacity_to_allocate`): beyond a twelfth of the machine's memory (about 1.9 GiB of JSON on 23.5 GiB, with
+    the kernel's default overcommit) it fails at once with "Not enough memory to allocate buffer for parsing". Such a dump is
     parsed whole with `msgspec.json.decode` instead (no such buffer), and the answer says so for that file."""
     import orjson
 
