@@ -1,4 +1,5 @@
-"""`python -m benchmarks generate …` writes a synthetic corpus; `python -m benchmarks run …` measures papercode on it."""
+"""`python -m benchmarks generate …` writes a synthetic corpus; `python -m benchmarks run …` measures papercode on it;
+`generate-archive` writes a synthetic Papers-with-Code archive and `archive` measures reading and building it."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .archive_data import DATE_TYPES, DEFAULT_METHODS, format_stats, write_archive
 from .generate import LAYOUTS, write_corpus
 
 
@@ -21,10 +23,28 @@ def main(argv: list[str] | None = None) -> int:
     from .run import add_arguments
 
     add_arguments(run)
-    engines = sub.add_parser("search-engines", help="papercode's search (tantivy) against the SQLite FTS5 engine it replaced, on the same documents and queries")
+    engines = sub.add_parser(
+        "search-engines", help="papercode's search (tantivy) against the SQLite FTS5 engine it replaced, on the same documents and queries"
+    )
     engines.add_argument("--sizes", default="10000,100000", help="comma-separated record counts (default 10000,100000)")
     engines.add_argument("--data", type=Path, help="where corpora are generated and kept (default: as for run)")
     engines.add_argument("--queries", type=int, default=300)
+    gen_archive = sub.add_parser(
+        "generate-archive", help="write a synthetic Papers-with-Code archive (parquet mirror and/or json.gz dumps)"
+    )
+    gen_archive.add_argument("--papers", type=int, required=True, help="rows of the papers table (the real one: 576,261)")
+    gen_archive.add_argument("--links", type=int, required=True, help="rows of the links table (the real one: 300,161)")
+    gen_archive.add_argument("--out", type=Path, required=True, help="directory to write into (outside the git tree)")
+    gen_archive.add_argument("--forms", default="parquet,json.gz", help="comma-separated: parquet, json.gz (default both)")
+    gen_archive.add_argument("--seed", type=int, default=0)
+    gen_archive.add_argument("--methods", type=int, default=DEFAULT_METHODS, help=f"distinct methods (default {DEFAULT_METHODS:,})")
+    gen_archive.add_argument("--date-type", choices=DATE_TYPES, default="string", help="type of `date` in parquet (default string)")
+    archive = sub.add_parser(
+        "archive", help="issue #15: the floors of reading the archive (parquet, json.gz) and the archive build against them"
+    )
+    from .archive_bench import add_arguments as add_archive_arguments
+
+    add_archive_arguments(archive)
     plot = sub.add_parser("plot", help="plot load time and peak RSS against size from `run --json` output")
     plot.add_argument("--json", type=Path, required=True)
     plot.add_argument("--out", type=Path, default=Path(__file__).parent / "load_rss.png")
@@ -44,6 +64,17 @@ def main(argv: list[str] | None = None) -> int:
             roots = corpus_roots(args.data or DEFAULT_DATA, n, max(sizes), 0, "files")
             print(format_comparison(n, compare(roots, args.queries)), flush=True)
         return 0
+    if args.command == "generate-archive":
+        print(f"# writing {args.papers:,} papers and {args.links:,} links ({args.forms}) to {args.out}", file=sys.stderr, flush=True)
+        stats = write_archive(
+            args.out, args.papers, args.links, args.seed, [f.strip() for f in args.forms.split(",")], args.methods, args.date_type
+        )
+        print(format_stats(stats))
+        return 0
+    if args.command == "archive":
+        from .archive_bench import main as archive_main
+
+        return archive_main(args)
     if args.command == "generate":
         out = write_corpus(args.out, args.n, seed=args.seed, layout=args.layout)
         print(f"wrote {args.n} records to {out} ({args.layout})", file=sys.stderr)
