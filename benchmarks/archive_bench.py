@@ -174,7 +174,7 @@ def build_step(spec: str, sources: Sequence[Path], out: Path, snapshot: str | No
 
 def record_files(roots: Sequence[Path]) -> list[Path]:
     """The files papercode's loader would read under `roots`: record suffixes, plain or gzipped, no dot-names."""
-    from papercode.loading import RECORD_SUFFIXES
+    from papercode.build.files import RECORD_SUFFIXES
 
     suffixes = RECORD_SUFFIXES + tuple(s + ".gz" for s in RECORD_SUFFIXES)
     files: list[Path] = []
