@@ -40,6 +40,7 @@ from papercode.build.decode import iter_records
 from papercode.cli import main as cli
 from papercode.core.load_report import LoadReport
 from papercode.core.records import CodeLinkData, MethodData, RecordData, SourceData, TaskData
+from papercode.settings import settings_for
 
 SNAPSHOT = "2025-07-28"
 INSTALL = "pip install 'papercode[archive]'"
@@ -509,8 +510,16 @@ def test_without_out_the_build_goes_to_the_default_directory(run: Run, tmp_path:
     assert (code, err) == (0, "")
     archive = tmp_path / "xdg" / "papercode" / "archive"
     assert out.startswith(f"archive: {archive} (1 shards, ")
-    assert f"papercode serve --records {archive / 'records'}" in out
+    assert out.endswith("Serve it beneath the records: papercode serve --archive\n")
     assert_bundled_papers_back(archive_records(archive))
+
+
+def test_papercode_archive_dir_is_where_the_build_goes_and_serve_looks(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAPERCODE_ARCHIVE_DIR", str(tmp_path / "chosen"))
+    code, out, err = run("archive", "build", *write_sources(tmp_path / "src", "json.gz", *bundled_rows()), "--snapshot", SNAPSHOT)
+    assert (code, err) == (0, "")
+    assert out.startswith(f"archive: {tmp_path / 'chosen'} (1 shards, ")
+    assert settings_for("serve", {"--archive": True}).archive_root == tmp_path / "chosen" / "records"
 
 
 # -- bad input: one line naming the file, exit 2, the previous archive untouched -------------

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .store import default_archive_dir
+
 
 def add_parser(subparsers: Any) -> None:
     """Add `archive build` and `archive fetch` to papercode's subcommands (`parser.add_subparsers(...)`)."""
@@ -110,4 +112,5 @@ def print_summary(summary: Any) -> None:
         out(f"{title}: {tally.total():,}\n")
         for reason, count in sorted(tally.counts.items()):
             out(f"  {reason} ({count:,}): e.g. {tally.examples[reason]}\n")
-    out(f"built in {summary.seconds:,.1f}s. Serve it: papercode serve --records {summary.records_dir}\n")
+    where = "" if Path(summary.archive_dir) == default_archive_dir() else f" --archive-dir {summary.archive_dir}"
+    out(f"built in {summary.seconds:,.1f}s. Serve it beneath the records: papercode serve --archive{where}\n")

@@ -38,8 +38,11 @@ class NotAnArchive(Exception):
 
 
 def default_archive_dir() -> Path:
-    """`$XDG_DATA_HOME/papercode/archive`, else `~/.local/share/papercode/archive` (a relative
-    `XDG_DATA_HOME` is ignored, as the XDG spec says)."""
+    """`$PAPERCODE_ARCHIVE_DIR` (as `serve --archive` reads it too), else `$XDG_DATA_HOME/papercode/archive`,
+    else `~/.local/share/papercode/archive` (a relative `XDG_DATA_HOME` is ignored, as the XDG spec says)."""
+    chosen = os.environ.get("PAPERCODE_ARCHIVE_DIR", "").strip()
+    if chosen:
+        return Path(chosen).expanduser()
     base = os.environ.get("XDG_DATA_HOME", "").strip()
     root = Path(base) if base and os.path.isabs(base) else Path.home() / ".local" / "share"
     return root / "papercode" / "archive"
