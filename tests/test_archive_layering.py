@@ -4,21 +4,29 @@ archive has are served from its rows, with their repositories and the archive's 
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
+import anyio
 import orjson
 import pytest
 
+from archive_tables import paper_row, write_json
 from conftest import make_record, make_sample, sha_for, write_records
 from papercode.answers import models, queries
+from papercode.archive import build_archive, records_dir
 from papercode.build import parallel
 from papercode.build.files import find_record_files
 from papercode.cli.main import main
 from papercode.core.errors import QueryError
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport
-from papercode.corpus.stages import Corpus, build_stages
+from papercode.corpus.reload import LiveCorpus
+from papercode.corpus.snapshot import records_key
+from papercode.corpus.stages import Corpus, build_stages, open_stages
+from papercode.settings import bundled_records_dir
 
 ARCHIVE_SOURCE = {"archive": "pwc-archive (Hugging Face), CC BY-SA 4.0", "snapshot": "2025-07-28", "row_kind": "abstracts"}
 
@@ -204,3 +212,44 @@ def test_config_writes_the_archive_into_the_host_configuration(layered: tuple[Pa
     assert main(["config", "claude-desktop", "--archive", "--archive-dir", str(archive.parent)]) == 0
     args = orjson.loads(capsys.readouterr().out)["mcpServers"]["papercode"]["args"]
     assert args[-3:] == ["--archive", "--archive-dir", str(archive.parent.resolve())]
+
+
+# -- a rebuilt archive is seen as changed records are: --watch and SIGHUP --------------------------
+
+
+def _build(source: Path, out: Path, titles: list[str]) -> None:
+    papers = [paper_row(f"built-{i}", title, arxiv_id=f"2105.{i:05d}") for i, title in enumerate(titles)]
+    build_archive([write_json(source / "papers-with-abstracts.json.gz", papers)], out, snapshot="2025-07-28")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.parametrize("how", ["watch", "sighup"])
+async def test_a_rebuilt_archive_is_reloaded(tmp_path: Path, how: str) -> None:
+    archive = tmp_path / "archive"
+    _build(tmp_path / "v1", archive, ["First build"])
+    roots, served = [bundled_records_dir(), records_dir(archive)], records_dir(archive)
+    live = LiveCorpus(
+        lambda key: open_stages(roots, Limits(), None, None, key, archive=served), fingerprint=lambda: records_key(roots, Limits())
+    )
+    await live.load()
+    assert queries.paper_detail(live(), "2105.00000").title == "First build"
+    swapped = anyio.Event()
+
+    async def mark(corpus: Corpus) -> None:
+        swapped.set()
+
+    live.on_swap(mark)
+    async with anyio.create_task_group() as tasks:
+        if how == "watch":
+            tasks.start_soon(live.watch, 0.05)
+        else:
+            await tasks.start(live.reload_on_sighup)
+        _build(tmp_path / "v2", archive, ["Second build", "A paper the first build lacked"])
+        if how == "sighup":
+            os.kill(os.getpid(), signal.SIGHUP)
+        with anyio.fail_after(20):
+            await swapped.wait()
+        tasks.cancel_scope.cancel()
+    assert queries.paper_detail(live(), "2105.00000").title == "Second build"
+    assert queries.corpus_stats(live()).by_source == {"records": 2, "archive": 2, "archive_rows_replaced": 0}
