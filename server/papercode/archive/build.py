@@ -26,18 +26,7 @@ import orjson
 from . import store
 from .progress import BuildProgress
 from .rows import LICENCE, LICENCE_URL, Json, Tally, Vocabulary, arxiv_id, day, flag, paper_slug, repo_url
-from .sources import (
-    LINK_COLUMNS,
-    NOT_AN_OBJECT,
-    PAPER_COLUMNS,
-    Batch,
-    SourceFile,
-    classify,
-    find_sources,
-    json_batches,
-    load_json_rows,
-    parquet_batches,
-)
+from .sources import NOT_AN_OBJECT, Batch, SourceFile, classify, find_sources, json_batches, parquet_batches
 
 FORMAT: Final = "papercode-archive"
 FORMAT_VERSION: Final = 1
@@ -321,17 +310,11 @@ class _Builder:
     def _read(self, source: SourceFile, handle: Callable[[SourceFile, Batch], None]) -> None:
         name = source.path.name
         self._show(0.0, source, f"reading {name}")
-        if source.form == "parquet":
-            batches = parquet_batches(source, self.vocab if source.table == "papers" else None)
-        else:
-            rows = load_json_rows(source)
-            source.rows = len(rows)
-            columns = PAPER_COLUMNS if source.table == "papers" else LINK_COLUMNS
-            batches = json_batches(rows, columns, self.vocab if source.table == "papers" else None)
-            del rows
+        vocab = self.vocab if source.table == "papers" else None
+        batches = parquet_batches(source, vocab) if source.form == "parquet" else json_batches(source, vocab)
         for batch in batches:
             handle(source, batch)
-            self._show((batch.first + batch.count) / max(batch.total, 1), source, name)
+            self._show(batch.share, source, name)
         self._done_bytes += source.size
 
     def _show(self, share: float, source: SourceFile, what: str) -> None:

@@ -7,8 +7,10 @@ it. pyarrow is imported only when a parquet file is met (`MissingDependency` wit
 
 Readers yield `Batch`es of plain tuples in a fixed column order (`PAPER_COLUMNS`, `LINK_COLUMNS`), so the
 build has one loop for both forms. From parquet only the columns the records use are read, and of `methods`
-only the `name` leaf (the long descriptions are most of those files' bytes and are never decoded); tasks and
-methods arrive already turned into their shared record entries, sorted by name, each once.
+only the `name` leaf (the long descriptions are most of those files' bytes and are never decoded); a JSON dump
+is read a piece of about 16 MiB at a time (`dumps`), never whole, each row decoded into a struct of those
+columns alone (of `methods` the names alone). Tasks and methods arrive already turned into their shared record
+entries, sorted by name, each once.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any, Final, Literal
 
-import orjson
+import msgspec
 
+from .dumps import PIECE_BYTES, Decode, DumpError, array_pieces, gunzipped_chunks, plain_chunks
 from .rows import LICENCE, Json, Vocabulary
 
 Table = Literal["papers", "links"]
@@ -117,12 +120,12 @@ class SourceFile:
 
 @dataclass(slots=True)
 class Batch:
-    """Rows `first`..`first + count - 1` (0-based) of a file of `total` rows, as tuples in the table's column order."""
+    """Rows `first`..`first + count - 1` (0-based) of a file, as tuples in the table's column order."""
 
     rows: Iterable[tuple[Any, ...]]
     count: int
     first: int
-    total: int
+    share: float  # of the file read once this batch is done
 
 
 # -- finding -------------------------------------------------------------------------------
@@ -308,47 +311,116 @@ def arrow() -> tuple[Any, Any, Any]:
 # -- reading: JSON dumps -------------------------------------------------------------------
 
 
-def load_json_rows(source: SourceFile) -> list[Any]:
-    """A JSON dump's rows, the file read and parsed whole (gunzipped first)."""
+class _Named(msgspec.Struct, gc=False):
+    """A method object of a papers row: only its `name` is decoded (its descriptions are skipped unread)."""
+
+    name: Any = None
+
+
+class _PaperRow(msgspec.Struct, gc=False):
+    """A papers row as the build reads it (`PAPER_COLUMNS`, in order); other keys are skipped."""
+
+    paper_url: Any = None
+    title: Any = None
+    arxiv_id: Any = None
+    date: Any = None
+    proceeding: Any = None
+    authors: Any = None
+    abstract: Any = None
+    url_abs: Any = None
+    url_pdf: Any = None
+    tasks: Any = None
+    methods: list[_Named | str] | None = None
+
+
+class _LinkRow(msgspec.Struct, gc=False):
+    """A links row as the build reads it (`LINK_COLUMNS`, in order)."""
+
+    paper_url: Any = None
+    repo_url: Any = None
+    is_official: Any = None
+    mentioned_in_paper: Any = None
+    mentioned_in_github: Any = None
+    framework: Any = None
+    paper_title: Any = None
+    paper_arxiv_id: Any = None
+    paper_url_abs: Any = None
+    paper_url_pdf: Any = None
+
+
+assert _PaperRow.__struct_fields__ == PAPER_COLUMNS and _LinkRow.__struct_fields__ == LINK_COLUMNS
+
+_ANY_ROWS = msgspec.json.Decoder(list[Any])
+
+
+def _lean_decoder(row: type[msgspec.Struct]) -> Decode:
+    """Decode a piece of a dump into `row` structs; a piece with a row of another shape (a methods entry that is
+    neither an object nor a name, a row that is not an object) is decoded as plain JSON instead."""
+    lean = msgspec.json.Decoder(list[row]).decode  # type: ignore[valid-type]
+
+    def decode(piece: memoryview) -> list[Any]:
+        try:
+            return lean(piece)
+        except msgspec.ValidationError:
+            return _ANY_ROWS.decode(piece)
+
+    return decode
+
+
+_DECODE_PAPERS: Final = _lean_decoder(_PaperRow)
+_DECODE_LINKS: Final = _lean_decoder(_LinkRow)
+
+
+def json_batches(source: SourceFile, vocab: Vocabulary | None, piece_bytes: int = PIECE_BYTES) -> Iterator[Batch]:
+    """A JSON dump's rows as tuples (`PAPER_COLUMNS` with `vocab`, else `LINK_COLUMNS`), a piece of the file at a
+    time (`dumps.array_pieces`): never the whole file in memory. With `vocab` (a papers table), the last two columns
+    (tasks, methods) become their record entries. Sets `source.rows` once the file is read."""
     path = source.path
+    columns = PAPER_COLUMNS if vocab is not None else LINK_COLUMNS
+    decode = _DECODE_PAPERS if vocab is not None else _DECODE_LINKS
+    not_a_row = (NOT_AN_OBJECT,) + (None,) * (len(columns) - 1)
+    size = max(source.size, 1)
+    first = 0
     try:
-        data = path.read_bytes()
-        if source.form == "json.gz":
-            data = gzip.decompress(data)
+        with open(path, "rb") as stream:
+            chunks = gunzipped_chunks(stream) if source.form == "json.gz" else plain_chunks(stream, min(piece_bytes, PIECE_BYTES))
+            for rows in array_pieces(chunks, decode, first_key=source.columns[0] if source.columns else None, piece_bytes=piece_bytes):
+                if vocab is None:
+                    tuples = [_link_tuple(row, columns, not_a_row) for row in rows]
+                else:
+                    tuples = [_paper_tuple(row, columns, vocab, not_a_row) for row in rows]
+                count = len(rows)
+                del rows
+                yield Batch(tuples, count, first, min(stream.tell() / size, 1.0))
+                first += count
+                del tuples
     except (OSError, EOFError, zlib.error) as exc:
         raise BadInput(path, _gzip_problem(exc)) from None
-    if data.startswith(_BOM):
-        data = data[len(_BOM) :]
-    try:
-        rows = orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raise BadInput(path, f"not valid JSON: {_one_line(exc)}") from None
-    del data
-    if not isinstance(rows, list):
-        raise BadInput(path, "not a JSON array of rows")
-    return rows
+    except DumpError as exc:
+        raise BadInput(path, str(exc)) from None
+    source.rows = first
 
 
-def json_batches(rows: list[Any], columns: tuple[str, ...], vocab: Vocabulary | None) -> Iterator[Batch]:
-    """A dump's rows as tuples in `columns` order, a batch at a time; rows are released as they are used.
-    With `vocab` (a papers table), the last two columns (tasks, methods) become their record entries."""
-    total, first = len(rows), 0
-    not_a_row = (NOT_AN_OBJECT,) + (None,) * (len(columns) - 1)
-    while rows:
-        chunk = rows[:BATCH_ROWS]
-        del rows[:BATCH_ROWS]
-        if vocab is None:
-            tuples = [tuple(map(row.get, columns)) if type(row) is dict else not_a_row for row in chunk]
-        else:
-            tuples = [_paper_tuple(row, columns, vocab) if type(row) is dict else not_a_row for row in chunk]
-        yield Batch(tuples, len(chunk), first, total)
-        first += len(chunk)
-        del chunk, tuples
+_astuple = msgspec.structs.astuple
 
 
-def _paper_tuple(row: Json, columns: tuple[str, ...], vocab: Vocabulary) -> tuple[Any, ...]:
-    get = row.get
-    return (*map(get, columns[:-2]), vocab.tasks_of(get("tasks")), vocab.methods_of(get("methods")))
+def _link_tuple(row: Any, columns: tuple[str, ...], not_a_row: tuple[Any, ...]) -> tuple[Any, ...]:
+    if type(row) is _LinkRow:
+        return _astuple(row)
+    if type(row) is dict:
+        return tuple(map(row.get, columns))
+    return not_a_row
+
+
+def _paper_tuple(row: Any, columns: tuple[str, ...], vocab: Vocabulary, not_a_row: tuple[Any, ...]) -> tuple[Any, ...]:
+    if type(row) is _PaperRow:
+        methods = row.methods
+        names = [item.name if type(item) is _Named else item for item in methods] if methods else None
+        return (*_astuple(row)[:-2], vocab.tasks_of(row.tasks), vocab.methods_of(names))
+    if type(row) is dict:
+        get = row.get
+        return (*map(get, columns[:-2]), vocab.tasks_of(get("tasks")), vocab.methods_of(get("methods")))
+    return not_a_row
 
 
 # -- reading: parquet ----------------------------------------------------------------------
@@ -374,7 +446,7 @@ def parquet_batches(source: SourceFile, vocab: Vocabulary | None) -> Iterator[Ba
             arrays = dict(zip(batch.schema.names, batch.columns, strict=True))
             count = batch.num_rows
             columns = [_column(path, name, arrays.get(name), vocab) for name in wanted]
-            yield Batch(zip(*columns, strict=False), count, first, total)  # a missing column repeats None
+            yield Batch(zip(*columns, strict=False), count, first, (first + count) / max(total, 1))  # a missing column repeats None
             first += count
     except (OSError, pa.ArrowException) as exc:
         raise BadInput(path, f"cannot read the parquet data (truncated or corrupt?): {_one_line(exc)}") from None
