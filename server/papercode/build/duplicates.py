@@ -70,6 +70,8 @@ _NEVER = datetime.min.replace(tzinfo=UTC)
 
 def _instant(read_at: str) -> datetime:
     """`read_at` as an instant, so +02:00 and Z compare right; missing or unparseable is oldest."""
+    if not read_at:  # an archive row has none: no exception per record
+        return _NEVER
     try:
         moment = datetime.fromisoformat(read_at)
     except ValueError:
