@@ -39,6 +39,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import BinaryIO
 
 from papercode import __version__
 from papercode.build.files import find_record_files
@@ -227,19 +228,35 @@ def save(path: Path, key: bytes, index: PaperIndex, search: SearchEngine) -> Non
         directory = Path(tempfile.mkdtemp(dir=path.parent, prefix=_search_prefix(path)))
         files = [[name, size, crc] for name, size, crc in search.save_image(directory)]
         manifest = json.dumps({"directory": directory.name, "files": files}).encode()
-        payload = pickle.dumps(index, protocol=5)
-        header = _HEADER.pack(_MAGIC, FORMAT_VERSION, key, time.time(), len(payload), zlib.crc32(payload), len(manifest), zlib.crc32(manifest))
         with _temporary(path.parent, TEMPORARY_PREFIX) as index_temporary:
             with open(index_temporary, "wb") as out:
-                out.write(header)
+                # The index is pickled straight into the file (never whole in memory: at 600k papers it is about as
+                # large as the index), its length and CRC counted on the way; the header is written last, in place.
+                out.seek(_HEADER.size)
                 out.write(manifest)
-                out.write(payload)
+                counted = _Counted(out)
+                pickle.dump(index, counted, protocol=5)
+                out.seek(0)
+                out.write(_HEADER.pack(_MAGIC, FORMAT_VERSION, key, time.time(), counted.length, counted.crc, len(manifest), zlib.crc32(manifest)))
             os.replace(index_temporary, path)  # the switch: the new file names the new directory
         _remove_older_search_indexes(path, keep=directory)
     except (OSError, pickle.PicklingError) as exc:
         log.warning("could not write snapshot %s: %s", path, exc)
         if directory is not None and not _names(path, directory):
             shutil.rmtree(directory, ignore_errors=True)
+
+
+class _Counted:
+    """A file's `write`, counting the bytes written and their CRC-32 (what pickle writes through it)."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self._write = out.write
+        self.length = self.crc = 0
+
+    def write(self, data: bytes | memoryview) -> int:
+        self.crc = zlib.crc32(data, self.crc)
+        self.length += len(data)
+        return self._write(data)
 
 
 def _names(path: Path, directory: Path) -> bool:
