@@ -156,11 +156,28 @@ def load(path: Path, key: bytes | None = None) -> Snapshot | None:
     if isinstance(checked, str):
         log.warning("snapshot %s %s; rebuilding", path, checked)
         return None
+    directory, start, files = checked
+    # The search index's files are read and checked on another thread (zlib releases the GIL) while the index is
+    # checked and restored here: at 600k papers each is about half a second. Nothing is served before both.
+    search_check = _SearchFilesCheck(directory, files)
+    if zlib.crc32(memoryview(data)[start:]) != _HEADER.unpack_from(data)[5]:
+        search_check.result()  # the payload's fault is the one told, as before the files are looked at
+        log.warning("snapshot %s is corrupt or truncated; rebuilding", path)
+        return None
     try:
-        index = pickle.loads(memoryview(data)[checked[1] :])
+        index = pickle.loads(memoryview(data)[start:])
         if not isinstance(index, PaperIndex):
             raise TypeError(f"holds a {type(index).__name__}, not an index")
-        search = SearchEngine(checked[0])
+    except Exception as exc:  # a snapshot from an incompatible build: rebuild, never serve
+        problem = search_check.result()
+        log.warning("snapshot %s %s; rebuilding", path, problem or f"could not be restored ({exc})")
+        return None
+    problem = search_check.result()
+    if problem is not None:
+        log.warning("snapshot %s %s; rebuilding", path, problem)
+        return None
+    try:
+        search = SearchEngine(directory)
     except Exception as exc:  # a snapshot from an incompatible build: rebuild, never serve
         log.warning("snapshot %s could not be restored (%s); rebuilding", path, exc)
         return None
@@ -168,9 +185,38 @@ def load(path: Path, key: bytes | None = None) -> Snapshot | None:
     return Snapshot(index, search, bytes(stored_key), datetime.fromtimestamp(written, UTC).isoformat(timespec="seconds"))
 
 
-def _check(data: bytes, key: bytes | None, path: Path) -> str | tuple[Path, int]:
+class _SearchFilesCheck:
+    """`_check_search_files` on a thread of its own; `result` waits for it."""
+
+    def __init__(self, directory: Path, files: list[tuple[str, int, int]]) -> None:
+        self._problem: str | None = None
+        self._thread = threading.Thread(target=self._run, args=(directory, files), name="snapshot check", daemon=True)
+        self._thread.start()
+
+    def _run(self, directory: Path, files: list[tuple[str, int, int]]) -> None:
+        self._problem = _check_search_files(directory, files)
+
+    def result(self) -> str | None:
+        self._thread.join()
+        return self._problem
+
+
+def _check_search_files(directory: Path, files: list[tuple[str, int, int]]) -> str | None:
+    """Why the search index's files are not those the manifest lists (size and CRC-32 of each), or None."""
+    where = directory.name
+    for file, size, file_crc in files:
+        try:
+            if (directory / file).stat().st_size != size or _file_crc(directory / file) != file_crc:
+                return f"has a corrupt or truncated search index ({where}/{file})"
+        except OSError as exc:
+            return f"has no readable search index ({where}/{file}: {exc.strerror or exc})"
+    return None
+
+
+def _check(data: bytes, key: bytes | None, path: Path) -> str | tuple[Path, int, list[tuple[str, int, int]]]:
     """Why the snapshot in `data` must not be served (`key` None: any records); else its search
-    directory and where the pickled index starts."""
+    directory, where the pickled index starts, and the search index's files (name, size, CRC-32).
+    The caller checks the CRC-32 of the pickled index and those files (`_check_search_files`)."""
     if len(data) < _HEADER.size:
         return "is truncated"
     magic, version, stored_key, _, length, crc, manifest_length, manifest_crc = _HEADER.unpack_from(data)
@@ -182,7 +228,7 @@ def _check(data: bytes, key: bytes | None, path: Path) -> str | tuple[Path, int]
         return "was built from other records (they changed)"
     manifest = memoryview(data)[_HEADER.size : _HEADER.size + manifest_length]
     payload = memoryview(data)[_HEADER.size + manifest_length :]
-    if len(manifest) != manifest_length or zlib.crc32(manifest) != manifest_crc or len(payload) != length or zlib.crc32(payload) != crc:
+    if len(manifest) != manifest_length or zlib.crc32(manifest) != manifest_crc or len(payload) != length:
         return "is corrupt or truncated"
     try:
         listed = json.loads(bytes(manifest))
@@ -192,14 +238,7 @@ def _check(data: bytes, key: bytes | None, path: Path) -> str | tuple[Path, int]
         return "has a manifest that is not one"
     if not where.startswith(_search_prefix(path)) or not all(map(_plain_name, [where, *(file for file, _, _ in files)])):
         return "names files that are not its own"
-    directory = path.parent / where
-    for file, size, file_crc in files:
-        try:
-            if (directory / file).stat().st_size != size or _file_crc(directory / file) != file_crc:
-                return f"has a corrupt or truncated search index ({where}/{file})"
-        except OSError as exc:
-            return f"has no readable search index ({where}/{file}: {exc.strerror or exc})"
-    return directory, _HEADER.size + manifest_length
+    return path.parent / where, _HEADER.size + manifest_length, files
 
 
 def _plain_name(name: str) -> bool:
