@@ -205,10 +205,11 @@ class Admission:
         return None
 
     def _admit(self, item: LoadedRecord | RecordFacts) -> Admitted | None:
-        if not self._duplicates.admit(item):
+        key, read_at = item.duplicate_key, item.read_at  # each worked out once: this runs per record
+        if not self._duplicates.admit(item, key, read_at):
             return None
-        self._fingerprint.update(f"{item.duplicate_key}\0{item.read_at}\0{item.path}\0{item.line}\0".encode())
-        by_slug, key = self.by_slug, item.duplicate_key
+        self._fingerprint.update(f"{key}\0{read_at}\0{item.path}\0{item.line}\0".encode())
+        by_slug = self.by_slug
         ordinal = self._ordinals.get(key, len(self.slugs))
         arxiv_id, slug = item.arxiv_id, item.slug
         replacing = ordinal < len(self.slugs)
@@ -270,6 +271,7 @@ class _RecordColumns:
         self._samples = SampleColumns(self._strings)
         self._papers = PaperColumns(self._strings)
         self._paper_columns: tuple[Any, ...] = tuple(getattr(self._papers, name) for name in _PAPER_FIELDS)
+        self._paper_appends: tuple[Callable[[Any], None], ...] = tuple(column.append for column in self._paper_columns)
         # Repositories named by code links: lower-case owner/name numbered, one entry per link, ranges per paper.
         self._links = LinkRepos(array("i"), array("i"), bytearray(), array("i"), array("i"), [], {})
 
@@ -372,8 +374,8 @@ class _RecordColumns:
         this runs per record, and building a named tuple by keyword costs five times as much."""
         values = (arxiv_id, slug, title, date, url_abs, read_at, blob, snapshot, claim, year, n_authors, start, end)
         if i == len(self._papers):
-            for column, value in zip(self._paper_columns, values, strict=True):
-                column.append(value)
+            for append, value in zip(self._paper_appends, values, strict=True):
+                append(value)
         else:
             for column, value in zip(self._paper_columns, values, strict=True):
                 column[i] = value
