@@ -177,7 +177,7 @@ def record_files(roots: Sequence[Path]) -> list[Path]:
     try:
         from papercode.build.files import RECORD_SUFFIXES
     except ImportError:  # a papercode from before `build.files` (run with its own PYTHONPATH)
-        RECORD_SUFFIXES = (".json", ".txt", ".jsonl")  # noqa: N806
+        RECORD_SUFFIXES = (".json", ".txt", ".jsonl")
 
     suffixes = RECORD_SUFFIXES + tuple(s + ".gz" for s in RECORD_SUFFIXES)
     files: list[Path] = []

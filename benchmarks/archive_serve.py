@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import importlib
 import inspect
 import json
 import os
@@ -59,17 +61,16 @@ def _papercode() -> dict[str, Any]:
     try:
         import papercode.edge.app  # noqa: F401
         from papercode.answers import queries
-        from papercode.corpus import snapshot
-        from papercode.corpus import stages
+        from papercode.corpus import snapshot, stages
         from papercode.index.search import SearchFilters
         from papercode.settings import bundled_records_dir
-    except ImportError:
-        import papercode.app  # noqa: F401
-        from papercode import corpus as stages  # type: ignore[no-redef]
-        from papercode import queries  # type: ignore[no-redef]
-        from papercode import snapshot  # type: ignore[no-redef]
-        from papercode.search import SearchFilters  # type: ignore[no-redef]
-        from papercode.settings import bundled_records_dir  # type: ignore[no-redef]
+    except ImportError:  # a papercode from before the move into subpackages
+        queries = importlib.import_module("papercode.queries")
+        snapshot = importlib.import_module("papercode.snapshot")
+        stages = importlib.import_module("papercode.corpus")
+        importlib.import_module("papercode.app")
+        SearchFilters = importlib.import_module("papercode.search").SearchFilters
+        bundled_records_dir = importlib.import_module("papercode.settings").bundled_records_dir
     archive = "archive" in inspect.signature(stages.build_stages).parameters
     return {"queries": queries, "snapshot": snapshot, "stages": stages, "SearchFilters": SearchFilters, "bundled": bundled_records_dir, "archive": archive}
 
@@ -154,9 +155,8 @@ def worker_cold(payload: dict[str, Any]) -> dict[str, Any]:
 def _wrap_phases(timer: Any) -> None:
     """The phase wrappers of `benchmarks.run`, on whatever of those functions this papercode has."""
     try:
-        from papercode.build import builder
+        from papercode.build import builder, parallel
         from papercode.build import decode as loading
-        from papercode.build import parallel
     except ImportError:
         return
     for owner, attr, label in (
@@ -253,16 +253,14 @@ def _time_direct(corpus: Any, calls: dict[str, list[dict[str, Any]]], pc: dict[s
     out: dict[str, dict[str, float]] = {}
     for tool, arglist in calls.items():
         for args in arglist[:20]:
-            try:
+            with contextlib.suppress(Exception):  # a QueryError (a paper with no samples): counted below
                 call(tool, args)
-            except Exception:  # noqa: BLE001 - a QueryError (a paper with no samples): counted below
-                pass
         times, errors = [], 0
         for args in arglist:
             start = time.perf_counter()
             try:
                 call(tool, args)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 errors += 1
             times.append(time.perf_counter() - start)
         times.sort()

@@ -51,7 +51,7 @@ from papercode.index.search import ENGINE_VERSION, SearchEngine
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 5  # 5: modules moved into subpackages, so the pickled class paths changed
+FORMAT_VERSION = 6  # 6: the arXiv id and slug lookups restored as `packed.SortedKeys`, not dicts
 _MAGIC = b"PAPERCODE-SNAPSHOT\n"
 # magic, format, key, written at (Unix seconds), index length, index crc32, manifest length, manifest crc32
 _HEADER = struct.Struct(f">{len(_MAGIC)}sI32sdQIQI")
@@ -219,7 +219,7 @@ def _check(data: bytes, key: bytes | None, path: Path) -> str | tuple[Path, int,
     The caller checks the CRC-32 of the pickled index and those files (`_check_search_files`)."""
     if len(data) < _HEADER.size:
         return "is truncated"
-    magic, version, stored_key, _, length, crc, manifest_length, manifest_crc = _HEADER.unpack_from(data)
+    magic, version, stored_key, _, length, _, manifest_length, manifest_crc = _HEADER.unpack_from(data)
     if magic != _MAGIC:
         return "is not a papercode snapshot"
     if version != FORMAT_VERSION:

@@ -9,10 +9,11 @@ which holds them in a third of the memory.
 
 from __future__ import annotations
 
+import bisect
 from array import array
 from collections.abc import Iterable, Sequence
 from itertools import accumulate, islice
-from typing import overload
+from typing import cast, overload
 
 import numpy as np
 
@@ -116,3 +117,35 @@ class PackedBytes(_Packed, Sequence[bytes]):
             return [self[k] for k in range(*i.indices(len(self)))]
         raw = self._raw(i)
         return raw if isinstance(raw, bytes) else bytes(raw or b"")
+
+
+class SortedKeys:
+    """A read-only `str -> int` lookup held as its keys, sorted and packed, and their values in an array.
+
+    What a snapshot restores in place of a dict of every paper's arXiv id or slug: two buffers each, where a dict of
+    600k keys takes half a second to unpickle (a warm start waits for it). `get` bisects the packed keys (about 20
+    decoded probes: microseconds).
+    """
+
+    __slots__ = ("_keys", "_values")
+
+    def __init__(self, mapping: dict[str, int]) -> None:
+        keys = sorted(mapping)
+        self._keys = PackedStrings(keys)
+        self._values = array("q", map(mapping.__getitem__, keys))
+
+    def get(self, key: str, /) -> int | None:
+        keys = cast(Sequence[str], self._keys)  # no key is missing
+        position = bisect.bisect_left(keys, key)
+        if position < len(keys) and keys[position] == key:
+            return self._values[position]
+        return None
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __getstate__(self) -> tuple[PackedStrings, array[int]]:
+        return self._keys, self._values
+
+    def __setstate__(self, state: tuple[PackedStrings, array[int]]) -> None:
+        self._keys, self._values = state
