@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import compress, repeat
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -33,7 +33,7 @@ from papercode.index.paper_index import PaperIndex, PaperSources
 from papercode.index.search import SearchDocument
 
 from . import corpus_wide
-from .arrays import pick, range_positions, range_starts, view
+from .arrays import Ints, pick, range_positions, range_starts, view
 from .decode import LoadedRecord
 from .duplicates import DuplicateFilter, RecordFacts, facts
 from .repositories import LinkRepos
@@ -409,8 +409,33 @@ class _RecordColumns:
                 new = old if moved is None else moved.get(old)
                 if new is not None:
                     samples.file_url[base + new] = url
+        first = len(self._papers)
+        if int(ordinals[0]) == first and int(ordinals[-1]) == first + len(kept) - 1 and bool(np.all(np.diff(ordinals) == 1)):
+            self._append_part_papers(part, kept, numbers, to_ids, base + range_starts(lengths), lengths)
+        else:
+            self._put_part_papers(part, kept, to_ids, base + range_starts(lengths), lengths)
+        self._copy_part_links(part, numbers, ordinals)
+
+    def _append_part_papers(
+        self, part: IndexPart, kept: list[tuple[int, Admitted]], numbers: npt.NDArray[np.int64], to_ids: npt.NDArray[np.intc], starts: Ints, lengths: Ints
+    ) -> None:
+        """Every kept record of `part` is a new paper, in order (the usual case): each paper column extended in one
+        pass, as `_put_paper` would have appended them one by one."""
+        papers, columns, listed = part.papers, self._papers, numbers.tolist()
+        for name in ("arxiv_id", "title", "date", "url_abs", "read_at", "blob"):
+            cast(list[Any], getattr(columns, name)).extend(map(papers[name].__getitem__, listed))
+        cast(list[str | None], columns.slug).extend([admitted.slug for _, admitted in kept])
+        for name in ("snapshot", "claim"):
+            getattr(columns, name).frombytes(to_ids[view(papers[name])[numbers]].astype(np.intc).tobytes())
+        for name in ("year", "n_authors"):
+            getattr(columns, name).frombytes(view(papers[name])[numbers].astype(np.intc).tobytes())
+        columns.start.frombytes(starts.astype(np.intc).tobytes())
+        columns.end.frombytes((starts + lengths).astype(np.intc).tobytes())
+
+    def _put_part_papers(self, part: IndexPart, kept: list[tuple[int, Admitted]], to_ids: npt.NDArray[np.intc], starts: Ints, lengths: Ints) -> None:
+        """The kept records of `part`, each put under its ordinal (appended, or in place of the paper it replaces)."""
         papers = part.papers
-        for (number, admitted), start, length in zip(kept, (base + range_starts(lengths)).tolist(), lengths.tolist(), strict=True):
+        for (number, admitted), start, length in zip(kept, starts.tolist(), lengths.tolist(), strict=True):
             self._put_paper(
                 admitted.ordinal,
                 arxiv_id=papers["arxiv_id"][number],
@@ -427,7 +452,6 @@ class _RecordColumns:
                 start=start,
                 end=start + length,
             )
-        self._copy_part_links(part, numbers, ordinals)
 
     def _copy_part_links(self, part: IndexPart, numbers: npt.NDArray[np.int64], ordinals: npt.NDArray[np.intc]) -> None:
         """The link entries of the kept records (`numbers` in the part), under their ordinals, in bulk."""
