@@ -236,24 +236,31 @@ class Admission:
 
 
 def search_document(record: RecordData, admitted: Admitted) -> SearchDocument:
-    """What the search engine indexes for a record (built positionally, with C-level loops: it runs per record)."""
+    """What the search engine indexes for a record."""
+    return SearchDocument(*search_values(record, admitted))
+
+
+def search_values(record: RecordData, admitted: Admitted) -> tuple[Any, ...]:
+    """`search_document`'s fields as a plain tuple, as a record is shipped to the search builder's process (built
+    positionally, with C-level loops: it runs per record; a named tuple would cost its construction again)."""
     harvest = record.syntology
-    samples = (harvest.samples or []) if harvest else []
-    links = record.code_links or ()
-    return SearchDocument(
+    samples = harvest.samples if harvest is not None else None
+    links = record.code_links
+    tasks, methods, date = record.tasks, record.methods, record.date
+    return (
         admitted.ordinal,
         admitted.replacing,
         record.title,
         record.abstract or "",
         " ; ".join(record.authors or ()),
-        [(task.task_slug, task.task_name or task.task_slug) for task in record.tasks or ()],
-        list(map(_METHOD_NAME, record.methods or ())),
-        sorted(set(filter(None, map(_FRAMEWORK, links)))),
-        sorted(set(map(_STATUS, samples))),
-        record.date,
-        _year(record.date),
-        len(samples),
-        any(map(_IS_OFFICIAL, links)),
+        [(task.task_slug, task.task_name or task.task_slug) for task in tasks] if tasks else [],
+        list(map(_METHOD_NAME, methods)) if methods else [],
+        sorted(set(filter(None, map(_FRAMEWORK, links)))) if links else [],
+        sorted(set(map(_STATUS, samples))) if samples else [],
+        date,
+        _year(date),
+        len(samples) if samples else 0,
+        any(map(_IS_OFFICIAL, links)) if links else False,
     )
 
 
@@ -282,7 +289,8 @@ class _RecordColumns:
             self._append_samples(default_order(harvest.samples), ordinal)
         links = _link_rows(record.code_links) if record.code_links else []
         self._start_links(ordinal)
-        self._append_links(ordinal, links)
+        if links:
+            self._append_links(ordinal, links)
         year = _year(record.date)
         self._put_paper(
             ordinal,
