@@ -145,7 +145,7 @@ def worker_cold(payload: dict[str, Any]) -> dict[str, Any]:
         "phases": dict(timer.totals),
         "snapshot_files": sorted(path.name for path in cache.iterdir()),
     }
-    if payload.get("records"):
+    if payload.get("records") and payload["calls"]:  # (only in the last cold start of a run)
         calls = _calls(Path(payload["records"]), payload["calls"], pc)
         result["direct"] = _time_direct(corpus, calls, pc)
         result["calls"] = {tool: args[:3] for tool, args in calls.items()}
