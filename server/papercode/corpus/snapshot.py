@@ -35,7 +35,7 @@ import threading
 import time
 import zlib
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -157,22 +157,20 @@ def load(path: Path, key: bytes | None = None) -> Snapshot | None:
         log.warning("snapshot %s %s; rebuilding", path, checked)
         return None
     directory, start, files = checked
-    # The search index's files are read and checked on another thread (zlib releases the GIL) while the index is
-    # checked and restored here: at 600k papers each is about half a second. Nothing is served before both.
-    search_check = _SearchFilesCheck(directory, files)
-    if zlib.crc32(memoryview(data)[start:]) != _HEADER.unpack_from(data)[5]:
-        search_check.result()  # the payload's fault is the one told, as before the files are looked at
-        log.warning("snapshot %s is corrupt or truncated; rebuilding", path)
-        return None
+    # Checked on two other threads (zlib releases the GIL) while the index is restored here: the pickled index's
+    # CRC-32 and the search index's files (at 600k papers each takes about half a second). Nothing is served, or
+    # kept, before both say it is intact; a failed check is the reason told, whatever the restore did meanwhile.
+    payload_check = _Check(_payload_problem, memoryview(data)[start:], _HEADER.unpack_from(data)[5])
+    search_check = _Check(_check_search_files, directory, files)
     try:
         index = pickle.loads(memoryview(data)[start:])
         if not isinstance(index, PaperIndex):
             raise TypeError(f"holds a {type(index).__name__}, not an index")
     except Exception as exc:  # a snapshot from an incompatible build: rebuild, never serve
-        problem = search_check.result()
+        problem = _first(payload_check.result(), search_check.result())
         log.warning("snapshot %s %s; rebuilding", path, problem or f"could not be restored ({exc})")
         return None
-    problem = search_check.result()
+    problem = _first(payload_check.result(), search_check.result())
     if problem is not None:
         log.warning("snapshot %s %s; rebuilding", path, problem)
         return None
@@ -185,20 +183,28 @@ def load(path: Path, key: bytes | None = None) -> Snapshot | None:
     return Snapshot(index, search, bytes(stored_key), datetime.fromtimestamp(written, UTC).isoformat(timespec="seconds"))
 
 
-class _SearchFilesCheck:
-    """`_check_search_files` on a thread of its own; `result` waits for it."""
+class _Check:
+    """A check (a function returning why something is not intact, or None) on a thread of its own; `result` waits."""
 
-    def __init__(self, directory: Path, files: list[tuple[str, int, int]]) -> None:
+    def __init__(self, check: Callable[..., str | None], *args: object) -> None:
         self._problem: str | None = None
-        self._thread = threading.Thread(target=self._run, args=(directory, files), name="snapshot check", daemon=True)
+        self._thread = threading.Thread(target=self._run, args=(check, args), name="snapshot check", daemon=True)
         self._thread.start()
 
-    def _run(self, directory: Path, files: list[tuple[str, int, int]]) -> None:
-        self._problem = _check_search_files(directory, files)
+    def _run(self, check: Callable[..., str | None], args: tuple[object, ...]) -> None:
+        self._problem = check(*args)
 
     def result(self) -> str | None:
         self._thread.join()
         return self._problem
+
+
+def _first(*problems: str | None) -> str | None:
+    return next(filter(None, problems), None)
+
+
+def _payload_problem(payload: memoryview, crc: int) -> str | None:
+    return None if zlib.crc32(payload) == crc else "is corrupt or truncated"
 
 
 def _check_search_files(directory: Path, files: list[tuple[str, int, int]]) -> str | None:
