@@ -45,6 +45,12 @@ def main(argv: list[str] | None = None) -> int:
     from .archive_bench import add_arguments as add_archive_arguments
 
     add_archive_arguments(archive)
+    serve = sub.add_parser(
+        "archive-serve", help="issue #15: cold and warm start of papercode serve --archive on built records, against their parse floor"
+    )
+    from .archive_serve import add_arguments as add_serve_arguments
+
+    add_serve_arguments(serve)
     plot = sub.add_parser("plot", help="plot load time and peak RSS against size from `run --json` output")
     plot.add_argument("--json", type=Path, required=True)
     plot.add_argument("--out", type=Path, default=Path(__file__).parent / "load_rss.png")
@@ -71,6 +77,10 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(format_stats(stats))
         return 0
+    if args.command == "archive-serve":
+        from .archive_serve import main as serve_main
+
+        return serve_main(args)
     if args.command == "archive":
         from .archive_bench import main as archive_main
 

@@ -224,3 +224,22 @@ def test_records_floor_counts_every_record(tmp_path: Path, layout: str) -> None:
     floor = records_parse_floor([corpus], repeat=1)
     assert floor["records"] == 30 and floor["parsed_bytes"] > 0 and floor["raw_bytes"] > 0
     assert (floor["gunzip_s"] > 0) is (layout == "jsonl.gz")
+
+
+def test_archive_serve_measures_a_cold_and_a_warm_start(archive: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`python -m benchmarks archive-serve` on records built from the tiny archive: every step gives its numbers."""
+    from benchmarks.archive_serve import format_result, measure, targets
+
+    from papercode.archive.build import build_archive
+
+    monkeypatch.setenv("PYTHONPATH", str(ROOT / "server"))
+    build_archive([archive / name for name in (*PAPERS_PARQUET, LINKS_PARQUET)], tmp_path / "archive")
+    records = tmp_path / "archive" / "records"
+    result = measure(records, plain=False, calls=5, repeat=1, stdio_repeat=1, phases=True, log=lambda line: None)
+    summary = result["summary"]
+    assert not result["plain"] and result["cold"][0]["papers"] >= PAPERS
+    assert 0 < summary["keyed_s"] <= summary["search_s"] <= summary["snapshot_s"] and summary["floor_s"] > 0
+    assert result["warm"][0]["warm_papers"] == result["cold"][0]["papers"]
+    assert result["stdio"]["warm_search_s"] > 0 and result["stdio"]["empty_s"] > 0
+    assert set(summary["direct"]) >= {"search_papers", "get_paper"} and len(targets(result)) >= 8
+    assert "keyed ready" in format_result(result)

@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from papercode.index.packed import PackedBytes, PackedStrings
+from papercode.index.packed import PackedBytes, PackedStrings, SortedKeys
 
 VALUES = ["", "a", None, "ünïcödé ✓", "x" * 10_000, None, "last"]
 
@@ -50,3 +50,14 @@ def test_packed_strings_take_another_packed_whole_or_in_part() -> None:
     some.extend_packed(other, [0, 2])
     assert list(whole) == ["zero", "one", "twö", "three"]
     assert list(some) == ["zero", "one", "three"]
+
+
+def test_sorted_keys_answer_as_the_dict_they_were_made_from() -> None:
+    mapping = {"2101.00001": 3, "hep-th/9901001": 0, "ümlaut-slug": 7, "a": 1, "": 9, "2101.00001v2": 4}
+    for lookup in (SortedKeys(mapping), pickle.loads(pickle.dumps(SortedKeys(mapping), protocol=5))):
+        assert len(lookup) == len(mapping)
+        for key, value in mapping.items():
+            assert lookup.get(key) == value
+        for absent in ("2101.0000", "2101.00002", "zz", "ü", "hep-th/9901001 "):
+            assert lookup.get(absent) is None
+    assert SortedKeys({}).get("x") is None

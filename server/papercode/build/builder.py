@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import compress, repeat
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -33,7 +33,7 @@ from papercode.index.paper_index import PaperIndex, PaperSources
 from papercode.index.search import SearchDocument
 
 from . import corpus_wide
-from .arrays import pick, range_positions, range_starts, view
+from .arrays import Ints, pick, range_positions, range_starts, view
 from .decode import LoadedRecord
 from .duplicates import DuplicateFilter, RecordFacts, facts
 from .repositories import LinkRepos
@@ -205,10 +205,11 @@ class Admission:
         return None
 
     def _admit(self, item: LoadedRecord | RecordFacts) -> Admitted | None:
-        if not self._duplicates.admit(item):
+        key, read_at = item.duplicate_key, item.read_at  # each worked out once: this runs per record
+        if not self._duplicates.admit(item, key, read_at):
             return None
-        self._fingerprint.update(f"{item.duplicate_key}\0{item.read_at}\0{item.path}\0{item.line}\0".encode())
-        by_slug, key = self.by_slug, item.duplicate_key
+        self._fingerprint.update(f"{key}\0{read_at}\0{item.path}\0{item.line}\0".encode())
+        by_slug = self.by_slug
         ordinal = self._ordinals.get(key, len(self.slugs))
         arxiv_id, slug = item.arxiv_id, item.slug
         replacing = ordinal < len(self.slugs)
@@ -235,24 +236,31 @@ class Admission:
 
 
 def search_document(record: RecordData, admitted: Admitted) -> SearchDocument:
-    """What the search engine indexes for a record (built positionally, with C-level loops: it runs per record)."""
+    """What the search engine indexes for a record."""
+    return SearchDocument(*search_values(record, admitted))
+
+
+def search_values(record: RecordData, admitted: Admitted) -> tuple[Any, ...]:
+    """`search_document`'s fields as a plain tuple, as a record is shipped to the search builder's process (built
+    positionally, with C-level loops: it runs per record; a named tuple would cost its construction again)."""
     harvest = record.syntology
-    samples = (harvest.samples or []) if harvest else []
-    links = record.code_links or ()
-    return SearchDocument(
+    samples = harvest.samples if harvest is not None else None
+    links = record.code_links
+    tasks, methods, date = record.tasks, record.methods, record.date
+    return (
         admitted.ordinal,
         admitted.replacing,
         record.title,
         record.abstract or "",
         " ; ".join(record.authors or ()),
-        [(task.task_slug, task.task_name or task.task_slug) for task in record.tasks or ()],
-        list(map(_METHOD_NAME, record.methods or ())),
-        sorted(set(filter(None, map(_FRAMEWORK, links)))),
-        sorted(set(map(_STATUS, samples))),
-        record.date,
-        _year(record.date),
-        len(samples),
-        any(map(_IS_OFFICIAL, links)),
+        [(task.task_slug, task.task_name or task.task_slug) for task in tasks] if tasks else [],
+        list(map(_METHOD_NAME, methods)) if methods else [],
+        sorted(set(filter(None, map(_FRAMEWORK, links)))) if links else [],
+        sorted(set(map(_STATUS, samples))) if samples else [],
+        date,
+        _year(date),
+        len(samples) if samples else 0,
+        any(map(_IS_OFFICIAL, links)) if links else False,
     )
 
 
@@ -270,6 +278,7 @@ class _RecordColumns:
         self._samples = SampleColumns(self._strings)
         self._papers = PaperColumns(self._strings)
         self._paper_columns: tuple[Any, ...] = tuple(getattr(self._papers, name) for name in _PAPER_FIELDS)
+        self._paper_appends: tuple[Callable[[Any], None], ...] = tuple(column.append for column in self._paper_columns)
         # Repositories named by code links: lower-case owner/name numbered, one entry per link, ranges per paper.
         self._links = LinkRepos(array("i"), array("i"), bytearray(), array("i"), array("i"), [], {})
 
@@ -280,7 +289,8 @@ class _RecordColumns:
             self._append_samples(default_order(harvest.samples), ordinal)
         links = _link_rows(record.code_links) if record.code_links else []
         self._start_links(ordinal)
-        self._append_links(ordinal, links)
+        if links:
+            self._append_links(ordinal, links)
         year = _year(record.date)
         self._put_paper(
             ordinal,
@@ -372,8 +382,8 @@ class _RecordColumns:
         this runs per record, and building a named tuple by keyword costs five times as much."""
         values = (arxiv_id, slug, title, date, url_abs, read_at, blob, snapshot, claim, year, n_authors, start, end)
         if i == len(self._papers):
-            for column, value in zip(self._paper_columns, values, strict=True):
-                column.append(value)
+            for append, value in zip(self._paper_appends, values, strict=True):
+                append(value)
         else:
             for column, value in zip(self._paper_columns, values, strict=True):
                 column[i] = value
@@ -407,8 +417,33 @@ class _RecordColumns:
                 new = old if moved is None else moved.get(old)
                 if new is not None:
                     samples.file_url[base + new] = url
+        first = len(self._papers)
+        if int(ordinals[0]) == first and int(ordinals[-1]) == first + len(kept) - 1 and bool(np.all(np.diff(ordinals) == 1)):
+            self._append_part_papers(part, kept, numbers, to_ids, base + range_starts(lengths), lengths)
+        else:
+            self._put_part_papers(part, kept, to_ids, base + range_starts(lengths), lengths)
+        self._copy_part_links(part, numbers, ordinals)
+
+    def _append_part_papers(
+        self, part: IndexPart, kept: list[tuple[int, Admitted]], numbers: npt.NDArray[np.int64], to_ids: npt.NDArray[np.intc], starts: Ints, lengths: Ints
+    ) -> None:
+        """Every kept record of `part` is a new paper, in order (the usual case): each paper column extended in one
+        pass, as `_put_paper` would have appended them one by one."""
+        papers, columns, listed = part.papers, self._papers, numbers.tolist()
+        for name in ("arxiv_id", "title", "date", "url_abs", "read_at", "blob"):
+            cast(list[Any], getattr(columns, name)).extend(map(papers[name].__getitem__, listed))
+        cast(list[str | None], columns.slug).extend([admitted.slug for _, admitted in kept])
+        for name in ("snapshot", "claim"):
+            getattr(columns, name).frombytes(to_ids[view(papers[name])[numbers]].astype(np.intc).tobytes())
+        for name in ("year", "n_authors"):
+            getattr(columns, name).frombytes(view(papers[name])[numbers].astype(np.intc).tobytes())
+        columns.start.frombytes(starts.astype(np.intc).tobytes())
+        columns.end.frombytes((starts + lengths).astype(np.intc).tobytes())
+
+    def _put_part_papers(self, part: IndexPart, kept: list[tuple[int, Admitted]], to_ids: npt.NDArray[np.intc], starts: Ints, lengths: Ints) -> None:
+        """The kept records of `part`, each put under its ordinal (appended, or in place of the paper it replaces)."""
         papers = part.papers
-        for (number, admitted), start, length in zip(kept, (base + range_starts(lengths)).tolist(), lengths.tolist(), strict=True):
+        for (number, admitted), start, length in zip(kept, starts.tolist(), lengths.tolist(), strict=True):
             self._put_paper(
                 admitted.ordinal,
                 arxiv_id=papers["arxiv_id"][number],
@@ -425,7 +460,6 @@ class _RecordColumns:
                 start=start,
                 end=start + length,
             )
-        self._copy_part_links(part, numbers, ordinals)
 
     def _copy_part_links(self, part: IndexPart, numbers: npt.NDArray[np.int64], ordinals: npt.NDArray[np.intc]) -> None:
         """The link entries of the kept records (`numbers` in the part), under their ordinals, in bulk."""
@@ -592,4 +626,6 @@ def _details_blob(record: RecordData, links: list[LinkRow]) -> bytes:
     for key, value in (("p", record.proceeding), ("pdf", record.url_pdf)):
         if value is not None:
             details[key] = value
-    return orjson.dumps(details)
+    # A copy of its own size: orjson's bytes keep the 4 KiB buffer it wrote into (`sys.getsizeof` does not show
+    # it; tracemalloc does), which for 600k small blobs is 2.4 GB held for nothing.
+    return memoryview(orjson.dumps(details)).tobytes()

@@ -87,7 +87,7 @@ def compute(samples: SampleColumns, papers: PaperColumns, links: LinkRepos) -> C
 
 def key_ranks(papers: PaperColumns) -> tuple[list[int], Ints]:
     """Paper ordinals in key order, and each paper's rank in it."""
-    keys = list(map(papers.key, range(len(papers))))
+    keys = [arxiv_id or slug or "" for arxiv_id, slug in zip(papers.arxiv_id, papers.slug, strict=True)]  # `papers.key` of each
     by_key = sorted(range(len(papers)), key=keys.__getitem__)
     ranks = np.empty(len(papers), dtype=np.int64)
     ranks[by_key] = np.arange(len(papers), dtype=np.int64)

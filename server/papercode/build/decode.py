@@ -286,6 +286,15 @@ def _describe(exc: ValidationError, most: int = 3) -> str:
 def _cap_strings(record: RecordData, limits: Limits, name: str, line: int | None, report: LoadReport) -> None:
     """Cut the free-text fields answers show; identifiers are left alone (the file cap bounds them)."""
     cap = limits.max_string_chars
+    authors = record.authors
+    abstract, proceeding = record.abstract, record.proceeding
+    if (
+        len(record.title) <= cap
+        and (abstract is None or len(abstract) <= cap)
+        and (proceeding is None or len(proceeding) <= cap)
+        and (not authors or max(map(len, authors)) <= cap)
+    ):
+        return  # the usual record: nothing to cut (checked without a loop over the fields: this runs per record)
     for field_name in ("title", "abstract", "proceeding"):
         text = getattr(record, field_name)
         if isinstance(text, str) and len(text) > cap:

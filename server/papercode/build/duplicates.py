@@ -41,10 +41,11 @@ class DuplicateFilter:
         self._report = report
         self._kept: dict[str, tuple[datetime, str, int | None]] = {}  # duplicate key -> (read_at, path, line)
 
-    def admit(self, item: LoadedRecord | RecordFacts) -> bool:
-        """True when `item` is new or replaces the record kept so far for its key."""
-        key = item.duplicate_key
-        moment = _instant(item.read_at)
+    def admit(self, item: LoadedRecord | RecordFacts, key: str | None = None, read_at: str | None = None) -> bool:
+        """True when `item` is new or replaces the record kept so far for its key (`key` and `read_at`: the item's,
+        when the caller has them already)."""
+        key = item.duplicate_key if key is None else key
+        moment = _instant(item.read_at if read_at is None else read_at)
         current = self._kept.get(key)
         if current is not None:
             if moment <= current[0]:
@@ -70,6 +71,8 @@ _NEVER = datetime.min.replace(tzinfo=UTC)
 
 def _instant(read_at: str) -> datetime:
     """`read_at` as an instant, so +02:00 and Z compare right; missing or unparseable is oldest."""
+    if not read_at:  # an archive row has none: no exception per record
+        return _NEVER
     try:
         moment = datetime.fromisoformat(read_at)
     except ValueError:

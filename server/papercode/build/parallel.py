@@ -47,7 +47,7 @@ from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, ProgressCallback
 from papercode.index.search import SearchBuilder, SearchDocument, SearchEngine, newest_first, write_index
 
-from .builder import Admission, Admitted, IndexPart, PartBuilder, RecordSink, search_document
+from .builder import Admission, Admitted, IndexPart, PartBuilder, RecordSink, search_document, search_values
 from .decode import LoadedRecord, iter_records
 from .duplicates import RecordFacts
 from .files import RecordFile
@@ -334,7 +334,7 @@ def ship(stream: IO[bytes], item: LoadedRecord, admitted: Admitted | None) -> No
 
     Plain tuples: pickling a named tuple costs a class lookup each time."""
     head = pickle.dumps((item.path, item.line, item.arxiv_id, item.slug, item.read_at, item.record.date), protocol=pickle.HIGHEST_PROTOCOL)
-    body = b"" if admitted is None else pickle.dumps(tuple(search_document(item.record, admitted)), protocol=pickle.HIGHEST_PROTOCOL)
+    body = b"" if admitted is None else pickle.dumps(search_values(item.record, admitted), protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(_FRAME.pack(len(head), len(body)) + head + body)
 
 

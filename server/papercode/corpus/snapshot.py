@@ -35,10 +35,11 @@ import threading
 import time
 import zlib
 from array import array
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import BinaryIO
 
 from papercode import __version__
 from papercode.build.files import find_record_files
@@ -50,7 +51,7 @@ from papercode.index.search import ENGINE_VERSION, SearchEngine
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 5  # 5: modules moved into subpackages, so the pickled class paths changed
+FORMAT_VERSION = 6  # 6: the arXiv id and slug lookups restored as `packed.SortedKeys`, not dicts
 _MAGIC = b"PAPERCODE-SNAPSHOT\n"
 # magic, format, key, written at (Unix seconds), index length, index crc32, manifest length, manifest crc32
 _HEADER = struct.Struct(f">{len(_MAGIC)}sI32sdQIQI")
@@ -155,11 +156,26 @@ def load(path: Path, key: bytes | None = None) -> Snapshot | None:
     if isinstance(checked, str):
         log.warning("snapshot %s %s; rebuilding", path, checked)
         return None
+    directory, start, files = checked
+    # Checked on two other threads (zlib releases the GIL) while the index is restored here: the pickled index's
+    # CRC-32 and the search index's files (at 600k papers each takes about half a second). Nothing is served, or
+    # kept, before both say it is intact; a failed check is the reason told, whatever the restore did meanwhile.
+    payload_check = _Check(_payload_problem, memoryview(data)[start:], _HEADER.unpack_from(data)[5])
+    search_check = _Check(_check_search_files, directory, files)
     try:
-        index = pickle.loads(memoryview(data)[checked[1] :])
+        index = pickle.loads(memoryview(data)[start:])
         if not isinstance(index, PaperIndex):
             raise TypeError(f"holds a {type(index).__name__}, not an index")
-        search = SearchEngine(checked[0])
+    except Exception as exc:  # a snapshot from an incompatible build: rebuild, never serve
+        problem = _first(payload_check.result(), search_check.result())
+        log.warning("snapshot %s %s; rebuilding", path, problem or f"could not be restored ({exc})")
+        return None
+    problem = _first(payload_check.result(), search_check.result())
+    if problem is not None:
+        log.warning("snapshot %s %s; rebuilding", path, problem)
+        return None
+    try:
+        search = SearchEngine(directory)
     except Exception as exc:  # a snapshot from an incompatible build: rebuild, never serve
         log.warning("snapshot %s could not be restored (%s); rebuilding", path, exc)
         return None
@@ -167,12 +183,49 @@ def load(path: Path, key: bytes | None = None) -> Snapshot | None:
     return Snapshot(index, search, bytes(stored_key), datetime.fromtimestamp(written, UTC).isoformat(timespec="seconds"))
 
 
-def _check(data: bytes, key: bytes | None, path: Path) -> str | tuple[Path, int]:
+class _Check:
+    """A check (a function returning why something is not intact, or None) on a thread of its own; `result` waits."""
+
+    def __init__(self, check: Callable[..., str | None], *args: object) -> None:
+        self._problem: str | None = None
+        self._thread = threading.Thread(target=self._run, args=(check, args), name="snapshot check", daemon=True)
+        self._thread.start()
+
+    def _run(self, check: Callable[..., str | None], args: tuple[object, ...]) -> None:
+        self._problem = check(*args)
+
+    def result(self) -> str | None:
+        self._thread.join()
+        return self._problem
+
+
+def _first(*problems: str | None) -> str | None:
+    return next(filter(None, problems), None)
+
+
+def _payload_problem(payload: memoryview, crc: int) -> str | None:
+    return None if zlib.crc32(payload) == crc else "is corrupt or truncated"
+
+
+def _check_search_files(directory: Path, files: list[tuple[str, int, int]]) -> str | None:
+    """Why the search index's files are not those the manifest lists (size and CRC-32 of each), or None."""
+    where = directory.name
+    for file, size, file_crc in files:
+        try:
+            if (directory / file).stat().st_size != size or _file_crc(directory / file) != file_crc:
+                return f"has a corrupt or truncated search index ({where}/{file})"
+        except OSError as exc:
+            return f"has no readable search index ({where}/{file}: {exc.strerror or exc})"
+    return None
+
+
+def _check(data: bytes, key: bytes | None, path: Path) -> str | tuple[Path, int, list[tuple[str, int, int]]]:
     """Why the snapshot in `data` must not be served (`key` None: any records); else its search
-    directory and where the pickled index starts."""
+    directory, where the pickled index starts, and the search index's files (name, size, CRC-32).
+    The caller checks the CRC-32 of the pickled index and those files (`_check_search_files`)."""
     if len(data) < _HEADER.size:
         return "is truncated"
-    magic, version, stored_key, _, length, crc, manifest_length, manifest_crc = _HEADER.unpack_from(data)
+    magic, version, stored_key, _, length, _, manifest_length, manifest_crc = _HEADER.unpack_from(data)
     if magic != _MAGIC:
         return "is not a papercode snapshot"
     if version != FORMAT_VERSION:
@@ -181,7 +234,7 @@ def _check(data: bytes, key: bytes | None, path: Path) -> str | tuple[Path, int]
         return "was built from other records (they changed)"
     manifest = memoryview(data)[_HEADER.size : _HEADER.size + manifest_length]
     payload = memoryview(data)[_HEADER.size + manifest_length :]
-    if len(manifest) != manifest_length or zlib.crc32(manifest) != manifest_crc or len(payload) != length or zlib.crc32(payload) != crc:
+    if len(manifest) != manifest_length or zlib.crc32(manifest) != manifest_crc or len(payload) != length:
         return "is corrupt or truncated"
     try:
         listed = json.loads(bytes(manifest))
@@ -191,14 +244,7 @@ def _check(data: bytes, key: bytes | None, path: Path) -> str | tuple[Path, int]
         return "has a manifest that is not one"
     if not where.startswith(_search_prefix(path)) or not all(map(_plain_name, [where, *(file for file, _, _ in files)])):
         return "names files that are not its own"
-    directory = path.parent / where
-    for file, size, file_crc in files:
-        try:
-            if (directory / file).stat().st_size != size or _file_crc(directory / file) != file_crc:
-                return f"has a corrupt or truncated search index ({where}/{file})"
-        except OSError as exc:
-            return f"has no readable search index ({where}/{file}: {exc.strerror or exc})"
-    return directory, _HEADER.size + manifest_length
+    return path.parent / where, _HEADER.size + manifest_length, files
 
 
 def _plain_name(name: str) -> bool:
@@ -227,19 +273,35 @@ def save(path: Path, key: bytes, index: PaperIndex, search: SearchEngine) -> Non
         directory = Path(tempfile.mkdtemp(dir=path.parent, prefix=_search_prefix(path)))
         files = [[name, size, crc] for name, size, crc in search.save_image(directory)]
         manifest = json.dumps({"directory": directory.name, "files": files}).encode()
-        payload = pickle.dumps(index, protocol=5)
-        header = _HEADER.pack(_MAGIC, FORMAT_VERSION, key, time.time(), len(payload), zlib.crc32(payload), len(manifest), zlib.crc32(manifest))
         with _temporary(path.parent, TEMPORARY_PREFIX) as index_temporary:
             with open(index_temporary, "wb") as out:
-                out.write(header)
+                # The index is pickled straight into the file (never whole in memory: at 600k papers it is about as
+                # large as the index), its length and CRC counted on the way; the header is written last, in place.
+                out.seek(_HEADER.size)
                 out.write(manifest)
-                out.write(payload)
+                counted = _Counted(out)
+                pickle.dump(index, counted, protocol=5)
+                out.seek(0)
+                out.write(_HEADER.pack(_MAGIC, FORMAT_VERSION, key, time.time(), counted.length, counted.crc, len(manifest), zlib.crc32(manifest)))
             os.replace(index_temporary, path)  # the switch: the new file names the new directory
         _remove_older_search_indexes(path, keep=directory)
     except (OSError, pickle.PicklingError) as exc:
         log.warning("could not write snapshot %s: %s", path, exc)
         if directory is not None and not _names(path, directory):
             shutil.rmtree(directory, ignore_errors=True)
+
+
+class _Counted:
+    """A file's `write`, counting the bytes written and their CRC-32 (what pickle writes through it)."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self._write = out.write
+        self.length = self.crc = 0
+
+    def write(self, data: bytes | memoryview) -> int:
+        self.crc = zlib.crc32(data, self.crc)
+        self.length += len(data)
+        return self._write(data)
 
 
 def _names(path: Path, directory: Path) -> bool:

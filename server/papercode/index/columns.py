@@ -162,13 +162,14 @@ class PaperColumns:
 
     def __init__(self, strings: StringTable) -> None:
         self.strings = strings
-        self.arxiv_id: list[str | None] = []
-        self.slug: list[str | None] = []
-        self.title: list[str] = []
-        self.date: list[str | None] = []
-        self.url_abs: list[str | None] = []
-        self.read_at: list[str | None] = []
-        self.blob: list[bytes] = []
+        # Lists while the index is built; packed once it is (see `pack`) and in a snapshot.
+        self.arxiv_id: Sequence[str | None] = []
+        self.slug: Sequence[str | None] = []
+        self.title: Sequence[str] = []
+        self.date: Sequence[str | None] = []
+        self.url_abs: Sequence[str | None] = []
+        self.read_at: Sequence[str | None] = []
+        self.blob: Sequence[bytes] = []
         self.snapshot = array("i")
         self.claim = array("i")
         self.year = array("i")
@@ -182,9 +183,18 @@ class PaperColumns:
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
         for name in self._PACKED:
-            state[name] = PackedStrings(state[name])
-        state["blob"] = PackedBytes(self.blob)
+            state[name] = _packed_strings(state[name])
+        state["blob"] = self.blob if isinstance(self.blob, PackedBytes) else PackedBytes(self.blob)
         return state
+
+    def pack(self) -> None:
+        """Hold the string and blob columns packed, as a restored snapshot holds them: the same values in about half
+        the memory (a string object costs 49 bytes beyond its text), and a snapshot pickles them as they are. Once
+        building is over; one column at a time, so that each list goes as its packed copy comes."""
+        for name in self._PACKED:
+            setattr(self, name, _packed_strings(getattr(self, name)))
+        if not isinstance(self.blob, PackedBytes):
+            self.blob = PackedBytes(self.blob)
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
@@ -214,6 +224,10 @@ class PaperColumns:
 
     def key(self, i: int) -> str:
         return self.arxiv_id[i] or self.slug[i] or ""
+
+
+def _packed_strings(values: Sequence[str | None]) -> PackedStrings:
+    return values if isinstance(values, PackedStrings) else PackedStrings(values)
 
 
 class SampleColumns:

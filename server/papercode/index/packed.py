@@ -9,10 +9,12 @@ which holds them in a third of the memory.
 
 from __future__ import annotations
 
+import bisect
+import operator
 from array import array
 from collections.abc import Iterable, Sequence
-from itertools import accumulate, islice
-from typing import overload
+from itertools import accumulate, islice, repeat
+from typing import cast, overload
 
 import numpy as np
 
@@ -21,17 +23,13 @@ class _Packed:
     __slots__ = ("_data", "_ends", "_missing")
 
     def __init__(self, items: Iterable[bytes | None]) -> None:
-        parts: list[bytes] = []
-        ends = array("q")
-        missing = bytearray()
-        end = 0
-        for item in items:
-            missing.append(item is None)
-            if item is not None:
-                parts.append(item)
-                end += len(item)
-            ends.append(end)
-        self._data: bytes | bytearray = b"".join(parts)
+        # C-level passes over the items (a whole column at once), not a Python statement per item.
+        listed = items if isinstance(items, list) else list(items)
+        present = [b"" if item is None else item for item in listed]
+        self._set(b"".join(present), array("q", accumulate(map(len, present))), bytearray(map(operator.is_, listed, repeat(None))))
+
+    def _set(self, data: bytes | bytearray, ends: array[int], missing: bytearray) -> None:
+        self._data = data
         self._ends = ends
         self._missing = missing
 
@@ -59,7 +57,16 @@ class PackedStrings(_Packed, Sequence[str | None]):
     __slots__ = ()
 
     def __init__(self, values: Iterable[str | None]) -> None:
-        super().__init__(None if value is None else value.encode("utf-8", "surrogatepass") for value in values)
+        listed = values if isinstance(values, list) else list(values)
+        texts = ["" if value is None else value for value in listed]
+        joined = "".join(texts)
+        data, characters = joined.encode("utf-8", "surrogatepass"), len(joined)
+        del joined
+        if len(data) == characters:  # all ASCII: each string's bytes are its characters
+            lengths: Iterable[int] = map(len, texts)
+        else:
+            lengths = (len(text.encode("utf-8", "surrogatepass")) for text in texts)
+        self._set(data, array("q", accumulate(lengths)), bytearray(map(operator.is_, listed, repeat(None))))
 
     @overload
     def __getitem__(self, i: int) -> str | None: ...
@@ -116,3 +123,35 @@ class PackedBytes(_Packed, Sequence[bytes]):
             return [self[k] for k in range(*i.indices(len(self)))]
         raw = self._raw(i)
         return raw if isinstance(raw, bytes) else bytes(raw or b"")
+
+
+class SortedKeys:
+    """A read-only `str -> int` lookup held as its keys, sorted and packed, and their values in an array.
+
+    What a snapshot restores in place of a dict of every paper's arXiv id or slug: two buffers each, where a dict of
+    600k keys takes half a second to unpickle (a warm start waits for it). `get` bisects the packed keys (about 20
+    decoded probes: microseconds).
+    """
+
+    __slots__ = ("_keys", "_values")
+
+    def __init__(self, mapping: dict[str, int]) -> None:
+        keys = sorted(mapping)
+        self._keys = PackedStrings(keys)
+        self._values = array("q", map(mapping.__getitem__, keys))
+
+    def get(self, key: str, /) -> int | None:
+        keys = cast(Sequence[str], self._keys)  # no key is missing
+        position = bisect.bisect_left(keys, key)
+        if position < len(keys) and keys[position] == key:
+            return self._values[position]
+        return None
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __getstate__(self) -> tuple[PackedStrings, array[int]]:
+        return self._keys, self._values
+
+    def __setstate__(self, state: tuple[PackedStrings, array[int]]) -> None:
+        self._keys, self._values = state

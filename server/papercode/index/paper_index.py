@@ -17,6 +17,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
+from typing import Protocol
 
 from papercode.core.ids import SHA_PREFIX_FORMAT, SHA_PREFIX_LENGTH
 from papercode.core.load_report import LoadReport
@@ -24,7 +25,7 @@ from papercode.core.ordering import status_order
 from papercode.core.records import KNOWN_STATUSES
 
 from .columns import CodeLinkRow, PaperColumns, PaperDetails, PaperRow, SampleColumns, SampleRow
-from .packed import PackedStrings
+from .packed import PackedStrings, SortedKeys
 
 __all__ = [
     "BucketKey",
@@ -53,6 +54,12 @@ def task_key(name: str) -> str:
 BucketKey = tuple[str, str, str, str, bool]
 
 
+class KeyLookup(Protocol):
+    """An identifier's paper: what `PaperIndex` needs of its lookups (a dict, or `SortedKeys` from a snapshot)."""
+
+    def get(self, key: str, /) -> int | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class PaperSources:
     """Where the papers came from: Code-with-Papers records first (ordinals below `archive_start`), then
@@ -72,8 +79,8 @@ class PaperIndex:
     report: LoadReport
     papers: PaperColumns
     samples: SampleColumns
-    by_arxiv: dict[str, int]
-    by_slug: dict[str, int]
+    by_arxiv: KeyLookup  # arXiv id -> paper: a dict when built, `SortedKeys` when restored
+    by_slug: KeyLookup  # slug -> paper, likewise
     fingerprint: bytes  # identifies what was indexed: cursors are bound to it
     live_samples: int
     status_counts: Counter[str]
@@ -100,6 +107,9 @@ class PaperIndex:
     def __reduce__(self) -> tuple[object, ...]:
         # Packed for a snapshot: restored as two buffers each instead of one object per string.
         values = {field.name: getattr(self, field.name) for field in fields(self)}
+        values["by_arxiv"], values["by_slug"] = (
+            SortedKeys(lookup) if isinstance(lookup, dict) else lookup for lookup in (self.by_arxiv, self.by_slug)
+        )
         values["repo_names"] = PackedStrings(self.repo_names)
         values["arxiv_ids_sorted"] = PackedStrings(self.arxiv_ids_sorted)
         return (_restore, (values,))
