@@ -8,6 +8,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -23,6 +25,27 @@ from papercode.corpus.stages import Corpus
 from papercode.edge.app import PapercodeServer, build_server
 from papercode.index.columns import PaperRow
 from papercode.settings import bundled_records_dir
+
+
+def _scratch_in_memory() -> None:
+    """Temporary files on tmpfs, when the machine has room there and TMPDIR does not say otherwise.
+
+    Every corpus a test loads commits a tantivy index, and tantivy fsyncs what it commits: on a disk that
+    costs ~0.2 s a corpus, and seconds while other processes write. Tests need no durability, so their
+    scratch space (tmp_path, and the indexes of corpora loaded without a cache) lives in memory.
+    """
+    if os.environ.get("TMPDIR"):
+        return
+    try:
+        room = os.statvfs("/dev/shm")
+    except OSError:
+        return
+    if os.access("/dev/shm", os.W_OK | os.X_OK) and room.f_bavail * room.f_frsize >= 2 << 30:
+        os.environ["TMPDIR"] = "/dev/shm"  # child processes too
+        tempfile.tempdir = None  # so tempfile (and pytest's tmp_path) read TMPDIR again
+
+
+_scratch_in_memory()
 
 MODES = ("auto", "legacy")
 # The seven tools, as tools/list names them (tests/test_snapshot.py holds everything else the model sees).
