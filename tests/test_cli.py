@@ -1,13 +1,14 @@
 """The `papercode` command line, run in-process (`cli.main`): check, call, config, flags, environment and start-up errors.
 
-One test runs `python -m papercode` as a subprocess, to prove the module entry point; the transports have their
-own subprocess tests (test_stdio.py, test_http.py).
+Two tests need a real process: a host launching the configured command, and a reader closing the pipe under
+`python -m papercode`; the transports have their own subprocess tests (test_stdio.py, test_http.py).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import runpy
 import shlex
 import socket
 import subprocess
@@ -223,11 +224,12 @@ async def test_the_claude_desktop_snippet_launches_a_working_server(run: Run, tm
     assert result.structured_content is not None and result.structured_content["counts"]["total"] == 10
 
 
-def test_version_through_the_module_entry_point(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "papercode", "--version"], capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path
-    )
-    assert done.returncode == 0 and done.stdout.strip() == f"papercode {__version__}"
+def test_version_through_the_module_entry_point(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # `python -m papercode --version`, in-process (the test below runs `python -m papercode` as a real process).
+    monkeypatch.setattr(sys, "argv", ["papercode", "--version"])
+    with pytest.raises(SystemExit) as exited:
+        runpy.run_module("papercode", run_name="__main__")
+    assert exited.value.code == 0 and capsys.readouterr().out.strip() == f"papercode {__version__}"
 
 
 def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
