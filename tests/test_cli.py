@@ -174,6 +174,13 @@ def test_a_busy_port_is_one_line_and_exit_2(run: Run, transport: str) -> None:
     assert err == f"papercode: port {port} on 127.0.0.1 is already in use. Next: pass another --port, or stop the server using it\n"
 
 
+def test_a_public_bind_without_a_token_is_refused(run: Run) -> None:
+    code, out, err = run("serve", "--transport", "streamable-http", "--host", "0.0.0.0", "--port", "0")
+    assert code == 2 and out == ""
+    assert err.startswith("papercode: --host 0.0.0.0 would serve anyone who can reach it, with no auth. Next:")
+    assert err.count("\n") == 1
+
+
 # -- config: snippets that paste ------------------------------------------------------------------
 
 
