@@ -1,9 +1,12 @@
-"""`papercode serve` as a real subprocess, spoken to over stdio by the SDK client: one process in each era,
-and the launchers hosts use (mcp.json, `mcp run`; the `papercode config` snippet is in test_cli.py)."""
+"""`papercode serve` as a real subprocess, spoken to over stdio by the SDK client, and the launchers hosts use:
+mcp.json (the handshake era), `mcp run` (the current era; the `papercode config` snippet is in test_cli.py).
+
+Everything a stdio process serves is tested in-process (test_queries.py, test_mcp_roundtrip.py); here the pipe."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -11,7 +14,8 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL
+from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, make_record, make_sample, sha_for, write_records
+from papercode.settings import bundled_records_dir
 
 pytestmark = [pytest.mark.anyio, pytest.mark.transport]
 
@@ -28,11 +32,16 @@ def serve_params(tmp_path: Path, *extra: str) -> StdioServerParameters:
     )
 
 
-async def test_stdio_serves_the_bundled_records_with_exact_counts(tmp_path: Path) -> None:
+async def test_stdio_serves_the_records_given_by_flag_with_exact_counts(tmp_path: Path) -> None:
+    # The bundled records beside one more: the counts say the flag's directory is what is served.
+    records = write_records(tmp_path / "mine", [make_record("2001.00001", "one-more", [make_sample(sha_for("one-more"))])])
+    for path in bundled_records_dir().glob("*.txt"):
+        shutil.copy(path, records / path.name)
     with anyio.fail_after(STARTUP_AND_CALLS_SECONDS):
-        async with Client(serve_params(tmp_path), mode="auto") as client:
+        async with Client(serve_params(tmp_path, "--records", str(records)), mode="auto") as client:
             bert_mouth = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": "arXiv:1902.04094v2"})
             berts_icl = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERTS_ICL, "limit": 100})
+            stats = await client.call_tool("corpus_stats", {})
             missing = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": "9999.99999"})
             tools = (await client.list_tools()).tools
     assert bert_mouth.is_error is False and berts_icl.is_error is False
@@ -50,29 +59,9 @@ async def test_stdio_serves_the_bundled_records_with_exact_counts(tmp_path: Path
     assert second is not None
     assert second["counts"]["by_status"] == {"ran_violates": 1, "ran": 11, "ran_draft_wrong": 1, "unverified": 13}
     assert len(second["samples"]) == 26 and "next_cursor" not in second
-    assert missing.is_error is True and missing.content[0].text.startswith("not_found:")
-    assert len(tools) == 7
-
-
-async def test_stdio_serves_only_the_records_given_by_flag_in_the_handshake_era(tmp_path: Path) -> None:
-    records = tmp_path / "mine"
-    records.mkdir()
-    source = next(path for path in (Path(__file__).parents[1] / "records").glob("*.txt") if b'"2406.04823"' in path.read_bytes())
-    (records / "only.json").write_bytes(source.read_bytes())
-    with anyio.fail_after(STARTUP_AND_CALLS_SECONDS):
-        async with Client(serve_params(tmp_path, "--records", str(records), "--no-cache"), mode="legacy") as client:
-            berts_icl = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERTS_ICL, "limit": 100})
-            stats = await client.call_tool("corpus_stats", {})
-            missing = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH})
-            tools = (await client.list_tools()).tools
-    answer = berts_icl.structured_content
-    assert berts_icl.is_error is False and answer is not None and json.loads(berts_icl.content[0].text) == answer
-    assert answer["query"] == {"asked": BERTS_ICL, "resolved": BERTS_ICL}
-    assert answer["counts"]["by_status"] == {"ran_violates": 1, "ran": 11, "ran_draft_wrong": 1, "unverified": 13}
-    assert len(answer["samples"]) == 26 and "next_cursor" not in answer
     assert stats.structured_content is not None
-    assert (stats.structured_content["papers"], stats.structured_content["samples"]) == (1, 26)
-    assert missing.is_error is True and missing.content[0].text.startswith(f"not_found: no paper with arXiv id {BERT_MOUTH}")
+    assert (stats.structured_content["papers"], stats.structured_content["samples"]) == (3, 37)
+    assert missing.is_error is True and missing.content[0].text.startswith("not_found: no paper with arXiv id 9999.99999")
     assert len(tools) == 7
 
 
@@ -91,6 +80,7 @@ async def test_the_repositorys_mcp_json_launches_a_working_server(tmp_path: Path
         async with Client(params, mode="legacy") as client:
             result = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH})
     assert result.structured_content is not None and result.structured_content["counts"]["total"] == 10
+    assert json.loads(result.content[0].text) == result.structured_content  # the handshake era over a real pipe
 
 
 async def test_mcp_run_serves_the_bundled_records(tmp_path: Path) -> None:
