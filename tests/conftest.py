@@ -11,7 +11,6 @@ import hashlib
 import os
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -199,16 +198,6 @@ def server(corpus: Corpus) -> PapercodeServer:
 async def client(server: PapercodeServer, mode: str) -> AsyncIterator[Client]:
     async with Client(server, mode=mode) as connected:
         yield connected
-
-
-@pytest.fixture
-def connect(mode: str) -> Callable[[Corpus], AbstractAsyncContextManager[Client]]:
-    """An in-memory client (in this test's protocol era) for any corpus."""
-
-    def open_client(other: Corpus) -> AbstractAsyncContextManager[Client]:
-        return Client(build_server(lambda: other), mode=mode)
-
-    return open_client
 
 
 @pytest.fixture
