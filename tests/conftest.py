@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
@@ -230,7 +231,13 @@ VOCABULARY = (
 
 
 def _words(seed: int, count: int, sep: str = " ") -> str:
-    return sep.join(VOCABULARY[(seed * 7 + i * 3) % len(VOCABULARY)] for i in range(count))
+    return _phrase(seed * 7 % len(VOCABULARY), count, sep)
+
+
+@functools.cache
+def _phrase(start: int, count: int, sep: str) -> str:
+    # Only the seed modulo the vocabulary matters: each phrase is made once (the corpus asks for ~230,000).
+    return sep.join(VOCABULARY[(start + i * 3) % len(VOCABULARY)] for i in range(count))
 
 
 def synthetic_records(n: int = SYNTHETIC_PAPERS) -> Iterator[dict[str, Any]]:
