@@ -286,7 +286,7 @@ def silent() -> Iterator[FixtureServer]:
 
 
 async def test_a_slow_server_answers_fetch_failed_instead_of_hanging(corpus: Corpus, verified: Verified, silent: FixtureServer) -> None:
-    code = verified(silent.base_url, timeout=0.15)
+    code = verified(silent.base_url, timeout=0.3)
     first = await code_answer(corpus, ENTRY_SHA, code)
     again = await code_answer(corpus, OTHER_SHA, code)  # same base, circuit open: answered without a request
     assert first["withheld"] == "fetch_failed" and "timed out" in first["note"]
