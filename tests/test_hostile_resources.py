@@ -80,6 +80,8 @@ def live(request: pytest.FixtureRequest, server: PapercodeServer) -> Iterator[Li
 
 
 class Live:
+    """A client and the portal that drives it from synchronous tests; a hostile case must not break the session for the next."""
+
     def __init__(self, portal: BlockingPortal, client: Client) -> None:
         self.portal, self.client = portal, client
 
