@@ -7,9 +7,11 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
+import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,27 @@ from papercode.corpus.stages import Corpus
 from papercode.edge.app import PapercodeServer, build_server
 from papercode.index.columns import PaperRow
 from papercode.settings import bundled_records_dir
+
+
+def _scratch_in_memory() -> None:
+    """Temporary files on tmpfs, when the machine has room there and TMPDIR does not say otherwise.
+
+    Every corpus a test loads commits a tantivy index, and tantivy fsyncs what it commits: on a disk that
+    costs ~0.2 s a corpus, and seconds while other processes write. Tests need no durability, so their
+    scratch space (tmp_path, and the indexes of corpora loaded without a cache) lives in memory.
+    """
+    if os.environ.get("TMPDIR"):
+        return
+    try:
+        room = os.statvfs("/dev/shm")
+    except OSError:
+        return
+    if os.access("/dev/shm", os.W_OK | os.X_OK) and room.f_bavail * room.f_frsize >= 2 << 30:
+        os.environ["TMPDIR"] = "/dev/shm"  # child processes too
+        tempfile.tempdir = None  # so tempfile (and pytest's tmp_path) read TMPDIR again
+
+
+_scratch_in_memory()
 
 MODES = ("auto", "legacy")
 # The seven tools, as tools/list names them (tests/test_snapshot.py holds everything else the model sees).
@@ -179,16 +202,6 @@ async def client(server: PapercodeServer, mode: str) -> AsyncIterator[Client]:
 
 
 @pytest.fixture
-def connect(mode: str) -> Callable[[Corpus], AbstractAsyncContextManager[Client]]:
-    """An in-memory client (in this test's protocol era) for any corpus."""
-
-    def open_client(other: Corpus) -> AbstractAsyncContextManager[Client]:
-        return Client(build_server(lambda: other), mode=mode)
-
-    return open_client
-
-
-@pytest.fixture
 def load_corpus(tmp_path: Path) -> Callable[[list[dict[str, Any]]], Corpus]:
     """Write records to a fresh directory and load them as the server does."""
     counter = iter(range(1_000))
@@ -218,7 +231,13 @@ VOCABULARY = (
 
 
 def _words(seed: int, count: int, sep: str = " ") -> str:
-    return sep.join(VOCABULARY[(seed * 7 + i * 3) % len(VOCABULARY)] for i in range(count))
+    return _phrase(seed * 7 % len(VOCABULARY), count, sep)
+
+
+@functools.cache
+def _phrase(start: int, count: int, sep: str) -> str:
+    # Only the seed modulo the vocabulary matters: each phrase is made once (the corpus asks for ~230,000).
+    return sep.join(VOCABULARY[(start + i * 3) % len(VOCABULARY)] for i in range(count))
 
 
 def synthetic_records(n: int = SYNTHETIC_PAPERS) -> Iterator[dict[str, Any]]:

@@ -1,13 +1,14 @@
 """The `papercode` command line, run in-process (`cli.main`): check, call, config, flags, environment and start-up errors.
 
-One test runs `python -m papercode` as a subprocess, to prove the module entry point; the transports have their
-own subprocess tests (test_stdio.py, test_http.py).
+Two tests need a real process: a host launching the configured command, and a reader closing the pipe under
+`python -m papercode`; the transports have their own subprocess tests (test_stdio.py, test_http.py).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import runpy
 import shlex
 import socket
 import subprocess
@@ -175,6 +176,13 @@ def test_a_busy_port_is_one_line_and_exit_2(run: Run, transport: str) -> None:
     assert err == f"papercode: port {port} on 127.0.0.1 is already in use. Next: pass another --port, or stop the server using it\n"
 
 
+def test_a_public_bind_without_a_token_is_refused(run: Run) -> None:
+    code, out, err = run("serve", "--transport", "streamable-http", "--host", "0.0.0.0", "--port", "0")
+    assert code == 2 and out == ""
+    assert err.startswith("papercode: --host 0.0.0.0 would serve anyone who can reach it, with no auth. Next:")
+    assert err.count("\n") == 1
+
+
 # -- config: snippets that paste ------------------------------------------------------------------
 
 
@@ -225,11 +233,12 @@ async def test_the_claude_desktop_snippet_launches_a_working_server(run: Run, tm
     assert result.structured_content is not None and result.structured_content["counts"]["total"] == 10
 
 
-def test_version_through_the_module_entry_point(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "papercode", "--version"], capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path
-    )
-    assert done.returncode == 0 and done.stdout.strip() == f"papercode {__version__}"
+def test_version_through_the_module_entry_point(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # `python -m papercode --version`, in-process (the test below runs `python -m papercode` as a real process).
+    monkeypatch.setattr(sys, "argv", ["papercode", "--version"])
+    with pytest.raises(SystemExit) as exited:
+        runpy.run_module("papercode", run_name="__main__")
+    assert exited.value.code == 0 and capsys.readouterr().out.strip() == f"papercode {__version__}"
 
 
 def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:

@@ -12,25 +12,23 @@ import contextlib
 import gzip
 import os
 import shutil
-import subprocess
-import sys
 import time
 import tracemalloc
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from mcp import Client
 
 from conftest import load_papers
+from papercode.answers import queries
 from papercode.build import decode as loading
 from papercode.cli import main as cli
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, Problem
 from papercode.corpus.stages import Corpus
-from papercode.edge.app import build_server
+from tool_answers import answer, code_answer, shown
 
 REAL_RECORDS = Path(__file__).resolve().parents[1] / "records"
 
@@ -564,14 +562,13 @@ def test_check_exits_0_on_the_real_records(capsys: pytest.CaptureFixture[str]) -
     assert code == 0 and "0 rejected, 0 warnings" in out
 
 
-def test_max_file_bytes_flag_reaches_the_loader(tmp_path: Path) -> None:
+def test_max_file_bytes_flag_reaches_the_loader(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "r.json").write_bytes(_dumps(_record("2101.00001")))
     size = (tmp_path / "r.json").stat().st_size
-    run = [sys.executable, "-m", "papercode", "check", "--records", str(tmp_path)]
-    under = subprocess.run([*run, f"--max-file-bytes={size}"], capture_output=True, text=True, timeout=60)
-    over = subprocess.run([*run, f"--max-file-bytes={size - 1}"], capture_output=True, text=True, timeout=60)
-    assert (under.returncode, over.returncode) == (0, 1)
-    assert "error too_large (1)" in over.stdout and f"{size - 1:,}-byte cap" in over.stdout
+    under, _ = _check(tmp_path, f"--max-file-bytes={size}", capsys=capsys)
+    over, out = _check(tmp_path, f"--max-file-bytes={size - 1}", capsys=capsys)
+    assert (under, over) == (0, 1)
+    assert "error too_large (1)" in out and f"{size - 1:,}-byte cap" in out
 
 
 @pytest.mark.parametrize(
@@ -591,22 +588,12 @@ def test_each_cap_works_from_flag_and_environment(
     assert f" {code} (" in _check(tmp_path, capsys=capsys)[1]
 
 
-@contextlib.asynccontextmanager
-async def _client(corpus: Corpus, mode: str = "auto") -> AsyncIterator[Client]:
-    async with Client(build_server(lambda: corpus), mode=mode) as client:  # type: ignore[arg-type]
-        yield client
-
-
-@pytest.mark.anyio
-async def test_check_stats_and_load_report_show_the_same_counts(hostile: Path, corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_stats_and_load_report_show_the_same_counts(hostile: Path, corpus: Corpus, capsys: pytest.CaptureFixture[str]) -> None:
     code, out = _check(hostile, *_limit_flags(), capsys=capsys)
     assert code == 1
     report = corpus.index.report
-    async with _client(corpus) as client:
-        stats = (await client.call_tool("corpus_stats", {})).structured_content
-        resource = await client.read_resource("corpus://load-report")
-    assert stats is not None
-    load = orjson.loads(resource.contents[0].text)  # type: ignore[union-attr]
+    stats = shown(queries.corpus_stats(corpus))  # what corpus_stats answers (test_mcp_roundtrip.py: the wire is this)
+    load = queries.load_report(corpus)  # what corpus://load-report holds
     summary = load["summary"]
     for key in ("files_seen", "files_read", "records_read", "records_indexed", "rejected", "warnings", "by_reason"):
         assert stats["load"][key] == summary[key], key
@@ -647,11 +634,9 @@ def _without_cursors(value: Any) -> Any:
 
 async def _answers(corpus: Corpus) -> list[Any]:
     results = []
-    async with _client(corpus) as client:
-        for tool, arguments in REAL_CALLS:
-            result = await client.call_tool(tool, arguments)
-            assert result.is_error is False, (tool, result.content)
-            results.append(_without_cursors(result.structured_content))
+    for tool, arguments in REAL_CALLS:
+        got = await code_answer(corpus, **arguments) if tool == "get_code" else answer(corpus, tool, **arguments)
+        results.append(_without_cursors(got))
     return results
 
 

@@ -2,8 +2,9 @@
 expose it (tokens, Host/Origin checks, bounded cost per client, health, graceful shutdown).
 
 Most servers here run in this process (`serving.serve_http` on a bound socket, the same code `papercode serve` runs),
-so a test can slow a call down on purpose; `papercode serve` itself runs as a subprocess where the process matters
-(the startup line, signals, stderr).
+so a test can slow a call down on purpose; tests that only make requests share one server per transport and
+configuration. `papercode serve` itself runs as a subprocess where the process matters (the startup line on a free
+port, both eras over the real process, signals, stderr).
 """
 
 from __future__ import annotations
@@ -95,6 +96,32 @@ async def client_for(url: str, transport: str, token: str | None = TOKEN, mode: 
 TRANSPORTS = ("streamable-http", "sse")
 
 
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"  # one event loop for the module: the shared servers below live in it
+
+
+@asynccontextmanager
+async def both_transports(corpus: Corpus, tokens: tuple[str, ...] = ()) -> AsyncIterator[dict[str, str]]:
+    async with http_server(corpus, settings_for("streamable-http"), tokens) as streamable, http_server(corpus, settings_for("sse"), tokens) as sse:
+        yield {"streamable-http": streamable, "sse": sse}
+
+
+@pytest.fixture(scope="module")
+async def team_servers(corpus: Corpus) -> AsyncIterator[dict[str, str]]:
+    """The MCP URL of each transport served as a team would (two tokens accepted, as while rotating one),
+    shared by the tests that only make requests of it: a server of their own each would cost ~0.3 s."""
+    async with both_transports(corpus, (OTHER_TOKEN, TOKEN)) as urls:
+        yield urls
+
+
+@pytest.fixture(scope="module")
+async def open_servers(corpus: Corpus) -> AsyncIterator[dict[str, str]]:
+    """The MCP URL of each transport served on 127.0.0.1 without tokens, shared the same way."""
+    async with both_transports(corpus) as urls:
+        yield urls
+
+
 # -- the startup line and both transports, as `papercode serve` runs them --------------------------------
 
 
@@ -122,23 +149,33 @@ def running(tmp_path: Path, *args: str, **environment: str) -> Iterator[tuple[su
             server.wait(timeout=WAIT)
 
 
-@pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_papercode_serve_on_a_free_port_in_both_eras(tmp_path: Path, transport: str) -> None:
-    with running(tmp_path, "--transport", transport) as (_, url):
-        assert re.fullmatch(rf"http://127\.0\.0\.1:\d+{serving.PATHS[transport]}", url)
-        for mode in MODES:
-            with anyio.fail_after(WAIT):
-                async with client_for(url, transport, token=None, mode=mode) as client:
-                    result = await client.call_tool("get_paper", {"paper": 1902.04094})
-            assert result.structured_content is not None and result.structured_content["query"]["resolved"] == BERT_MOUTH, mode
+async def _answers_in_both_eras(url: str, transport: str) -> None:
+    """What `papercode serve` started with --port 0 must do first: name a real port, and answer there in both eras."""
+    assert re.fullmatch(rf"http://127\.0\.0\.1:\d+{serving.PATHS[transport]}", url)
+    for mode in MODES:
+        with anyio.fail_after(WAIT):
+            async with client_for(url, transport, token=None, mode=mode) as client:
+                result = await client.call_tool("get_paper", {"paper": 1902.04094})
+        assert result.structured_content is not None and result.structured_content["query"]["resolved"] == BERT_MOUTH, mode
+
+
+async def _endpoint(events: AsyncIterator[str]) -> str:
+    """The SSE session's message endpoint, from the stream's lines (`events`). The caller keeps `events`
+    referenced while it uses the session: a dropped line iterator is finalized at once, which closes the
+    stream and with it the session (the server then answers 404 to the session's messages)."""
+    async for line in events:
+        if line.startswith("data:"):
+            return line.removeprefix("data:").strip()
+    raise AssertionError("the SSE stream ended before its endpoint event")
 
 
 # -- auth -------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_without_or_with_a_wrong_token_a_request_gets_401(corpus: Corpus, transport: str) -> None:
-    async with http_server(corpus, settings_for(transport), (TOKEN,)) as url, httpx2.AsyncClient(timeout=WAIT) as http:
+async def test_without_or_with_a_wrong_token_a_request_gets_401(team_servers: dict[str, str], transport: str) -> None:
+    url = team_servers[transport]
+    async with httpx2.AsyncClient(timeout=WAIT) as http:
         for headers in ({}, bearer("wrong-token-0123456789abcdef"), {"authorization": TOKEN}):
             if transport == "sse":
                 response = await http.get(url, headers=headers)
@@ -148,15 +185,15 @@ async def test_without_or_with_a_wrong_token_a_request_gets_401(corpus: Corpus, 
             challenge = response.headers["www-authenticate"]
             assert challenge.startswith('Bearer error="invalid_token"')
             assert TOKEN not in response.text and TOKEN not in challenge
+            assert OTHER_TOKEN not in response.text and OTHER_TOKEN not in challenge
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize("mode", MODES)
-async def test_the_right_token_is_served(corpus: Corpus, transport: str, mode: str) -> None:
-    async with http_server(corpus, settings_for(transport), (OTHER_TOKEN, TOKEN)) as url:
-        with anyio.fail_after(WAIT):
-            async with client_for(url, transport, mode=mode) as client:
-                result = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH})
+async def test_the_right_token_is_served(team_servers: dict[str, str], transport: str, mode: str) -> None:
+    with anyio.fail_after(WAIT):
+        async with client_for(team_servers[transport], transport, mode=mode) as client:
+            result = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH})
     assert result.structured_content is not None and result.structured_content["counts"]["total"] == 10
 
 
@@ -195,16 +232,14 @@ async def test_a_foreign_host_or_origin_is_refused_even_on_a_public_bind(corpus:
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_a_body_over_64_kib_is_refused_with_413(corpus: Corpus, transport: str) -> None:
+async def test_a_body_over_64_kib_is_refused_with_413(open_servers: dict[str, str], transport: str) -> None:
     oversized = {**INITIALIZE, "params": {**INITIALIZE["params"], "padding": "x" * serving.MAX_BODY_BYTES}}
-    async with http_server(corpus, settings_for(transport)) as url, httpx2.AsyncClient(timeout=WAIT) as http:
+    url = open_servers[transport]
+    async with httpx2.AsyncClient(timeout=WAIT) as http:
         if transport == "sse":
             async with http.stream("GET", url, headers=ACCEPT) as stream:
-                endpoint = ""
-                async for line in stream.aiter_lines():
-                    if line.startswith("data:"):
-                        endpoint = line.removeprefix("data:").strip()
-                        break
+                events = stream.aiter_lines()
+                endpoint = await _endpoint(events)
                 response = await http.post(url.removesuffix("/sse") + endpoint, headers=ACCEPT, content=json.dumps(oversized))
         else:
             response = await http.post(url, headers=ACCEPT, content=json.dumps(oversized))
@@ -217,8 +252,8 @@ class Gate:
     release: threading.Event = field(default_factory=threading.Event)
 
 
-async def test_an_oversized_list_argument_is_refused_over_http(corpus: Corpus) -> None:
-    async with http_server(corpus, settings_for("streamable-http")) as url, client_for(url, "streamable-http", token=None) as client:
+async def test_an_oversized_list_argument_is_refused_over_http(open_servers: dict[str, str]) -> None:
+    async with client_for(open_servers["streamable-http"], "streamable-http", token=None) as client:
         refused = await client.call_tool("list_samples_by_status", {"status": ["ran"] * 1_000})
     assert refused.is_error is True
     assert refused.content[0].text.startswith("invalid_argument: status takes at most 20 values")  # type: ignore[union-attr]
@@ -254,25 +289,22 @@ def blocked_search(corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_a_slow_call_does_not_delay_a_fast_one_on_another_connection(
-    corpus: Corpus, transport: str, blocked_search: Gate
+    open_servers: dict[str, str], transport: str, blocked_search: Gate
 ) -> None:
-    async with (
-        http_server(corpus, settings_for(transport)) as url,
-        client_for(url, transport, token=None) as slow_client,
-        client_for(url, transport, token=None) as fast_client,
-    ):
-            finished: list[str] = []
+    url = open_servers[transport]
+    async with client_for(url, transport, token=None) as slow_client, client_for(url, transport, token=None) as fast_client:
+        finished: list[str] = []
 
-            async def slow() -> None:
-                await slow_client.call_tool("search_papers", {"query": "bert"})
-                finished.append("slow")
+        async def slow() -> None:
+            await slow_client.call_tool("search_papers", {"query": "bert"})
+            finished.append("slow")
 
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(slow)
-                with anyio.fail_after(WAIT):
-                    answer = await fast_client.call_tool("get_paper", {"paper": BERT_MOUTH})
-                finished.append("fast")
-                blocked_search.release.set()
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(slow)
+            with anyio.fail_after(WAIT):
+                answer = await fast_client.call_tool("get_paper", {"paper": BERT_MOUTH})
+            finished.append("fast")
+            blocked_search.release.set()
     assert answer.structured_content is not None and answer.structured_content["query"]["resolved"] == BERT_MOUTH
     assert finished == ["fast", "slow"]
 
@@ -309,8 +341,9 @@ async def test_opening_a_session_past_the_cap_closes_the_least_recently_used(cor
         assert (await http.post(url, headers=ACCEPT, json=INITIALIZE)).status_code == 200
 
 
-async def test_a_request_id_already_in_flight_in_the_session_gets_an_error(corpus: Corpus, blocked_search: Gate) -> None:
-    async with http_server(corpus, settings_for("streamable-http")) as url, httpx2.AsyncClient(timeout=WAIT) as http:
+async def test_a_request_id_already_in_flight_in_the_session_gets_an_error(open_servers: dict[str, str], blocked_search: Gate) -> None:
+    url = open_servers["streamable-http"]
+    async with httpx2.AsyncClient(timeout=WAIT) as http:
         session = await _open_session(http, url)
         headers = {**ACCEPT, "mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}
         search = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "search_papers", "arguments": {"query": "bert"}}}
@@ -332,14 +365,14 @@ async def test_a_request_id_already_in_flight_in_the_session_gets_an_error(corpu
     assert answered.status_code == 200 and '"total":2' in answered.text  # the first call still gets its own answer
 
 
-async def test_a_client_that_never_finishes_its_headers_is_disconnected(corpus: Corpus, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(serving.HeaderTimeoutH11, "header_timeout", 0.2)
-    async with http_server(corpus, settings_for("streamable-http")) as url:
-        host, port = url.removeprefix("http://").split("/")[0].rsplit(":", 1)
-        with socket.create_connection((host, int(port)), timeout=WAIT) as raw:
-            raw.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl")  # and nothing more
-            with anyio.fail_after(WAIT):
-                closed = await anyio.to_thread.run_sync(raw.recv, 1024)
+async def test_a_client_that_never_finishes_its_headers_is_disconnected(open_servers: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(serving.HeaderTimeoutH11, "header_timeout", 0.2)  # read as each connection is made
+    url = open_servers["streamable-http"]
+    host, port = url.removeprefix("http://").split("/")[0].rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=WAIT) as raw:
+        raw.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: appl")  # and nothing more
+        with anyio.fail_after(WAIT):
+            closed = await anyio.to_thread.run_sync(raw.recv, 1024)
     assert closed == b""
 
 
@@ -347,28 +380,14 @@ async def test_a_client_that_never_finishes_its_headers_is_disconnected(corpus: 
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
-async def test_healthz_needs_no_token_and_shows_counts_only(corpus: Corpus, transport: str) -> None:
-    async with http_server(corpus, settings_for(transport), (TOKEN,)) as url, httpx2.AsyncClient(timeout=WAIT) as http:
-        response = await http.get(url.rsplit("/", 1)[0] + "/healthz")
+async def test_healthz_needs_no_token_and_shows_counts_only(team_servers: dict[str, str], transport: str) -> None:
+    async with httpx2.AsyncClient(timeout=WAIT) as http:
+        response = await http.get(team_servers[transport].rsplit("/", 1)[0] + "/healthz")
     assert response.status_code == 200
     assert response.json() == {"status": "ok", "papers": 2, "last_reload_error": None}
 
 
 # -- the process: exposure, signals, stderr ------------------------------------------------------------------
-
-
-def test_a_public_bind_without_a_token_is_refused(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "papercode", "serve", "--transport", "streamable-http", "--host", "0.0.0.0", "--port", "0"],
-        capture_output=True,
-        text=True,
-        timeout=WAIT,
-        env={"HOME": str(tmp_path), "PATH": "", **THIS_CHECKOUT},
-        check=False,
-    )
-    assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.startswith("papercode: --host 0.0.0.0 would serve anyone who can reach it, with no auth. Next:")
-    assert done.stderr.count("\n") == 1
 
 
 @pytest.fixture
@@ -384,9 +403,10 @@ def slow_github() -> Iterator[FixtureServer]:
         yield server
 
 
-async def test_sigterm_answers_the_call_in_flight_then_exits_0(tmp_path: Path, slow_github: FixtureServer) -> None:
+async def test_serve_answers_in_both_eras_then_on_sigterm_answers_the_call_in_flight_and_exits_0(tmp_path: Path, slow_github: FixtureServer) -> None:
     environment = {"PAPERCODE_OFFLINE": "0", "PAPERCODE_CODE_BASE_URL": slow_github.base_url, "PAPERCODE_CODE_DIR": str(tmp_path / "code")}
     with running(tmp_path, "--transport", "streamable-http", **environment) as (process, url):
+        await _answers_in_both_eras(url, "streamable-http")
         async with client_for(url, "streamable-http", token=None) as client:
             await client.list_tools()  # the client validates answers against these: fetched now, not after the signal
             answers: list[Any] = []
@@ -411,18 +431,16 @@ async def test_sigterm_answers_the_call_in_flight_then_exits_0(tmp_path: Path, s
     assert "Traceback" not in stderr
 
 
-async def test_request_values_in_logs_are_cut_escaped_and_rate_limited(tmp_path: Path) -> None:
+async def test_serve_answers_in_both_eras_and_logs_request_values_cut_escaped_and_rate_limited(tmp_path: Path) -> None:
     with running(tmp_path, "--transport", "sse") as (process, url):
+        await _answers_in_both_eras(url, "sse")
         async with httpx2.AsyncClient(timeout=WAIT) as http:
             for _ in range(40):
                 refused = await http.get(url, headers={"host": "\x1b[31mevil" + "x" * 60_000})
                 assert refused.status_code == 421
             async with http.stream("GET", url, headers=ACCEPT) as stream:  # an open stream at shutdown
-                lines = stream.aiter_lines()  # held: a generator dropped after `break` is closed, and the stream with it
-                async for line in lines:
-                    if line.startswith("data:"):
-                        endpoint = line.removeprefix("data:").strip()
-                        break
+                events = stream.aiter_lines()
+                endpoint = await _endpoint(events)
                 malformed = await http.post(url.removesuffix("/sse") + endpoint, headers=ACCEPT, content=b"{not json")
                 process.send_signal(signal.SIGTERM)
         with anyio.fail_after(WAIT):

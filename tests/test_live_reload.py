@@ -247,10 +247,10 @@ async def test_set_level_refuses_an_unknown_level() -> None:
     assert error.value.code == INVALID_PARAMS and "debug, info" in error.value.message
 
 
-async def test_capabilities_say_what_the_server_does_in_each_era(corpus: Corpus) -> None:
-    async with Client(build_server(lambda: corpus), mode="legacy") as legacy:
+async def test_capabilities_say_what_the_server_does_in_each_era(server: PapercodeServer) -> None:
+    async with Client(server, mode="legacy") as legacy:
         handshake = legacy.server_capabilities
-    async with Client(build_server(lambda: corpus)) as modern:
+    async with Client(server) as modern:
         assert modern.protocol_version == "2026-07-28"
         discovered = modern.server_capabilities
     assert handshake.logging is not None  # logging/setLevel is answered, and messages follow

@@ -1,25 +1,26 @@
 """Property-based hostile input: anything at any tool gets a valid answer or a flagged, coded error.
 
-Hypothesis throws arbitrary text and unicode, huge and negative numbers, wrong types (lists,
-objects, null where strings are expected), unknown arguments and garbage cursors at every tool
-through the in-memory client, in both protocol eras. An answer is either a result with
-structured content or an error whose text starts with a machine code; `internal_error` (a
-crash) and the SDK's bare "Error executing tool" must never appear, and no answer may go over
-the 25,000-token budget.
+At the queries layer, hypothesis throws arbitrary text and unicode (lone surrogates too), huge and
+negative numbers and garbage cursors, typed as each function takes them, at every tool, prompt and
+completion: each answers, within the 25,000-token budget, or raises a `QueryError` whose text starts
+with its code and ends with the next step. Through the in-memory client, in both protocol eras, fewer
+examples add what only the edge sees: wrong types (lists, objects, null where strings are expected),
+unknown arguments and unknown tools. `internal_error` (a crash) and the SDK's bare "Error executing
+tool" must never appear.
 
-Hypothesis drives a synchronous test; the client lives in an anyio blocking portal opened once
-per module and era, so examples do not pay for a new client each.
+Hypothesis drives synchronous tests; the client lives in an anyio blocking portal opened once per
+module and era, so examples do not pay for a new client each.
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import orjson
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -28,13 +29,19 @@ from hypothesis import strategies as st
 from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult
 
+from papercode.answers import queries
+from papercode.core.errors import QueryError
 from papercode.corpus.stages import Corpus
-from papercode.edge.app import build_server
+from papercode.edge.app import PapercodeServer
+from tool_answers import ask, ask_code, shown
 
-REAL_RECORDS = Path(__file__).resolve().parents[1] / "records"
 ERROR_CODE = re.compile(r"^(not_found|ambiguous|invalid_argument|licence_restricted|not_materialized|internal_error): ")
+QUERY_ERROR = re.compile(r"^(not_found|ambiguous|invalid_argument|loading): .+\. Next: .+\.$", re.DOTALL)
 TOKEN_BUDGET = 25_000
+QUERY_EXAMPLES = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 EXAMPLES = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# Per tool and era through MCP: 60 a tool in all, beside QUERY_EXAMPLES of the same tool at the queries layer.
+MCP_EXAMPLES = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # -- strategies ----------------------------------------------------------------------------
 
@@ -152,24 +159,109 @@ def tool_arguments(draw: st.DrawFn, tool: str) -> dict[str, Any]:
     return arguments
 
 
-# -- the client ----------------------------------------------------------------------------
+# -- typed arguments, as the queries functions take them -------------------------------------
+
+maybe_strings = st.none() | strings
+typed_cursors = st.none() | strings | st.binary(min_size=13, max_size=13).map(_b64) | st.binary(max_size=40).map(_b64)
+typed_limits = st.integers(min_value=-5, max_value=120) | st.integers()
+typed_statuses = st.sampled_from(["ran", "ran_honours", "unverified", "ran,ran_violates", "RAN", "nope"]) | strings | st.lists(strings, max_size=25)
+typed_years = st.none() | st.integers(min_value=1990, max_value=2030) | st.integers()
+typed_paper_ids = PAPER_IDS
+
+TYPED_ARGUMENTS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
+    "get_harvested_code_for_paper": {
+        "arxiv_id": typed_paper_ids,
+        "status": st.none() | typed_statuses,
+        "repo_kind": st.none() | st.sampled_from(["official", "listed", "nope"]) | strings,
+        "limit": typed_limits,
+        "cursor": typed_cursors,
+    },
+    "list_samples_by_status": {
+        "status": typed_statuses,
+        "repo_kind": st.none() | st.sampled_from(["official", "listed", "community"]) | strings,
+        "language": st.none() | st.sampled_from(["python", "PYTHON", "cobol"]) | strings,
+        "licence": st.none() | st.sampled_from(["MIT", "NONE", "Apache-2.0"]) | strings,
+        "inline_only": st.booleans(),
+        "limit": typed_limits,
+        "cursor": typed_cursors,
+    },
+    "search_papers": {
+        "query": st.sampled_from(["bert", "bert generative in-context", "markov random field", ""]) | strings,
+        "task": st.none() | st.sampled_from(["language-modelling", "Language Modeling"]) | strings,
+        "method": st.none() | st.sampled_from(["BERT", "Adam"]) | strings,
+        "framework": st.none() | st.sampled_from(["pytorch", "tf"]) | strings,
+        "has_samples": st.none() | st.booleans(),
+        "status": st.none() | st.sampled_from(["ran", "ran_honours", "bogus", "ran,unverified"]) | strings,
+        "official_code": st.none() | st.booleans(),
+        "year_from": typed_years,
+        "year_to": typed_years,
+        "limit": typed_limits,
+        "cursor": typed_cursors,
+    },
+    "get_paper": {"paper": typed_paper_ids},
+    "find_papers_for_repo": {
+        "repo": st.sampled_from(["nyu-dl/bert-gen", "https://github.com/ltgoslo/bert-in-context/tree/main/x", "a/b"]) | strings,
+        "limit": typed_limits,
+        "cursor": typed_cursors,
+    },
+    "get_code": {"code_sha256": st.sampled_from(["2a890c3f", "0", "ffffffffffffffff", "2A890C3F", "2a890c3fzz", "1e"]) | strings},
+}
+REQUIRED = {"get_harvested_code_for_paper": {"arxiv_id"}, "list_samples_by_status": {"status"}, "get_paper": {"paper"}, "find_papers_for_repo": {"repo"}, "get_code": {"code_sha256"}}
 
 
-@contextlib.asynccontextmanager
-async def _client(corpus: Corpus, mode: str) -> AsyncIterator[Client]:
-    async with Client(build_server(lambda: corpus), mode=mode) as client:  # type: ignore[arg-type]
-        yield client
+@st.composite
+def typed_arguments(draw: st.DrawFn, tool: str) -> dict[str, Any]:
+    """The tool's required arguments and some of its others, each of the type the queries function takes."""
+    return {name: draw(strategy) for name, strategy in TYPED_ARGUMENTS[tool].items() if name in REQUIRED.get(tool, ()) or draw(st.booleans())}
 
 
-@pytest.fixture(scope="module")
-def corpus() -> Corpus:
-    return Corpus.load([REAL_RECORDS])
+def assert_answer_or_query_error(call: Any, *args: Any, **kwargs: Any) -> Any:
+    """The call answers within the budget, or refuses with a coded QueryError that says what to do next."""
+    try:
+        result = call(*args, **kwargs)
+    except QueryError as refused:
+        assert QUERY_ERROR.match(str(refused)), str(refused)
+        return None
+    size = len(orjson.dumps(shown(result) if not isinstance(result, (str, list, type(None))) else result))
+    assert size / 4 <= TOKEN_BUDGET, f"answer of {size:,} bytes"
+    return result
+
+
+@pytest.mark.parametrize("tool", sorted(TYPED_ARGUMENTS))
+def test_any_typed_arguments_get_an_answer_or_a_query_error(corpus: Corpus, tool: str) -> None:
+    @QUERY_EXAMPLES
+    @given(arguments=typed_arguments(tool))
+    def check(arguments: dict[str, Any]) -> None:
+        if tool == "get_code":
+            assert_answer_or_query_error(anyio.run, ask_code, corpus, arguments["code_sha256"])
+        else:
+            assert_answer_or_query_error(ask, corpus, tool, **arguments)
+
+    check()
+
+
+@QUERY_EXAMPLES
+@given(arxiv_id=typed_paper_ids)
+def test_any_id_renders_both_prompts_or_is_a_query_error(corpus: Corpus, arxiv_id: str) -> None:
+    for render in (queries.implement_prompt, queries.compare_prompt):
+        text = assert_answer_or_query_error(render, corpus, arxiv_id)
+        assert text is None or (text and len(text.encode()) / 4 < 4_000)
+
+
+@QUERY_EXAMPLES
+@given(argument=st.sampled_from(["arxiv_id", "paper", "status", "code_sha256", "style"]) | strings, value=strings)
+def test_any_value_completes_to_at_most_20_values(corpus: Corpus, argument: str, value: str) -> None:
+    values = queries.complete(corpus, argument, value)
+    assert values is None or (isinstance(values, list) and len(values) <= queries.COMPLETIONS)
+
+
+# -- through the client, in both eras -------------------------------------------------------
 
 
 @pytest.fixture(scope="module", params=["auto", "legacy"])
-def live(request: pytest.FixtureRequest, corpus: Corpus) -> Iterator[tuple[BlockingPortal, Client]]:
-    """A client open for the whole module, driven from synchronous hypothesis tests."""
-    with start_blocking_portal("asyncio") as portal, portal.wrap_async_context_manager(_client(corpus, request.param)) as client:
+def live(request: pytest.FixtureRequest, server: PapercodeServer) -> Iterator[tuple[BlockingPortal, Client]]:
+    """A client of the bundled records' server, open for the whole module, driven from synchronous hypothesis tests."""
+    with start_blocking_portal("asyncio") as portal, portal.wrap_async_context_manager(Client(server, mode=request.param)) as client:
         yield portal, client
 
 
@@ -195,7 +287,7 @@ def assert_well_formed(result: CallToolResult) -> None:
 
 @pytest.mark.parametrize("tool", sorted(TOOL_ARGUMENTS))
 def test_any_arguments_get_an_answer_or_a_coded_error(live: tuple[BlockingPortal, Client], tool: str) -> None:
-    @EXAMPLES
+    @MCP_EXAMPLES
     @given(arguments=tool_arguments(tool))
     def check(arguments: dict[str, Any]) -> None:
         assert_well_formed(_call(live, tool, arguments))
@@ -215,28 +307,35 @@ def test_unknown_tool_names_are_not_found(live: tuple[BlockingPortal, Client], n
     assert len(error.value.message) < 200  # the name is cut, however long
 
 
-def test_a_cursor_from_another_query_is_refused(live: tuple[BlockingPortal, Client]) -> None:
-    first = _call(live, "list_samples_by_status", {"status": "ran", "limit": 2})
-    assert first.structured_content is not None
-    cursor = first.structured_content["next_cursor"]
-    assert _call(live, "list_samples_by_status", {"status": "ran", "limit": 2, "cursor": cursor}).is_error is False
-    other = _call(live, "list_samples_by_status", {"status": "unverified", "limit": 2, "cursor": cursor})
-    assert other.is_error and other.content[0].text.startswith("invalid_argument: cursor")  # type: ignore[union-attr]
+def test_a_cursor_from_another_query_is_refused(corpus: Corpus) -> None:
+    first = queries.samples_by_status(corpus, "ran", limit=2)
+    assert first.next_cursor is not None
+    assert queries.samples_by_status(corpus, "ran", limit=2, cursor=first.next_cursor).samples
+    with pytest.raises(QueryError) as other:
+        queries.samples_by_status(corpus, "unverified", limit=2, cursor=first.next_cursor)
+    assert str(other.value).startswith("invalid_argument: cursor")
+
+
+REGRESSIONS = [
+    ({"query": "bert", "year_from": 10**30}, "invalid_argument"),
+    ({"query": "bert", "year_to": -(2**70)}, "invalid_argument"),
+    ({"query": "bert", "year_from": 2**63}, "invalid_argument"),
+    ({"query": "bert", "limit": 10**30}, "invalid_argument"),
+    ({"query": "bert \udcff"}, "invalid_argument"),
+    ({"query": "bert", "task": "x\ud800"}, "invalid_argument"),
+]
+
+
+@pytest.mark.parametrize(("arguments", "code"), REGRESSIONS)
+def test_regressions_huge_years_and_lone_surrogates(corpus: Corpus, arguments: dict[str, Any], code: str) -> None:
+    with pytest.raises(QueryError) as refused:
+        ask(corpus, "search_papers", **arguments)
+    assert str(refused.value).startswith(f"{code}: ") and QUERY_ERROR.match(str(refused.value))
 
 
 @pytest.mark.parametrize(
     ("arguments", "code"),
-    [
-        ({"query": "bert", "year_from": 10**30}, "invalid_argument"),
-        ({"query": "bert", "year_to": -(2**70)}, "invalid_argument"),
-        ({"query": "bert", "year_from": 2**63}, "invalid_argument"),
-        ({"query": "bert", "limit": 10**30}, "invalid_argument"),
-        ({"query": ["bert"]}, "invalid_argument"),
-        ({"query": None}, "invalid_argument"),
-        ({"query": {"$ne": 1}}, "invalid_argument"),
-        ({"query": "bert \udcff"}, "invalid_argument"),
-        ({"query": "bert", "task": "x\ud800"}, "invalid_argument"),
-    ],
+    [*REGRESSIONS, ({"query": ["bert"]}, "invalid_argument"), ({"query": None}, "invalid_argument"), ({"query": {"$ne": 1}}, "invalid_argument")],
 )
 def test_regressions_huge_years_and_wrong_types(live: tuple[BlockingPortal, Client], arguments: dict[str, Any], code: str) -> None:
     result = _call(live, "search_papers", arguments)
@@ -244,16 +343,14 @@ def test_regressions_huge_years_and_wrong_types(live: tuple[BlockingPortal, Clie
     assert result.is_error and result.content[0].text.startswith(f"{code}: ")  # type: ignore[union-attr]
 
 
-def test_largest_real_answers_fit_the_budget(live: tuple[BlockingPortal, Client]) -> None:
+def test_largest_real_answers_fit_the_budget(corpus: Corpus) -> None:
     for tool, arguments in [
         ("get_harvested_code_for_paper", {"arxiv_id": "2406.04823", "limit": 100}),
         ("list_samples_by_status", {"status": "ran_honours,ran,ran_draft_wrong,ran_violates,unverified", "limit": 100}),
         ("search_papers", {"query": "", "limit": 100}),
         ("corpus_stats", {}),
     ]:
-        result = _call(live, tool, arguments)
-        assert result.is_error is False
-        assert_well_formed(result)
+        assert assert_answer_or_query_error(ask, corpus, tool, **arguments) is not None, tool
 
 
 # -- the loader: any bytes, any JSON, any field replaced ------------------------------------

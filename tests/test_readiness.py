@@ -29,7 +29,7 @@ from papercode.edge.codes import LOADING
 pytestmark = pytest.mark.anyio
 
 WAIT = 20  # seconds: the bound on every wait
-SHORT = 0.2  # seconds a call waits for what is not ready, in tests that check the `loading` answer
+SHORT = 0.05  # seconds a call waits for what is not ready, in tests that check the `loading` answer (it cannot come sooner)
 SNAPSHOT_DATE = "2026-11-01T00:00:00+00:00"
 
 

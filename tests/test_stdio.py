@@ -1,8 +1,12 @@
-"""`papercode serve` as a real subprocess, spoken to over stdio by the SDK client, in both eras."""
+"""`papercode serve` as a real subprocess, spoken to over stdio by the SDK client, and the launchers hosts use:
+mcp.json (the handshake era), `mcp run` (the current era; the `papercode config` snippet is in test_cli.py).
+
+Everything a stdio process serves is tested in-process (test_queries.py, test_mcp_roundtrip.py); here the pipe."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -10,7 +14,8 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, MODES
+from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, make_record, make_sample, sha_for, write_records
+from papercode.settings import bundled_records_dir
 
 pytestmark = [pytest.mark.anyio, pytest.mark.transport]
 
@@ -27,12 +32,18 @@ def serve_params(tmp_path: Path, *extra: str) -> StdioServerParameters:
     )
 
 
-@pytest.mark.parametrize("mode", MODES)
-async def test_stdio_serves_both_real_papers_with_exact_counts(tmp_path: Path, mode: str) -> None:
+async def test_stdio_serves_the_records_given_by_flag_with_exact_counts(tmp_path: Path) -> None:
+    # The bundled records beside one more: the counts say the flag's directory is what is served.
+    records = write_records(tmp_path / "mine", [make_record("2001.00001", "one-more", [make_sample(sha_for("one-more"))])])
+    for path in bundled_records_dir().glob("*.txt"):
+        shutil.copy(path, records / path.name)
     with anyio.fail_after(STARTUP_AND_CALLS_SECONDS):
-        async with Client(serve_params(tmp_path), mode=mode) as client:
+        async with Client(serve_params(tmp_path, "--records", str(records)), mode="auto") as client:
             bert_mouth = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": "arXiv:1902.04094v2"})
             berts_icl = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERTS_ICL, "limit": 100})
+            stats = await client.call_tool("corpus_stats", {})
+            missing = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": "9999.99999"})
+            tools = (await client.list_tools()).tools
     assert bert_mouth.is_error is False and berts_icl.is_error is False
     first = bert_mouth.structured_content
     assert first is not None and json.loads(bert_mouth.content[0].text) == first
@@ -48,35 +59,17 @@ async def test_stdio_serves_both_real_papers_with_exact_counts(tmp_path: Path, m
     assert second is not None
     assert second["counts"]["by_status"] == {"ran_violates": 1, "ran": 11, "ran_draft_wrong": 1, "unverified": 13}
     assert len(second["samples"]) == 26 and "next_cursor" not in second
-
-
-async def test_stdio_errors_are_flagged_results(tmp_path: Path) -> None:
-    with anyio.fail_after(STARTUP_AND_CALLS_SECONDS):
-        async with Client(serve_params(tmp_path, "--no-cache")) as client:
-            result = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": "9999.99999"})
-            tools = (await client.list_tools()).tools
-    assert result.is_error is True
-    assert result.content[0].text.startswith("not_found:")
+    assert stats.structured_content is not None
+    assert (stats.structured_content["papers"], stats.structured_content["samples"]) == (3, 37)
+    assert missing.is_error is True and missing.content[0].text.startswith("not_found: no paper with arXiv id 9999.99999")
     assert len(tools) == 7
 
 
-async def test_stdio_serves_records_given_by_flag(tmp_path: Path) -> None:
-    records = tmp_path / "mine"
-    records.mkdir()
-    source = next(path for path in (Path(__file__).parents[1] / "records").glob("*.txt") if b'"2406.04823"' in path.read_bytes())
-    (records / "only.json").write_bytes(source.read_bytes())
-    with anyio.fail_after(STARTUP_AND_CALLS_SECONDS):
-        async with Client(serve_params(tmp_path, "--records", str(records), "--no-cache")) as client:
-            stats = await client.call_tool("corpus_stats", {})
-    assert stats.structured_content is not None
-    assert (stats.structured_content["papers"], stats.structured_content["samples"]) == (1, 26)
-
-
-@pytest.mark.parametrize("name", ["mcp.json", ".mcp.json"])
-async def test_the_repositorys_mcp_json_launches_a_working_server(tmp_path: Path, name: str) -> None:
-    """mcp.json (and .mcp.json, which Claude Code reads) is what hosts run from a checkout after the README's setup."""
+async def test_the_repositorys_mcp_json_launches_a_working_server(tmp_path: Path) -> None:
+    """mcp.json (and .mcp.json, which Claude Code reads: the same server) is what hosts run from a checkout after the README's setup."""
     root = Path(__file__).resolve().parents[1]
-    (entry,) = json.loads((root / name).read_text())["mcpServers"].values()
+    (entry,) = json.loads((root / "mcp.json").read_text())["mcpServers"].values()
+    assert json.loads((root / ".mcp.json").read_text()) == json.loads((root / "mcp.json").read_text())
     params = StdioServerParameters(
         command=str(root / entry["command"]),
         args=entry["args"],
@@ -87,6 +80,7 @@ async def test_the_repositorys_mcp_json_launches_a_working_server(tmp_path: Path
         async with Client(params, mode="legacy") as client:
             result = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH})
     assert result.structured_content is not None and result.structured_content["counts"]["total"] == 10
+    assert json.loads(result.content[0].text) == result.structured_content  # the handshake era over a real pipe
 
 
 async def test_mcp_run_serves_the_bundled_records(tmp_path: Path) -> None:

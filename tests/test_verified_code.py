@@ -1,4 +1,5 @@
-"""Verified code end to end: the store, on-demand downloads, `get_code`, `code://`, and `papercode materialize`.
+"""Verified code end to end: the store, on-demand downloads, `get_code` (at the queries layer), what the edge adds
+(`code://` with the code as text/x-python, the store's marks and problems in answers), and `papercode materialize`.
 
 The source files are written here; each sample's `code_sha256` is the hash of a harvested module written out
 by hand below (not computed by the recipe under test), so a wrong rebuild fails. Downloads go to a recording
@@ -12,7 +13,6 @@ import json
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from mcp.types import TextResourceContents
 
 from conftest import make_record, make_sample, write_records
 from fixture_server import FixtureServer, reply, serve
+from papercode.answers import queries
 from papercode.cli import main as cli
 from papercode.corpus.stages import Corpus
 from papercode.edge.app import build_server
@@ -29,6 +30,7 @@ from papercode.verified.harvest import interpreter
 from papercode.verified.materialize import Materializer, VerifiedCode
 from papercode.verified.sources import SourceFetcher
 from papercode.verified.store import MAX_CODE_BYTES, CodeStore
+from tool_answers import code_answer, shown
 
 pytestmark = pytest.mark.anyio
 
@@ -81,16 +83,19 @@ SAMPLES = {
 }
 
 
-@pytest.fixture
-def records(tmp_path: Path) -> Path:
-    papers = [
-        make_record("2001.00001", "verified-paper", [SAMPLES["entry"], SAMPLES["other"]], title="Verified"),
-        make_record("2001.00002", "other-paper", [sample for name, sample in SAMPLES.items() if name not in ("entry", "other")]),
-    ]
-    return write_records(tmp_path / "records", papers)
+PAPERS = [
+    make_record("2001.00001", "verified-paper", [SAMPLES["entry"], SAMPLES["other"]], title="Verified"),
+    make_record("2001.00002", "other-paper", [sample for name, sample in SAMPLES.items() if name not in ("entry", "other")]),
+]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
+def records(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The records, read by every test here and written by none (code stores live beside them, in tmp_path)."""
+    return write_records(tmp_path_factory.mktemp("verified") / "records", PAPERS)
+
+
+@pytest.fixture(scope="module")
 def corpus(records: Path) -> Corpus:
     return Corpus.load([records])
 
@@ -109,31 +114,29 @@ def store(tmp_path: Path) -> CodeStore:
     return CodeStore(tmp_path / "code")
 
 
-Connect = Callable[..., Any]
+Verified = Callable[..., VerifiedCode]
 
 
 @pytest.fixture
-def connect(corpus: Corpus, store: CodeStore, mode: str) -> Connect:
-    """A client of a server over `corpus` and `store`; downloading from `base_url` when one is given."""
+async def verified(store: CodeStore) -> AsyncIterator[Verified]:
+    """get_code's code over `store`, downloading from `base_url` when one is given (as `papercode serve` builds it)."""
+    made: list[VerifiedCode] = []
 
-    @asynccontextmanager
-    async def open_client(base_url: str | None = None, timeout: float = 2.0) -> AsyncIterator[Client]:
+    def make(base_url: str | None = None, timeout: float = 2.0) -> VerifiedCode:
         fetcher = SourceFetcher(base_url, timeout=timeout) if base_url else None
-        code = VerifiedCode(store, Materializer(store, fetcher=fetcher) if fetcher else None)
-        try:
-            async with Client(build_server(lambda: corpus, code), mode=mode) as client:
-                yield client
-        finally:
-            await code.aclose()
+        made.append(VerifiedCode(store, Materializer(store, fetcher=fetcher) if fetcher else None))
+        return made[-1]
 
-    return open_client
+    yield make
+    for code in made:
+        await code.aclose()
 
 
-async def get_code(client: Client, sha: str) -> dict[str, Any]:
-    result = await client.call_tool("get_code", {"code_sha256": sha})
-    assert result.is_error is False, result.content
-    assert result.structured_content is not None
-    return result.structured_content
+@pytest.fixture
+async def client(corpus: Corpus, verified: Verified, mode: str) -> AsyncIterator[Client]:
+    """A client of the server over `corpus` and the store, not downloading."""
+    async with Client(build_server(lambda: corpus, verified()), mode=mode) as connected:
+        yield connected
 
 
 # -- the store ------------------------------------------------------------------------------------
@@ -176,68 +179,49 @@ def test_store_does_not_open_a_fifo(store: CodeStore) -> None:
     assert [problem.code for problem in store.problems] == ["code_mismatch"]
 
 
-def test_a_records_directory_can_ship_a_code_folder(records: Path, tmp_path: Path) -> None:
+def test_a_records_directory_can_ship_a_code_folder(tmp_path: Path) -> None:
+    records = write_records(tmp_path / "records", PAPERS)
     CodeStore(records / "code").write(ENTRY_CODE)
     store = CodeStore.for_records(tmp_path / "user-code", [records])
     stored = store.read(ENTRY_SHA)
     assert stored is not None and stored.path == records / "code" / f"{ENTRY_SHA}.py"
 
 
-# -- get_code from the store ---------------------------------------------------------------------
+# -- get_code from the store, at the queries layer ------------------------------------------------
 
 
-async def test_get_code_serves_stored_code_proven_by_its_hash(connect: Connect, store: CodeStore) -> None:
+async def test_get_code_serves_stored_code_proven_by_its_hash(corpus: Corpus, store: CodeStore, verified: Verified) -> None:
     store.write(ENTRY_CODE)
-    async with connect() as client:
-        answer = await get_code(client, ENTRY_SHA[:10])
-    assert answer["code"] == ENTRY_CODE and prefix(answer["code"]) == ENTRY_SHA
-    assert answer["verified"] is True and answer["source"] == "store"
-    assert answer["requires"] == ["numpy"]
-    assert (answer["repo"], answer["path"], answer["licence"]) == (REPO, PATH, "MIT")
-    assert [match["entry"] for match in answer["matches"]] == ["entry"]
-    assert "withheld" not in answer and "note" not in answer
+    got = await code_answer(corpus, ENTRY_SHA[:10], verified())
+    assert got["code"] == ENTRY_CODE and prefix(got["code"]) == ENTRY_SHA
+    assert got["verified"] is True and got["source"] == "store"
+    assert got["requires"] == ["numpy"]
+    assert (got["repo"], got["path"], got["licence"]) == (REPO, PATH, "MIT")
+    assert [match["entry"] for match in got["matches"]] == ["entry"]
+    assert "withheld" not in got and "note" not in got
 
 
-async def test_code_resource_adds_the_code_as_python(connect: Connect, store: CodeStore) -> None:
+def test_harvested_code_marks_the_samples_whose_code_is_stored(corpus: Corpus, store: CodeStore) -> None:
     store.write(ENTRY_CODE)
-    async with connect() as client:
-        contents = (await client.read_resource(f"code://{ENTRY_SHA}")).contents
-    answer, code = contents
-    assert isinstance(answer, TextResourceContents) and answer.mime_type == "application/json"
-    assert json.loads(answer.text)["code"] == ENTRY_CODE
-    assert isinstance(code, TextResourceContents) and code.mime_type == "text/x-python" and code.text == ENTRY_CODE
+    got = shown(queries.harvested_code(corpus, "2001.00001", stored=VerifiedCode(store).is_stored))
+    assert {sample["entry"]: sample.get("stored") for sample in got["samples"]} == {"entry": True, "other": None}
 
 
-async def test_code_resource_without_code_is_the_answer_alone(connect: Connect) -> None:
-    async with connect() as client:
-        (answer,) = (await client.read_resource(f"code://{ENTRY_SHA}")).contents
-    assert isinstance(answer, TextResourceContents) and json.loads(answer.text)["withheld"] == "not_materialized"
-
-
-async def test_harvested_code_marks_the_samples_whose_code_is_stored(connect: Connect, store: CodeStore) -> None:
-    store.write(ENTRY_CODE)
-    async with connect() as client:
-        result = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": "2001.00001"})
-    assert result.structured_content is not None
-    assert {sample["entry"]: sample.get("stored") for sample in result.structured_content["samples"]} == {"entry": True, "other": None}
-
-
-async def test_a_tampered_store_file_is_never_served_and_is_reported(connect: Connect, store: CodeStore) -> None:
+async def test_a_tampered_store_file_is_never_served_and_is_reported(corpus: Corpus, store: CodeStore, verified: Verified) -> None:
     assert store.write_dir is not None
     store.write_dir.mkdir(parents=True)
     (store.write_dir / f"{ENTRY_SHA}.py").write_text(ENTRY_CODE.replace("SCALE = 2", "SCALE = 3"))
-    async with connect() as client:
-        answer = await get_code(client, ENTRY_SHA)
-        stats = (await client.call_tool("corpus_stats", {})).structured_content
-        report = json.loads((await client.read_resource("corpus://load-report")).contents[0].text)  # type: ignore[union-attr]
-    assert "code" not in answer and answer["withheld"] == "not_materialized"
-    assert stats is not None and stats["load"]["by_reason"] == {"code_mismatch": 1} and stats["load"]["rejected"] == 1
+    got = await code_answer(corpus, ENTRY_SHA, verified())
+    stats = shown(queries.corpus_stats(corpus, store.problems))
+    report = queries.load_report(corpus, store.problems)
+    assert "code" not in got and got["withheld"] == "not_materialized"
+    assert stats["load"]["by_reason"] == {"code_mismatch": 1} and stats["load"]["rejected"] == 1
     assert [problem["code"] for problem in report["problems"]] == ["code_mismatch"]
 
 
-def _stored(result: Any) -> dict[str, Any]:
-    assert result.structured_content is not None
-    return {sample["entry"]: sample.get("stored") for sample in result.structured_content["samples"]}
+def _stored(corpus: Corpus, store: CodeStore) -> dict[str, Any]:
+    got = shown(queries.harvested_code(corpus, "2001.00001", stored=VerifiedCode(store).is_stored))
+    return {sample["entry"]: sample.get("stored") for sample in got["samples"]}
 
 
 @pytest.mark.parametrize(
@@ -248,16 +232,16 @@ def _stored(result: Any) -> dict[str, Any]:
         pytest.param(lambda path: path.write_bytes(ENTRY_CODE.encode() + b"#" * MAX_CODE_BYTES), id="oversized"),
     ],
 )
-async def test_stored_is_true_only_for_code_get_code_serves(connect: Connect, store: CodeStore, plant: Callable[[Path], object]) -> None:
+async def test_stored_is_true_only_for_code_get_code_serves(
+    corpus: Corpus, store: CodeStore, verified: Verified, plant: Callable[[Path], object]
+) -> None:
     assert store.write_dir is not None
     store.write_dir.mkdir(parents=True)
     plant(store.write_dir / f"{ENTRY_SHA}.py")
-    async with connect() as client:
-        listed = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": "2001.00001"})
-        answer = await get_code(client, ENTRY_SHA)
-        again = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": "2001.00001"})
+    listed = _stored(corpus, store)
+    answer = await code_answer(corpus, ENTRY_SHA, verified())
     assert answer["withheld"] == "not_materialized" and "code" not in answer
-    assert _stored(listed) == _stored(again) == {"entry": None, "other": None}
+    assert listed == _stored(corpus, store) == {"entry": None, "other": None}
     (problem,) = store.problems
     assert problem.code == "code_mismatch" and "never" in problem.reason
 
@@ -291,46 +275,45 @@ def test_stored_lookups_cost_a_stat_and_see_a_file_change(store: CodeStore, monk
 
 
 @pytest.mark.parametrize("repair", ["fixed", "deleted"])
-async def test_a_bad_store_file_fixed_or_deleted_is_no_longer_counted(connect: Connect, store: CodeStore, repair: str) -> None:
+async def test_a_bad_store_file_fixed_or_deleted_is_no_longer_counted(corpus: Corpus, store: CodeStore, verified: Verified, repair: str) -> None:
     assert store.write_dir is not None
     store.write_dir.mkdir(parents=True)
     path = store.write_dir / f"{ENTRY_SHA}.py"
     path.write_text(ENTRY_CODE.replace("SCALE = 2", "SCALE = 3"))
-    async with connect() as client:
-        assert (await get_code(client, ENTRY_SHA))["withheld"] == "not_materialized"
-        before = (await client.call_tool("corpus_stats", {})).structured_content
-        if repair == "fixed":
-            path.write_text(ENTRY_CODE)
-            answer = await get_code(client, ENTRY_SHA)
-            assert answer["verified"] is True and answer["code"] == ENTRY_CODE
-        else:
-            path.unlink()
-        after = (await client.call_tool("corpus_stats", {})).structured_content
-        report = json.loads((await client.read_resource("corpus://load-report")).contents[0].text)  # type: ignore[union-attr]
-    assert before is not None and before["load"]["by_reason"] == {"code_mismatch": 1} and before["load"]["rejected"] == 1
-    assert after is not None and after["load"]["by_reason"] == {} and after["load"]["rejected"] == 0
+    assert (await code_answer(corpus, ENTRY_SHA, verified()))["withheld"] == "not_materialized"
+    before = shown(queries.corpus_stats(corpus, store.problems))
+    if repair == "fixed":
+        path.write_text(ENTRY_CODE)
+        answer = await code_answer(corpus, ENTRY_SHA, verified())
+        assert answer["verified"] is True and answer["code"] == ENTRY_CODE
+    else:
+        path.unlink()
+    after = shown(queries.corpus_stats(corpus, store.problems))
+    report = queries.load_report(corpus, store.problems)
+    assert before["load"]["by_reason"] == {"code_mismatch": 1} and before["load"]["rejected"] == 1
+    assert after["load"]["by_reason"] == {} and after["load"]["rejected"] == 0
     assert report["problems"] == [] and store.problems == []
 
 
-# -- get_code on demand ---------------------------------------------------------------------------
+# -- get_code on demand, at the queries layer -----------------------------------------------------
 
 
 async def test_get_code_downloads_verifies_and_stores_then_serves_from_the_store(
-    connect: Connect, github: FixtureServer, store: CodeStore
+    corpus: Corpus, verified: Verified, github: FixtureServer, store: CodeStore
 ) -> None:
-    async with connect(github.base_url) as client:
-        first = await get_code(client, ENTRY_SHA)
-        second = await get_code(client, ENTRY_SHA)
+    code = verified(github.base_url)
+    first = await code_answer(corpus, ENTRY_SHA, code)
+    second = await code_answer(corpus, ENTRY_SHA, code)
     assert first["code"] == ENTRY_CODE and first["source"] == "fetched" and first["verified"] is True
     assert second["code"] == ENTRY_CODE and second["source"] == "store"
     assert github.requests == [RAW_MODEL]
     assert (store.write_dir / f"{ENTRY_SHA}.py").read_text() == ENTRY_CODE  # type: ignore[operator]
 
 
-async def test_a_changed_file_is_a_hash_mismatch_that_is_remembered(connect: Connect, github: FixtureServer) -> None:
-    async with connect(github.base_url) as client:
-        first = await get_code(client, CHANGED_SHA)
-        second = await get_code(client, CHANGED_SHA)
+async def test_a_changed_file_is_a_hash_mismatch_that_is_remembered(corpus: Corpus, verified: Verified, github: FixtureServer) -> None:
+    code = verified(github.base_url)
+    first = await code_answer(corpus, CHANGED_SHA, code)
+    second = await code_answer(corpus, CHANGED_SHA, code)
     assert "code" not in first and first["withheld"] == "hash_mismatch"
     assert interpreter() in first["note"] and first["note"].startswith("hash_mismatch:") and "Next:" in first["note"]
     assert second == first
@@ -339,11 +322,10 @@ async def test_a_changed_file_is_a_hash_mismatch_that_is_remembered(connect: Con
 
 @pytest.mark.parametrize(("sample", "withheld"), [("gone", "file_missing"), ("no_entry", "entry_missing")])
 async def test_get_code_says_why_a_file_gives_no_verified_code(
-    connect: Connect, github: FixtureServer, sample: str, withheld: str
+    corpus: Corpus, verified: Verified, github: FixtureServer, sample: str, withheld: str
 ) -> None:
-    async with connect(github.base_url) as client:
-        answer = await get_code(client, SAMPLES[sample]["code_sha256_prefix"])
-    assert "code" not in answer and answer["withheld"] == withheld and answer["note"].startswith(f"{withheld}:")
+    got = await code_answer(corpus, SAMPLES[sample]["code_sha256_prefix"], verified(github.base_url))
+    assert "code" not in got and got["withheld"] == withheld and got["note"].startswith(f"{withheld}:")
 
 
 @pytest.mark.parametrize(
@@ -356,18 +338,16 @@ async def test_get_code_says_why_a_file_gives_no_verified_code(
     ],
 )
 async def test_get_code_makes_no_request_for_what_must_not_or_cannot_be_fetched(
-    connect: Connect, github: FixtureServer, sample: str, withheld: str
+    corpus: Corpus, verified: Verified, github: FixtureServer, sample: str, withheld: str
 ) -> None:
-    async with connect(github.base_url) as client:
-        answer = await get_code(client, SAMPLES[sample]["code_sha256_prefix"])
-    assert "code" not in answer and answer["withheld"] == withheld
+    got = await code_answer(corpus, SAMPLES[sample]["code_sha256_prefix"], verified(github.base_url))
+    assert "code" not in got and got["withheld"] == withheld
     assert github.requests == []
 
 
-async def test_offline_get_code_never_downloads(connect: Connect, github: FixtureServer) -> None:
-    async with connect() as client:
-        answer = await get_code(client, ENTRY_SHA)
-    assert answer["withheld"] == "not_materialized" and "papercode materialize" in answer["note"]
+async def test_offline_get_code_never_downloads(corpus: Corpus, verified: Verified, github: FixtureServer) -> None:
+    got = await code_answer(corpus, ENTRY_SHA, verified())
+    assert got["withheld"] == "not_materialized" and "papercode materialize" in got["note"]
     assert github.requests == []
 
 
@@ -383,18 +363,53 @@ def silent() -> Iterator[FixtureServer]:
         yield server
 
 
-async def test_a_slow_server_answers_fetch_failed_instead_of_hanging(connect: Connect, silent: FixtureServer) -> None:
-    async with connect(silent.base_url, timeout=0.3) as client:
-        first = await get_code(client, ENTRY_SHA)
-        again = await get_code(client, OTHER_SHA)  # same base, circuit open: answered without a request
+async def test_a_slow_server_answers_fetch_failed_instead_of_hanging(corpus: Corpus, verified: Verified, silent: FixtureServer) -> None:
+    code = verified(silent.base_url, timeout=0.3)
+    first = await code_answer(corpus, ENTRY_SHA, code)
+    again = await code_answer(corpus, OTHER_SHA, code)  # same base, circuit open: answered without a request
     assert first["withheld"] == "fetch_failed" and "timed out" in first["note"]
     assert again["withheld"] == "fetch_failed"
     assert silent.requests == [RAW_MODEL]
 
 
-async def test_open_world_hint_is_true_only_while_fetching(connect: Connect, github: FixtureServer) -> None:
+# -- what the edge adds: code as text/x-python, the store's marks and problems, the open-world hint -------
+
+
+async def test_code_resource_adds_the_code_as_python(client: Client, corpus: Corpus, store: CodeStore, verified: Verified) -> None:
+    store.write(ENTRY_CODE)
+    contents = (await client.read_resource(f"code://{ENTRY_SHA}")).contents
+    answer, code = contents
+    assert isinstance(answer, TextResourceContents) and answer.mime_type == "application/json"
+    assert json.loads(answer.text) == await code_answer(corpus, ENTRY_SHA, verified())
+    assert json.loads(answer.text)["code"] == ENTRY_CODE
+    assert isinstance(code, TextResourceContents) and code.mime_type == "text/x-python" and code.text == ENTRY_CODE
+    tool = await client.call_tool("get_code", {"code_sha256": ENTRY_SHA[:10]})
+    assert tool.structured_content is not None and tool.structured_content["code"] == ENTRY_CODE and tool.structured_content["verified"] is True
+
+
+async def test_code_resource_without_code_is_the_answer_alone(client: Client) -> None:
+    (answer,) = (await client.read_resource(f"code://{ENTRY_SHA}")).contents
+    assert isinstance(answer, TextResourceContents) and json.loads(answer.text)["withheld"] == "not_materialized"
+
+
+async def test_the_edge_answers_with_the_stores_marks_and_problems(client: Client, store: CodeStore) -> None:
+    store.write(ENTRY_CODE)
+    harvested = (await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": "2001.00001"})).structured_content
+    assert harvested is not None
+    assert {sample["entry"]: sample.get("stored") for sample in harvested["samples"]} == {"entry": True, "other": None}
+    assert store.write_dir is not None
+    (store.write_dir / f"{OTHER_SHA}.py").write_text("tampered\n")
+    assert (await client.call_tool("get_code", {"code_sha256": OTHER_SHA})).structured_content["withheld"] == "not_materialized"  # type: ignore[index]
+    stats = (await client.call_tool("corpus_stats", {})).structured_content
+    report = json.loads((await client.read_resource("corpus://load-report")).contents[0].text)  # type: ignore[union-attr]
+    assert stats is not None and stats["load"]["by_reason"] == {"code_mismatch": 1} and stats["load"]["rejected"] == 1
+    assert [problem["code"] for problem in report["problems"]] == ["code_mismatch"]
+
+
+async def test_open_world_hint_is_true_only_while_fetching(corpus: Corpus, verified: Verified, github: FixtureServer) -> None:
+    # What tools/list shows is the same in both eras (test_snapshot.py): one era here.
     for base_url, expected in ((github.base_url, True), (None, False)):
-        async with connect(base_url) as client:
+        async with Client(build_server(lambda: corpus, verified(base_url))) as client:
             tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert tools["get_code"].annotations is not None and tools["get_code"].annotations.open_world_hint is expected
         assert all(tool.annotations and tool.annotations.open_world_hint is False for name, tool in tools.items() if name != "get_code")
