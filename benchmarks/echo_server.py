@@ -30,11 +30,6 @@ import orjson
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, Tool
 
-from papercode.corpus.stages import Corpus
-from papercode.edge.tools import PapercodeTools, ToolRegistration
-from papercode.verified.materialize import VerifiedCode
-from papercode.verified.store import CodeStore
-
 from .run import cli_gc_policy
 
 ECHO_PREFIX = "echo_"
@@ -94,12 +89,17 @@ def echo_tool(real: Callable[..., Any], answers: list[tuple[dict[str, Any], dict
     return echo
 
 
-def _no_corpus() -> Corpus:
+def _no_corpus() -> Any:
     raise RuntimeError("the echo server answers from recorded answers only")
 
 
-def papercode_tools() -> list[ToolRegistration]:
-    """papercode's tools, for their signatures and annotations (never called)."""
+def papercode_tools() -> list[Any]:
+    """papercode's tools (`ToolRegistration`s), for their signatures and annotations; never called. Imported here,
+    not with the module, so the benchmark can read and write recorded answers with any papercode on its path."""
+    from papercode.edge.tools import PapercodeTools
+    from papercode.verified.materialize import VerifiedCode
+    from papercode.verified.store import CodeStore
+
     return PapercodeTools(_no_corpus, VerifiedCode(CodeStore(None)), lambda: None).registrations()
 
 
@@ -109,7 +109,9 @@ def build_echo_server(recorded: Recorded) -> ReplayServer:
     for registration in papercode_tools():
         name = registration.fn.__name__
         if name in recorded.answers:
-            server.add_tool(echo_tool(registration.fn, recorded.answers[name]), name=ECHO_PREFIX + name, annotations=registration.annotations)
+            server.add_tool(
+                echo_tool(registration.fn, recorded.answers[name]), name=ECHO_PREFIX + name, annotations=registration.annotations
+            )
     return server
 
 

@@ -107,9 +107,9 @@ class _PrivateUses(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         parts = (node.module or "").split(".")
-        if node.level == 0 and parts[0] in LIBRARIES:
-            if any(_is_private(part) for part in parts) or any(_is_private(alias.name) for alias in node.names):
-                self.found.append((node.lineno, ast.unparse(node)))
+        private = any(_is_private(part) for part in parts) or any(_is_private(alias.name) for alias in node.names)
+        if node.level == 0 and parts[0] in LIBRARIES and private:
+            self.found.append((node.lineno, ast.unparse(node)))
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:

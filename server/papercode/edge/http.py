@@ -7,7 +7,7 @@
   explicit `--insecure-no-auth`), and the SDK's Host/Origin checks stay on for every host.
 - Each client's cost is bounded: a 64 KiB request body, a 10 s limit to send a request's headers,
   at most `--max-sessions` sessions (opening another closes the least recently used one, so no
-  client can lock the others out), tools in worker threads.
+  client can lock the others out), slow tools in worker threads (see `tools`).
 - SIGTERM and SIGINT stop accepting, let calls in flight finish (bounded) and exit 0.
 """
 

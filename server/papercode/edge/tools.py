@@ -1,9 +1,15 @@
 """The seven tools: typed methods over `queries`, each turning one answer into compact JSON (text) plus
 structured content.
 
-Tools that read the index are plain functions: the SDK runs them in worker threads, so a slow
-call never holds up the event loop. `get_code` may download, so it is async and hands its
-blocking parts to threads itself.
+Where a tool runs follows what it costs. Lookups in the in-memory index take microseconds (well under a
+millisecond at 100k papers, BENCHMARKS.md), so those tools are `async` and answer on the event loop: a hop to a
+worker thread would cost more than the lookup (over stdio it made them about 1.25x the SDK's own floor). They
+are get_harvested_code_for_paper (its `stored` flags are one file check per showable sample of the page),
+get_paper (its abstract is one stored document of the full-text index, fetched by paper: 10-20 us),
+find_papers_for_repo, corpus_stats, and the first page of list_samples_by_status. What can take longer runs in a
+worker thread: search_papers (a plain function, which the SDK runs in one), a later page of list_samples_by_status
+(skipping to its offset walks every listing rank before it: tens of milliseconds deep into a large corpus), and
+get_code's store reads and downloads.
 """
 
 from __future__ import annotations
@@ -113,7 +119,7 @@ class PapercodeTools:
         for tool in self.registrations():
             server.add_tool(tool.fn, description=tool.description, annotations=tool.annotations)
 
-    def get_harvested_code_for_paper(
+    async def get_harvested_code_for_paper(
         self,
         arxiv_id: PaperId,
         status: Annotated[Statuses | None, Field(description="Only these statuses (list or comma-separated)")] = None,
@@ -124,7 +130,7 @@ class PapercodeTools:
         # Described by HARVESTED_CODE_DESCRIPTION, which spells the status order from `records`.
         return reply(queries.harvested_code(self.source(), arxiv_id, status, repo_kind, limit, cursor, self.code.is_stored))
 
-    def list_samples_by_status(
+    async def list_samples_by_status(
         self,
         status: Statuses,
         repo_kind: RepoKind = None,
@@ -136,7 +142,11 @@ class PapercodeTools:
     ) -> Annotated[CallToolResult, models.SampleList]:
         """Samples across the corpus with the given status(es), each with its paper, and the total.
         Next: get_code(code_sha256)."""
-        return reply(queries.samples_by_status(self.source(), status, repo_kind, language, licence, inline_only, limit, cursor))
+
+        def listing() -> models.SampleList:
+            return queries.samples_by_status(self.source(), status, repo_kind, language, licence, inline_only, limit, cursor)
+
+        return reply(listing() if cursor is None else await anyio.to_thread.run_sync(listing))
 
     def search_papers(
         self,
@@ -157,12 +167,12 @@ class PapercodeTools:
         filters = SearchFilters(task, method, framework, has_samples, status, official_code, year_from, year_to)
         return reply(queries.search_papers(self.source(), query, filters, limit, cursor))
 
-    def get_paper(self, paper: PaperId) -> Annotated[CallToolResult, models.PaperDetail]:
+    async def get_paper(self, paper: PaperId) -> Annotated[CallToolResult, models.PaperDetail]:
         """One paper: metadata, abstract, tasks, methods, code links (official first, framework,
         licence) and a summary of its samples. Next: get_harvested_code_for_paper."""
         return reply(queries.paper_detail(self.source(), paper))
 
-    def find_papers_for_repo(
+    async def find_papers_for_repo(
         self,
         repo: Annotated[str, Field(description="owner/name or a GitHub URL (any case, .git, /tree/... allowed)")],
         limit: Limit = 25,
@@ -177,7 +187,7 @@ class PapercodeTools:
         hash. Never when inline_ok is false; then, or when unverifiable, `withheld` says why."""
         return reply(await obtain_code_answer(self.source(), self.code, code_sha256))
 
-    def corpus_stats(self) -> Annotated[CallToolResult, models.CorpusStats]:
+    async def corpus_stats(self) -> Annotated[CallToolResult, models.CorpusStats]:
         """What the corpus holds: papers, samples, counts by status, repo kind, licence and
         language, snapshots, harvest dates and load problems."""
         return reply(queries.corpus_stats(self.source(), self.code.store.problems, self.readiness()))
