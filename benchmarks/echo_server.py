@@ -6,12 +6,12 @@ arguments, and tools/list shows `T` exactly as papercode listed it (renamed), so
 against the same output schema. Both are read from a file the benchmark wrote from `papercode serve`'s answers.
 A call to `echo_T` therefore costs what the SDK and the client alone cost for that answer over stdio: reading and
 parsing the request, validating the arguments, validating the structured content against the output model,
-serialising the answer, writing it, and the client's own parsing and schema validation. Nothing of papercode runs
-when it is called (papercode is imported only to read the tools' signatures), no corpus is loaded, no worker-thread
-hop is paid (a tool that runs in a thread pays its hop in its ratio to this floor), and the process runs with the
-GC policy `papercode serve` sets at start.
+serialising the answer, writing it, and the client's own parsing and schema validation. Of papercode, only the
+validators its argument models declare run when it is called (papercode is imported to read the tools' signatures);
+no corpus is loaded, no worker-thread hop is paid (a tool that runs in a thread pays its hop in its ratio to this
+floor), and the process runs with the GC policy `papercode serve` sets at start.
 
-Run: `python -m benchmarks.echo_server --answers FILE` (speaks MCP on stdin/stdout), FILE as `write_answers` writes it.
+Run: `python -m benchmarks.echo_server --answers FILE` (speaks MCP on stdin/stdout), FILE as `Recorded.write` writes it.
 """
 
 from __future__ import annotations

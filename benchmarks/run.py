@@ -559,6 +559,9 @@ async def _time_tool(client: Any, echo_client: Any, tool: str, arglist: list[dic
     return {
         "p50_ms": statistics.median(real) * 1e3,
         "echo_p50_ms": statistics.median(echo) * 1e3,
+        # Each call against the echo of the same arguments, timed next to it: the median of these ratios is what
+        # the load of a shared machine moves least (it drifts between calls, not within a pair).
+        "paired_vs_echo": statistics.median(r / e for r, e in zip(real, echo, strict=True)),
         "n": len(real),
         "errors": errors,
         "answer_bytes_median": statistics.median(sizes),
@@ -751,10 +754,11 @@ def format_size(n: int, r: dict[str, Any]) -> str:
     if stdio:
         rounds = f", median of {stdio['rounds']} rounds" if "rounds" in stdio else ""
         lines.append(f"stdio (ms{rounds})  ping p50 {stdio['ping_p50_ms']:.3f}   (server start + load + connect {stdio['connect_s']:.1f} s)")
-        lines.append("  tool                             p50   echo p50  tool/echo  tool/ping  echo/ping  answer bytes")
+        lines.append("  tool                             p50   echo p50  tool/echo  paired  tool/ping  echo/ping  answer bytes")
         for tool, s in stdio["tools"].items():
             lines.append(
-                f"  {tool:30s} {s['p50_ms']:6.3f} {s['echo_p50_ms']:9.3f} {s['vs_echo']:9.2f}x {s['vs_ping']:9.2f}x {s['echo_vs_ping']:9.2f}x"
+                f"  {tool:30s} {s['p50_ms']:6.3f} {s['echo_p50_ms']:9.3f} {s['vs_echo']:9.2f}x {s['paired_vs_echo']:6.2f}x"
+                f" {s['vs_ping']:9.2f}x {s['echo_vs_ping']:9.2f}x"
                 f" {s['answer_bytes_median']:10,.0f}"
                 + (f"  ({s['errors']} errors)" if s["errors"] else "")
                 + (f"  rounds {' '.join(f'{ratio:.2f}' for ratio in s['vs_echo_rounds'])}" if "vs_echo_rounds" in s else "")
