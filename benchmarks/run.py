@@ -60,6 +60,8 @@ TARGET_RSS_RATIO = 1.5
 TARGET_FAST_P50_MS = 1.0
 TARGET_SEARCH_P50_MS = 15.0
 TARGET_ECHO_RATIO = 1.2
+KEYED_TOOLS = ("get_harvested_code_for_paper", "list_samples_by_status", "get_paper")
+TARGET_KEYED_ECHO_RATIO = 1.15  # issue 14: the keyed lookups over stdio, against the bare-SDK floor
 TARGET_SIZE = 100_000
 TARGET_WARM_S = 1.0
 STATUSES = ("ran_honours", "ran", "ran_draft_wrong", "ran_violates", "unverified")
@@ -712,9 +714,8 @@ def targets(result: dict[str, Any]) -> list[tuple[str, bool, str]]:
                     )
                 )
             else:
-                rows.append(
-                    (f"stdio p50 {tool} <= {TARGET_ECHO_RATIO}x echo", row["vs_echo"] <= TARGET_ECHO_RATIO, f"{row['vs_echo']:.2f}x")
-                )
+                target = TARGET_KEYED_ECHO_RATIO if tool in KEYED_TOOLS else TARGET_ECHO_RATIO
+                rows.append((f"stdio p50 {tool} <= {target}x echo", row["vs_echo"] <= target, f"{row['vs_echo']:.2f}x"))
     return rows
 
 

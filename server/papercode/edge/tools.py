@@ -3,13 +3,13 @@ structured content.
 
 Where a tool runs follows what it costs. Lookups in the in-memory index take microseconds (well under a
 millisecond at 100k papers, BENCHMARKS.md), so those tools are `async` and answer on the event loop: a hop to a
-worker thread would cost more than the lookup (over stdio it made them about 1.25x the SDK's own floor). They
-are get_harvested_code_for_paper (its `stored` flags are one file check per showable sample of the page),
-get_paper (its abstract is one stored document of the full-text index, fetched by paper: 10-20 us),
-find_papers_for_repo, corpus_stats, and the first page of list_samples_by_status. What can take longer runs in a
-worker thread: search_papers (a plain function, which the SDK runs in one), a later page of list_samples_by_status
-(skipping to its offset walks every listing rank before it: tens of milliseconds deep into a large corpus), and
-get_code's store reads and downloads.
+worker thread and back costs more than the lookup (0.1-0.25 ms a call on a busy 2-core host; over stdio it kept
+them at 1.2-1.3x the SDK's own floor). They are get_harvested_code_for_paper (its `stored` flags are one file
+check per showable sample of the page), get_paper (its abstract is one stored document of the full-text index,
+fetched by paper ordinal: 10-20 us), find_papers_for_repo, corpus_stats, and the first page of
+list_samples_by_status. What can take longer runs in a worker thread: search_papers (a plain function, which the
+SDK runs in one), a later page of list_samples_by_status (skipping to its offset walks every listing rank before
+it: tens of milliseconds deep into a large corpus), and get_code's store reads and downloads.
 """
 
 from __future__ import annotations
