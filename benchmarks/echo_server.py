@@ -1,83 +1,128 @@
-"""papercode's stdio server plus, for each tool `T`, a do-nothing `echo_T` registered only by the benchmark.
+"""The floor of the stdio latency benchmark: a bare `MCPServer` replaying what papercode answered.
 
-`echo_T` is a copy of `T`'s registration (same input model, same output model `Annotated[CallToolResult, Model]`,
-same annotations, sync or async like `T`) whose function returns a pre-built answer: the exact `CallToolResult` that `T` gave for the same
-arguments the first time it was asked. Calling `echo_T` therefore costs what the SDK costs for that answer (argument
-validation, the server validating structured content against the output model, serialising it, the client
-validating it against the output schema) and nothing of papercode's index work. The benchmark warms every echo once
-with each argument set before it times anything.
+For each tool `T` it serves `echo_T`: an `async` function with `T`'s signature (so the same argument model and the
+same output model `Annotated[CallToolResult, Model]`) that returns the `CallToolResult` papercode gave for the same
+arguments, and tools/list shows `T` exactly as papercode listed it (renamed), so a client validates the answers
+against the same output schema. Both are read from a file the benchmark wrote from `papercode serve`'s answers.
+A call to `echo_T` therefore costs what the SDK and the client alone cost for that answer over stdio: reading and
+parsing the request, validating the arguments, validating the structured content against the output model,
+serialising the answer, writing it, and the client's own parsing and schema validation. Of papercode, only the
+validators its argument models declare run when it is called (papercode is imported to read the tools' signatures);
+no corpus is loaded, no worker-thread hop is paid (a tool that runs in a thread pays its hop in its ratio to this
+floor), and the process runs with the GC policy `papercode serve` sets at start.
 
-Run: `python -m benchmarks.echo_server --records DIR [--records DIR ...]` (speaks MCP on stdin/stdout).
+Run: `python -m benchmarks.echo_server --answers FILE` (speaks MCP on stdin/stdout), FILE as `Recorded.write` writes it.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import inspect
 import sys
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
 import orjson
 from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, Tool
 
-from papercode.corpus.stages import Corpus
-from papercode.edge.app import build_server
+from .run import cli_gc_policy
 
 ECHO_PREFIX = "echo_"
 
 
-def _key(arguments: dict[str, Any]) -> bytes:
-    return orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)
+@dataclass
+class Recorded:
+    """What papercode answered: its tools/list (wire form), and per tool (arguments as sent, result in wire form)."""
+
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    answers: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = field(default_factory=dict)
+
+    def write(self, path: Path) -> None:
+        rows = {tool: [{"arguments": a, "result": r} for a, r in pairs] for tool, pairs in self.answers.items()}
+        path.write_bytes(orjson.dumps({"tools": self.tools, "answers": rows}))
+
+    @classmethod
+    def read(cls, path: Path) -> Recorded:
+        data = orjson.loads(path.read_bytes())
+        answers = {tool: [(row["arguments"], row["result"]) for row in rows] for tool, rows in data["answers"].items()}
+        return cls(data["tools"], answers)
 
 
-def add_echo_tools(server: MCPServer) -> list[str]:
-    """Register `echo_<tool>` for every tool of `server`; returns the echo names."""
-    manager = server._tool_manager
-    names = []
-    for tool in list(manager.list_tools()):
-        if tool.name.startswith(ECHO_PREFIX):
-            continue
-        real = tool.fn
-        answers: dict[bytes, Any] = {}
+class ReplayServer(MCPServer):
+    """A bare MCPServer whose tools/list is the recorded one (echo names), through the public override."""
 
-        def make(real: Any, answers: dict[bytes, Any], is_async: bool) -> Any:
-            # Same kind of function as the real tool, so the echo pays the same worker-thread hop.
-            async def echo_async(**arguments: Any) -> Any:
-                key = _key(arguments)
-                if key not in answers:  # first time: build it (untimed warm-up), then only echo it
-                    answers[key] = await real(**arguments)
-                return answers[key]
+    def __init__(self, listed: list[Tool]) -> None:
+        super().__init__("echo", log_level="WARNING")
+        self.listed = listed
 
-            def echo_sync(**arguments: Any) -> Any:
-                key = _key(arguments)
-                if key not in answers:
-                    answers[key] = real(**arguments)
-                return answers[key]
-
-            return echo_async if is_async else echo_sync
-
-        echo = make(real, answers, tool.is_async)
-        echo_tool = tool.model_copy(update={"name": ECHO_PREFIX + tool.name, "fn": echo})
-        manager._tools[echo_tool.name] = echo_tool
-        names.append(echo_tool.name)
-    return names
+    async def list_tools(self) -> list[Tool]:
+        return list(self.listed)
 
 
-def build_echo_server(roots: list[Path]) -> MCPServer:
-    corpus = Corpus.load(roots)
-    server = build_server(lambda: corpus)
-    add_echo_tools(server)
+def _key(arguments: Mapping[str, Any]) -> bytes:
+    return orjson.dumps(dict(arguments), option=orjson.OPT_SORT_KEYS)
+
+
+def _with_defaults(signature: inspect.Signature, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    bound = signature.bind(**arguments)
+    bound.apply_defaults()
+    return bound.arguments
+
+
+def echo_tool(real: Callable[..., Any], answers: list[tuple[dict[str, Any], dict[str, Any]]]) -> Callable[..., Awaitable[CallToolResult]]:
+    """An async `real` look-alike that returns, for each argument set, the recorded result.
+
+    The SDK calls a tool with its validated arguments, defaults filled in; the answers are keyed the same way
+    (the benchmark's arguments are plain strings, booleans and lists, which validation leaves as they are)."""
+    signature = inspect.signature(real)
+    replies = {_key(_with_defaults(signature, arguments)): CallToolResult.model_validate(result) for arguments, result in answers}
+
+    @functools.wraps(real)
+    async def echo(**arguments: Any) -> CallToolResult:
+        return replies[_key(arguments)]
+
+    return echo
+
+
+def _no_corpus() -> Any:
+    raise RuntimeError("the echo server answers from recorded answers only")
+
+
+def papercode_tools() -> list[Any]:
+    """papercode's tools (`ToolRegistration`s), for their signatures and annotations; never called. Imported here,
+    not with the module, so the benchmark can read and write recorded answers with any papercode on its path."""
+    from papercode.edge.tools import PapercodeTools
+    from papercode.verified.materialize import VerifiedCode
+    from papercode.verified.store import CodeStore
+
+    return PapercodeTools(_no_corpus, VerifiedCode(CodeStore(None)), lambda: None).registrations()
+
+
+def build_echo_server(recorded: Recorded) -> ReplayServer:
+    listed = [Tool.model_validate(tool) for tool in recorded.tools if tool["name"] in recorded.answers]
+    server = ReplayServer([tool.model_copy(update={"name": ECHO_PREFIX + tool.name}) for tool in listed])
+    for registration in papercode_tools():
+        name = registration.fn.__name__
+        if name in recorded.answers:
+            server.add_tool(
+                echo_tool(registration.fn, recorded.answers[name]), name=ECHO_PREFIX + name, annotations=registration.annotations
+            )
     return server
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.echo_server")
-    parser.add_argument("--records", type=Path, action="append", required=True)
+    parser.add_argument("--answers", type=Path, required=True, help="what papercode answered, as benchmarks.run records it")
     args = parser.parse_args(argv)
-    server = build_echo_server(args.records)
+    server = build_echo_server(Recorded.read(args.answers))
+    cli_gc_policy()  # the process-wide GC policy `papercode serve` runs with (cli.main), so both sides collect alike
     print("echo server ready", file=sys.stderr, flush=True)
-    anyio.run(lambda: server.run_stdio_async())
+    anyio.run(server.run_stdio_async)
     return 0
 
 

@@ -13,4 +13,4 @@ from papercode.settings import settings_for
 mcp, _corpus = build_live_server(settings_for("serve", {}))
 # `mcp dev` starts the server with `uv run --with mcp==<version>`, which lacks the CLI extra that
 # `mcp run` needs outside a project; it adds these requirements to that command.
-mcp.dependencies = ["mcp[cli]>=2.3,<2.4"]
+mcp.dependencies = ["mcp[cli]>=2.3,<3"]

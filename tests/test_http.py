@@ -37,6 +37,7 @@ from papercode.edge import http as serving
 from papercode.edge.app import build_server
 from papercode.edge.http import StaticTokens, add_health_route, auth_for, bind, url_of, uvicorn_server
 from papercode.edge.logs import BURST
+from papercode.edge.uvicorn_adapter import HeaderTimeoutH11
 from papercode.settings import Settings
 from papercode.verified.materialize import VerifiedCode
 
@@ -366,7 +367,7 @@ async def test_a_request_id_already_in_flight_in_the_session_gets_an_error(open_
 
 
 async def test_a_client_that_never_finishes_its_headers_is_disconnected(open_servers: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(serving.HeaderTimeoutH11, "header_timeout", 0.2)  # read as each connection is made
+    monkeypatch.setattr(HeaderTimeoutH11, "header_timeout", 0.2)  # read as each connection is made
     url = open_servers["streamable-http"]
     host, port = url.removeprefix("http://").split("/")[0].rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=WAIT) as raw:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -293,3 +294,14 @@ def test_a_code_link_names_the_repository_normalize_repo_does_whatever_follows(u
 def test_the_builder_sets_every_paper_column() -> None:
     columns = PaperColumns(StringTable())
     assert set(builder._PAPER_FIELDS) == set(vars(columns)) - {"strings"}
+
+
+def test_sample_counts_read_from_the_columns_match_the_rows(corpus: Corpus, synthetic_corpus: Corpus) -> None:
+    for index in (corpus.index, synthetic_corpus.index):
+        for paper in index.papers:
+            rows = index.samples_of(paper)
+            tally = index.samples.counts(paper.samples)
+            assert tally.total == len(rows)
+            assert list(tally.by_status.items()) == list(Counter(row.status for row in rows).items())  # first-seen order too
+            assert list(tally.by_repo_kind.items()) == list(Counter(row.repo_kind for row in rows).items())
+            assert tally.pointer_only == sum(not row.inline_ok for row in rows)

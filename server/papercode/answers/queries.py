@@ -179,12 +179,12 @@ def _sample_fields(row: SampleRow) -> dict[str, Any]:
     return {name: getattr(row, name) for name in _SAMPLE_FIELDS}
 
 
-def sample_counts(samples: Sequence[SampleRow]) -> models.SampleCounts:
+def sample_counts(corpus: Corpus, paper: PaperRow) -> models.SampleCounts:
+    """A paper's samples counted from the index's columns (get_paper's summary and get_harvested_code_for_paper's
+    counts): no sample row is built for it."""
+    tally = corpus.index.samples.counts(paper.samples)
     return models.SampleCounts(
-        total=len(samples),
-        by_status=dict(Counter(row.status for row in samples)),
-        by_repo_kind=dict(Counter(row.repo_kind for row in samples)),
-        pointer_only=sum(1 for row in samples if not row.inline_ok),
+        total=tally.total, by_status=tally.by_status, by_repo_kind=tally.by_repo_kind, pointer_only=tally.pointer_only
     )
 
 
@@ -223,7 +223,7 @@ def harvested_code(
     return models.HarvestedCode(
         query=query,
         paper=models.PaperHead(**_paper_ref(paper), date=paper.date, url_abs=paper.url_abs),
-        counts=sample_counts(everything),
+        counts=sample_counts(corpus, paper),
         matched=len(matching),
         samples=[
             models.HarvestedSample(**_sample_fields(row), stored=True if stored and row.inline_ok and stored(row.code_sha256) else None)
@@ -343,7 +343,7 @@ def paper_detail(corpus: Corpus, paper_id: str) -> models.PaperDetail:
         more_methods=_rest(len(details.methods), METHODS_SHOWN),
         code_links=code_links(details.code_links),
         more_code_links=_rest(len(details.code_links), CODE_LINKS_SHOWN),
-        samples=sample_counts(corpus.index.samples_of(paper)),
+        samples=sample_counts(corpus, paper),
         snapshot=paper.snapshot,
         read_at=paper.read_at,
         attribution=attribution(corpus, paper),

@@ -8,23 +8,21 @@
   Host/Origin checks stay on for every host.
 - Each client's cost is bounded: a 64 KiB request body, 10 s to send a request's headers and 10 s
   more for its body, at most `--max-sessions` sessions (opening another closes the least recently
-  used one, so no client can lock the others out), tools in worker threads.
+  used one, so no client can lock the others out), slow tools in worker threads (see `tools`).
 - SIGTERM and SIGINT stop accepting, let calls in flight finish (bounded) and exit 0.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import errno
 import hmac
 import ipaddress
 import logging
-import signal
 import socket
 import sys
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -40,19 +38,20 @@ from mcp.types import INVALID_REQUEST
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from papercode.settings import Settings
 
+from .uvicorn_adapter import GracefulServer, HeaderTimeoutH11
+
 Auth = tuple[TokenVerifier, AuthSettings]
 """The token verifier and auth settings `build_server` gives the SDK, for the checks before it."""
+
 log = logging.getLogger(__name__)
 
 PATHS = {"streamable-http": "/mcp", "sse": "/sse"}
 AUTH_PATHS = {"streamable-http": ("/mcp",), "sse": ("/sse", "/messages")}  # what the SDK protects with tokens
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 MAX_BODY_BYTES = 64 * 1024  # the largest real tool call is well under 2 KiB
-HEADER_TIMEOUT_SECONDS = 10.0
 BODY_TIMEOUT_SECONDS = 10.0  # from a request's headers to the end of its body
 SHUTDOWN_GRACE_SECONDS = 10
 MIN_TOKEN_CHARS = 16
@@ -310,58 +309,6 @@ async def _json_rpc_error(send: Send, request_id: str, message: str) -> None:
 
 def _header(headers: Any, name: bytes) -> bytes | None:
     return next((value for key, value in headers if key.lower() == name), None)
-
-
-class HeaderTimeoutH11(H11Protocol):
-    """uvicorn's h11 protocol, closing a connection that takes over 10 s to send a request's headers.
-
-    uvicorn itself waits forever for headers that never finish (a slow-loris client holds a
-    connection and a file descriptor as long as it likes).
-    """
-
-    header_timeout = HEADER_TIMEOUT_SECONDS
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._header_timer: asyncio.TimerHandle | None = self.loop.call_later(self.header_timeout, self._headers_too_slow)
-
-    def data_received(self, data: bytes) -> None:
-        super().data_received(data)
-        if self.cycle is not None and self._header_timer is not None:  # a request's headers are complete
-            self._header_timer.cancel()
-            self._header_timer = None
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        if self._header_timer is None and not self.transport.is_closing():  # the next request on this connection
-            self._header_timer = self.loop.call_later(self.header_timeout, self._headers_too_slow)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self._header_timer is not None:
-            self._header_timer.cancel()
-        super().connection_lost(exc)
-
-    def _headers_too_slow(self) -> None:
-        self._header_timer = None
-        if self.cycle is None and not self.transport.is_closing():
-            log.info("closed a connection that sent no complete request headers within %g s", self.header_timeout)
-            self.transport.close()
-
-
-class GracefulServer(uvicorn.Server):
-    """Stops on SIGTERM or SIGINT like uvicorn (no new connections, calls in flight finish, bounded by
-    the graceful-shutdown timeout) but then lets papercode exit 0, where uvicorn re-raises the signal
-    and the process ends by it (status 143)."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        signals = (signal.SIGINT, signal.SIGTERM)
-        previous = {sig: signal.signal(sig, self.handle_exit) for sig in signals}
-        try:
-            yield
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
 
 
 # -- the app --------------------------------------------------------------------------------------

@@ -24,6 +24,15 @@ NONE = -1  # "no value" in a column of string ids or years
 NO_LEVEL = -(2**63)  # "no value" in the verification level column (records.LEVEL_MIN is above it)
 
 
+class SampleTally(NamedTuple):
+    """A set of samples counted (see `SampleColumns.counts`)."""
+
+    total: int
+    by_status: dict[str, int]
+    by_repo_kind: dict[str, int]
+    pointer_only: int
+
+
 @dataclass(frozen=True, slots=True)
 class SampleRow:
     """One sample, materialised from the columns when a query needs it."""
@@ -288,3 +297,15 @@ class SampleColumns:
 
     def status_of(self, i: int) -> str:
         return self.strings.values[self.status[i]]
+
+    def counts(self, ids: Sequence[int]) -> SampleTally:
+        """How many of these samples there are by status and by repo kind (each in first-seen order), and how
+        many are pointer-only: read from the columns, without building a row."""
+        values = self.strings.values
+        by_status: dict[str, int] = {}
+        by_kind: dict[str, int] = {}
+        for i in ids:
+            status, kind = values[self.status[i]], values[self.repo_kind[i]]
+            by_status[status] = by_status.get(status, 0) + 1
+            by_kind[kind] = by_kind.get(kind, 0) + 1
+        return SampleTally(len(ids), by_status, by_kind, sum(1 for i in ids if not self.inline_ok[i]))

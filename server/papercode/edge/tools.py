@@ -1,0 +1,193 @@
+"""The seven tools: typed methods over `queries`, each turning one answer into compact JSON (text) plus
+structured content.
+
+Where a tool runs follows what it costs. Lookups in the in-memory index take microseconds (well under a
+millisecond at 100k papers, BENCHMARKS.md), so those tools are `async` and answer on the event loop: a hop to a
+worker thread and back costs more than the lookup (0.1-0.25 ms a call on a busy 2-core host; over stdio it kept
+them at 1.2-1.3x the SDK's own floor). They are get_harvested_code_for_paper (its `stored` flags are one file
+check per showable sample of the page), get_paper (its abstract is one stored document of the full-text index,
+fetched by paper ordinal: 10-20 us), find_papers_for_repo, corpus_stats, and the first page of
+list_samples_by_status. What can take longer runs in a worker thread: search_papers (a plain function, which the
+SDK runs in one), a later page of list_samples_by_status (skipping to its offset walks every listing rank before
+it: tens of milliseconds deep into a large corpus), and get_code's store reads and downloads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, NamedTuple
+
+import anyio.to_thread
+import orjson
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, BeforeValidator, Field
+
+from papercode.answers import models, queries
+from papercode.core.ids import arxiv_id_from_number
+from papercode.core.records import REPO_KIND_CHOICES_TEXT, STATUS_CHOICES_TEXT, STATUS_ORDER_TEXT
+from papercode.corpus.stages import Corpus
+from papercode.index.search import SearchFilters
+from papercode.verified.materialize import VerifiedCode
+
+from .server import CorpusSource
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+
+HARVESTED_CODE_DESCRIPTION = (
+    "Code samples (functions) harvested for one paper, best first: official repos, then status "
+    f"{STATUS_ORDER_TEXT}. Returns the paper, counts, a page of samples (stored: code ready) and what the statuses claim. "
+    "Next: get_code(code_sha256); inline_ok false means link only."
+)
+
+
+def _id_from_number(value: object) -> object:
+    # The Inspector CLI and some models send ids unquoted; a JSON number becomes the id it spells.
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return arxiv_id_from_number(value)
+    return value
+
+
+def _text_from_number(value: object) -> object:
+    # An all-digit hash prefix arrives as an integer, exactly; a float has lost digits and reads as what it is.
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value) if isinstance(value, int) else repr(value)
+    return value
+
+
+PaperId = Annotated[
+    str,
+    BeforeValidator(_id_from_number),
+    Field(description="arXiv id in any form (1902.04094, arXiv:1902.04094v2, URL, hep-th/9901001) or paper slug"),
+]
+Limit = Annotated[int, Field(ge=1, le=queries.MAX_LIMIT)]
+Cursor = Annotated[str | None, Field(description="From next_cursor")]
+Statuses = Annotated[
+    str | list[str],
+    Field(description=f"{STATUS_CHOICES_TEXT}; several: a list or comma-separated"),
+]
+RepoKind = Annotated[str | None, Field(description=REPO_KIND_CHOICES_TEXT)]
+CodeHash = Annotated[
+    str, BeforeValidator(_text_from_number), Field(description="A sample's code_sha256 (16 hex), or a unique prefix of 8+")
+]
+SearchQuery = Annotated[
+    str, BeforeValidator(_id_from_number), Field(description="Plain words, e.g. 'bert generative in-context'; empty to browse newest first")
+]
+
+
+def reply(answer: BaseModel) -> CallToolResult:
+    structured = answer.model_dump(mode="json", exclude_none=True)
+    text = orjson.dumps(structured).decode()
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
+
+
+async def obtain_code_answer(corpus: Corpus, code: VerifiedCode, code_sha256: str) -> models.CodeAnswer:
+    """get_code's answer: find the samples (in a thread: index work), obtain their verified code
+    (from the store, or downloaded and verified), and shape both into the answer."""
+    found = await anyio.to_thread.run_sync(queries.find_code, corpus, code_sha256)
+    obtained = await code.obtain(found.rows)
+    return queries.code_answer(corpus, found, obtained)
+
+
+class ToolRegistration(NamedTuple):
+    fn: Callable[..., Any]
+    annotations: ToolAnnotations
+    description: str | None = None  # None: the function's docstring
+
+
+class PapercodeTools:
+    """The tools over whatever corpus `source` returns, with verified code from `code`;
+    `readiness` says what is not ready yet (for corpus_stats)."""
+
+    def __init__(self, source: CorpusSource, code: VerifiedCode, readiness: Callable[[], str | None]) -> None:
+        self.source, self.code, self.readiness = source, code, readiness
+
+    def registrations(self) -> list[ToolRegistration]:
+        """Every tool, in the order tools/list shows them."""
+        fetching = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=self.code.fetching)
+        return [
+            ToolRegistration(self.get_harvested_code_for_paper, READ_ONLY, HARVESTED_CODE_DESCRIPTION),
+            ToolRegistration(self.list_samples_by_status, READ_ONLY),
+            ToolRegistration(self.search_papers, READ_ONLY),
+            ToolRegistration(self.get_paper, READ_ONLY),
+            ToolRegistration(self.find_papers_for_repo, READ_ONLY),
+            ToolRegistration(self.get_code, fetching),
+            ToolRegistration(self.corpus_stats, READ_ONLY),
+        ]
+
+    def register(self, server: MCPServer) -> None:
+        for tool in self.registrations():
+            server.add_tool(tool.fn, description=tool.description, annotations=tool.annotations)
+
+    async def get_harvested_code_for_paper(
+        self,
+        arxiv_id: PaperId,
+        status: Annotated[Statuses | None, Field(description="Only these statuses (list or comma-separated)")] = None,
+        repo_kind: RepoKind = None,
+        limit: Limit = 25,
+        cursor: Cursor = None,
+    ) -> Annotated[CallToolResult, models.HarvestedCode]:
+        # Described by HARVESTED_CODE_DESCRIPTION, which spells the status order from `records`.
+        return reply(queries.harvested_code(self.source(), arxiv_id, status, repo_kind, limit, cursor, self.code.is_stored))
+
+    async def list_samples_by_status(
+        self,
+        status: Statuses,
+        repo_kind: RepoKind = None,
+        language: Annotated[str | None, Field(description="e.g. python")] = None,
+        licence: Annotated[str | None, Field(description="SPDX id, e.g. MIT; NONE = no licence found")] = None,
+        inline_only: Annotated[bool, Field(description="Only samples whose code may be shown")] = False,
+        limit: Limit = 25,
+        cursor: Cursor = None,
+    ) -> Annotated[CallToolResult, models.SampleList]:
+        """Samples across the corpus with the given status(es), each with its paper, and the total.
+        Next: get_code(code_sha256)."""
+
+        def listing() -> models.SampleList:
+            return queries.samples_by_status(self.source(), status, repo_kind, language, licence, inline_only, limit, cursor)
+
+        return reply(listing() if cursor is None else await anyio.to_thread.run_sync(listing))
+
+    def search_papers(
+        self,
+        query: SearchQuery = "",
+        task: Annotated[str | None, Field(description="Task name or slug, e.g. language-modeling")] = None,
+        method: Annotated[str | None, Field(description="Method name, e.g. BERT")] = None,
+        framework: Annotated[str | None, Field(description="pytorch, tf, jax, ...")] = None,
+        has_samples: Annotated[bool | None, Field(description="Only papers with (true) or without (false) code samples")] = None,
+        status: Annotated[str | None, Field(description="Only papers with a sample of this status (several: comma-separated)")] = None,
+        official_code: Annotated[bool | None, Field(description="Only papers with (true) or without (false) an official repo")] = None,
+        year_from: int | None = None,
+        year_to: int | None = None,
+        limit: Annotated[int, Field(ge=1, le=queries.MAX_LIMIT)] = 10,
+        cursor: Cursor = None,
+    ) -> Annotated[CallToolResult, models.SearchResult]:
+        """Ranked full-text search of titles, abstracts, authors, tasks and methods; filters combine.
+        Next: get_harvested_code_for_paper or get_paper."""
+        filters = SearchFilters(task, method, framework, has_samples, status, official_code, year_from, year_to)
+        return reply(queries.search_papers(self.source(), query, filters, limit, cursor))
+
+    async def get_paper(self, paper: PaperId) -> Annotated[CallToolResult, models.PaperDetail]:
+        """One paper: metadata, abstract, tasks, methods, code links (official first, framework,
+        licence) and a summary of its samples. Next: get_harvested_code_for_paper."""
+        return reply(queries.paper_detail(self.source(), paper))
+
+    async def find_papers_for_repo(
+        self,
+        repo: Annotated[str, Field(description="owner/name or a GitHub, GitLab, Bitbucket or Hugging Face URL")],
+        limit: Limit = 25,
+        cursor: Cursor = None,
+    ) -> Annotated[CallToolResult, models.RepoPapers]:
+        """Papers whose code links or samples name a repository, official first, with framework
+        and the statuses of that repo's samples. Next: get_harvested_code_for_paper."""
+        return reply(queries.papers_for_repo(self.source(), repo, limit, cursor))
+
+    async def get_code(self, code_sha256: CodeHash) -> Annotated[CallToolResult, models.CodeAnswer]:
+        """A sample's verified code: its function plus what it needs from its file, proven by its
+        hash. Never when inline_ok is false; then, or when unverifiable, `withheld` says why."""
+        return reply(await obtain_code_answer(self.source(), self.code, code_sha256))
+
+    async def corpus_stats(self) -> Annotated[CallToolResult, models.CorpusStats]:
+        """What the corpus holds: papers, samples, counts by status, repo kind, licence and
+        language, snapshots, harvest dates and load problems."""
+        return reply(queries.corpus_stats(self.source(), self.code.store.problems, self.readiness()))
