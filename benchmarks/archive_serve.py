@@ -72,7 +72,14 @@ def _papercode() -> dict[str, Any]:
         SearchFilters = importlib.import_module("papercode.search").SearchFilters
         bundled_records_dir = importlib.import_module("papercode.settings").bundled_records_dir
     archive = "archive" in inspect.signature(stages.build_stages).parameters
-    return {"queries": queries, "snapshot": snapshot, "stages": stages, "SearchFilters": SearchFilters, "bundled": bundled_records_dir, "archive": archive}
+    return {
+        "queries": queries,
+        "snapshot": snapshot,
+        "stages": stages,
+        "SearchFilters": SearchFilters,
+        "bundled": bundled_records_dir,
+        "archive": archive,
+    }
 
 
 def _limits() -> Any:
@@ -182,7 +189,13 @@ def worker_empty(payload: dict[str, Any]) -> dict[str, Any]:
         pass
     took, cpu = time.perf_counter() - start, _cpu_s() - cpu0
     peak, child_peak = _rss()
-    return {"roots": [str(root) for root in roots], "empty_s": took, "empty_cpu_s": cpu, "peak_rss_bytes": peak, "child_peak_rss_bytes": child_peak}
+    return {
+        "roots": [str(root) for root in roots],
+        "empty_s": took,
+        "empty_cpu_s": cpu,
+        "peak_rss_bytes": peak,
+        "child_peak_rss_bytes": child_peak,
+    }
 
 
 def worker_warm(payload: dict[str, Any]) -> dict[str, Any]:
@@ -202,7 +215,13 @@ def worker_warm(payload: dict[str, Any]) -> dict[str, Any]:
     start, cpu0 = time.perf_counter(), _cpu_s()
     corpus = stages.Corpus.open(roots, cache_dir=Path(payload["cache_dir"]), **keywords)
     took, cpu = time.perf_counter() - start, _cpu_s() - cpu0
-    return {"warm_s": took, "warm_cpu_s": cpu, "warm_papers": len(corpus.index.papers), "warm_rss_bytes": _rss()[0], "warm_baseline_rss_bytes": baseline}
+    return {
+        "warm_s": took,
+        "warm_cpu_s": cpu,
+        "warm_papers": len(corpus.index.papers),
+        "warm_rss_bytes": _rss()[0],
+        "warm_baseline_rss_bytes": baseline,
+    }
 
 
 # -- in-process latency ---------------------------------------------------------------------------------
@@ -243,7 +262,9 @@ def _time_direct(corpus: Any, calls: dict[str, list[dict[str, Any]]], pc: dict[s
         if tool == "get_harvested_code_for_paper":
             return queries.harvested_code(corpus, args["arxiv_id"], None, None, 25, None)
         if tool == "search_papers":
-            return queries.search_papers(corpus, args["query"], filters_type(None, None, None, args.get("has_samples"), None, None, None, None), 10, None)
+            return queries.search_papers(
+                corpus, args["query"], filters_type(None, None, None, args.get("has_samples"), None, None, None, None), 10, None
+            )
         if tool == "get_paper":
             return queries.paper_detail(corpus, args["paper"])
         if tool == "find_papers_for_repo":
@@ -301,7 +322,10 @@ async def _first_answer(args: list[str], tool: str, arguments: dict[str, Any]) -
 def stdio_warm(payload: dict[str, Any], query: str, repeat: int) -> dict[str, Any]:
     pc_archive = payload["archive_supported"] and not payload["plain"]
     records = payload["records"]
-    served = (["--archive", "--archive-dir", str(Path(records).parent)] if pc_archive else ["--records", records]) + ["--cache-dir", payload["cache_dir"]]
+    served = (["--archive", "--archive-dir", str(Path(records).parent)] if pc_archive else ["--records", records]) + [
+        "--cache-dir",
+        payload["cache_dir"],
+    ]
     with tempfile.TemporaryDirectory(prefix="papercode-empty-cache-") as empty_cache:
         empty = ["--records", payload["empty"], "--cache-dir", empty_cache]
         runs: dict[str, list[dict[str, float]]] = {"empty": [], "warm": []}
@@ -343,7 +367,14 @@ def _archive_supported() -> bool:
     from .run import REPO_ROOT, _pythonpath
 
     code = "import inspect\ntry:\n from papercode.corpus.stages import build_stages\nexcept ImportError:\n print(0)\nelse:\n print(int('archive' in inspect.signature(build_stages).parameters))"
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=dict(os.environ, PYTHONPATH=_pythonpath()), capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO_ROOT,
+        env=dict(os.environ, PYTHONPATH=_pythonpath()),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return out.stdout.strip() == "1"
 
 
@@ -372,7 +403,9 @@ def measure(records: Path, plain: bool, calls: int, repeat: int, stdio_repeat: i
                 if run == repeat - 1 and stdio_repeat:
                     log("# warm start over stdio, against an empty server")
                     query = colds[-1].get("calls", {}).get("search_papers", [{"query": "learning"}])[0]["query"]
-                    result["stdio"] = stdio_warm(dict(base, cache_dir=cache, archive_supported=result["archive_supported"]), query, stdio_repeat)
+                    result["stdio"] = stdio_warm(
+                        dict(base, cache_dir=cache, archive_supported=result["archive_supported"]), query, stdio_repeat
+                    )
         result["cold"], result["warm"] = colds, warms
     return summarise(result)
 
@@ -387,7 +420,16 @@ def summarise(result: dict[str, Any]) -> dict[str, Any]:
     empty_s = _median(empties, "empty_s")
     empty_rss = _median(empties, "peak_rss_bytes")
     s: dict[str, Any] = {"floor_s": floor, "empty_s": empty_s, "empty_rss_bytes": empty_rss}
-    for key in ("keyed_s", "keyed_cpu_s", "search_s", "search_cpu_s", "snapshot_s", "snapshot_cpu_s", "peak_rss_bytes", "child_peak_rss_bytes"):
+    for key in (
+        "keyed_s",
+        "keyed_cpu_s",
+        "search_s",
+        "search_cpu_s",
+        "snapshot_s",
+        "snapshot_cpu_s",
+        "peak_rss_bytes",
+        "child_peak_rss_bytes",
+    ):
         s[key] = _median(colds, key)
     s["keyed_vs_floor"] = (s["keyed_s"] - empty_s) / floor
     s["search_vs_floor"] = (s["search_s"] - empty_s) / floor
@@ -404,12 +446,22 @@ def targets(result: dict[str, Any]) -> list[tuple[str, bool, str]]:
     s = result["summary"]
     rows = [
         (f"keyed ready - empty start <= {TARGET_KEYED:g}x parse floor", s["keyed_vs_floor"] <= TARGET_KEYED, f"{s['keyed_vs_floor']:.2f}x"),
-        (f"search ready - empty start <= {TARGET_SEARCH:g}x parse floor", s["search_vs_floor"] <= TARGET_SEARCH, f"{s['search_vs_floor']:.2f}x"),
+        (
+            f"search ready - empty start <= {TARGET_SEARCH:g}x parse floor",
+            s["search_vs_floor"] <= TARGET_SEARCH,
+            f"{s['search_vs_floor']:.2f}x",
+        ),
         (f"peak RSS (both, beyond empty) <= {TARGET_RSS:g}x record bytes", s["rss_vs_bytes"] <= TARGET_RSS, f"{s['rss_vs_bytes']:.2f}x"),
     ]
     stdio = result.get("stdio")
     if stdio:
-        rows.append((f"warm: search answered <= {TARGET_WARM_S:g} s after an empty server's corpus_stats", stdio["later_s"] <= TARGET_WARM_S, f"{stdio['later_s']:+.2f} s"))
+        rows.append(
+            (
+                f"warm: search answered <= {TARGET_WARM_S:g} s after an empty server's corpus_stats",
+                stdio["later_s"] <= TARGET_WARM_S,
+                f"{stdio['later_s']:+.2f} s",
+            )
+        )
     direct = s["direct"]
     if "search_papers" in direct:
         d = direct["search_papers"]
@@ -442,7 +494,9 @@ def format_result(result: dict[str, Any]) -> str:
             f"{label:18s} {s[key + '_s']:7.2f} s   CPU {s[key + '_cpu_s']:7.2f} s   (- empty) / floor = {s[key + '_vs_floor']:.2f}x"
             f"   runs {each} s"
         )
-    lines.append(f"snapshot written   {s['snapshot_s']:7.2f} s   CPU {s['snapshot_cpu_s']:7.2f} s   ({s['snapshot_s'] - s['search_s']:.2f} s after search ready)")
+    lines.append(
+        f"snapshot written   {s['snapshot_s']:7.2f} s   CPU {s['snapshot_cpu_s']:7.2f} s   ({s['snapshot_s'] - s['search_s']:.2f} s after search ready)"
+    )
     for phase, seconds in result["cold"][-1].get("phases", {}).items():
         lines.append(f"  {phase:58s} {seconds:7.2f} s")
     lines.append(
@@ -450,7 +504,9 @@ def format_result(result: dict[str, Any]) -> str:
         f" = {_mb(s['rss_total_bytes'] - s['empty_rss_bytes'])}   / {_mb(floor['parsed_bytes'])} = {s['rss_vs_bytes']:.2f}x"
     )
     warm = result["warm"][-1]
-    lines.append(f"warm (Corpus.open) {s['warm_s']:7.3f} s   CPU {warm['warm_cpu_s']:.2f} s   RSS after {_mb(warm['warm_rss_bytes'])} (baseline {_mb(warm['warm_baseline_rss_bytes'])})")
+    lines.append(
+        f"warm (Corpus.open) {s['warm_s']:7.3f} s   CPU {warm['warm_cpu_s']:.2f} s   RSS after {_mb(warm['warm_rss_bytes'])} (baseline {_mb(warm['warm_baseline_rss_bytes'])})"
+    )
     stdio = result.get("stdio")
     if stdio:
         empties = ", ".join(f"{r['answer_s']:.2f}" for r in stdio["runs"]["empty"])
@@ -484,10 +540,19 @@ def main(args: argparse.Namespace) -> int:
 
     print(format_machine(machine()).replace("# papercode benchmark", "# papercode archive-serve benchmark", 1), flush=True)
     result = measure(
-        args.records.resolve(), args.plain, args.calls, args.repeat, args.stdio_repeat, not args.no_phases, lambda line: print(line, file=sys.stderr, flush=True)
+        args.records.resolve(),
+        args.plain,
+        args.calls,
+        args.repeat,
+        args.stdio_repeat,
+        not args.no_phases,
+        lambda line: print(line, file=sys.stderr, flush=True),
     )
     print(format_result(result), flush=True)
-    print(f"# done {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    print(
+        f"# done {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+        flush=True,
+    )
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))
     return 0

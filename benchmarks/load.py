@@ -54,8 +54,22 @@ def rss_bytes(pid: int) -> int:
 
 def start_server(records: Path, cache: Path) -> tuple[subprocess.Popen[str], str]:
     server = subprocess.Popen(
-        [sys.executable, "-m", "papercode", "serve", "--transport", "streamable-http", "--stateless", "--port", "0",
-         "--records", str(records), "--cache-dir", str(cache), "--offline"],
+        [
+            sys.executable,
+            "-m",
+            "papercode",
+            "serve",
+            "--transport",
+            "streamable-http",
+            "--stateless",
+            "--port",
+            "0",
+            "--records",
+            str(records),
+            "--cache-dir",
+            str(cache),
+            "--offline",
+        ],
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
@@ -124,8 +138,14 @@ async def pings(url: str, count: int) -> dict[str, float]:
 
 async def oversized_arguments(url: str, stop: asyncio.Event, sent: list[int]) -> None:
     """A 4 MB `status` list, again and again (refused at 64 KiB)."""
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                       "params": {"name": "list_samples_by_status", "arguments": {"status": ["ran"] * 700_000}}}).encode()
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "list_samples_by_status", "arguments": {"status": ["ran"] * 700_000}},
+        }
+    ).encode()
     async with httpx2.AsyncClient(timeout=60) as http:
         while not stop.is_set():
             try:

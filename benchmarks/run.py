@@ -754,7 +754,9 @@ def format_size(n: int, r: dict[str, Any]) -> str:
     stdio = r.get("stdio")
     if stdio:
         rounds = f", median of {stdio['rounds']} rounds" if "rounds" in stdio else ""
-        lines.append(f"stdio (ms{rounds})  ping p50 {stdio['ping_p50_ms']:.3f}   (server start + load + connect {stdio['connect_s']:.1f} s)")
+        lines.append(
+            f"stdio (ms{rounds})  ping p50 {stdio['ping_p50_ms']:.3f}   (server start + load + connect {stdio['connect_s']:.1f} s)"
+        )
         lines.append("  tool                             p50   echo p50  tool/echo  paired  tool/ping  echo/ping  answer bytes")
         for tool, s in stdio["tools"].items():
             lines.append(

@@ -96,5 +96,3 @@ def reply(status: int, body: bytes = b"", headers: dict[str, str] | None = None)
 
 
 not_found = reply(404, b"Not Found")
-
-

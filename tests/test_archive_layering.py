@@ -153,7 +153,11 @@ def test_an_archive_paper_answers_carry_the_archive_attribution(layered: tuple[P
 
 def test_find_papers_for_repo_accepts_gitlab_urls(layered: tuple[Path, Path]) -> None:
     corpus = load(layered)
-    for asked in ("https://gitlab.com/group/sub/official", "gitlab.com/Group/Sub/official.git", "https://gitlab.com/group/sub/official/-/tree/main"):
+    for asked in (
+        "https://gitlab.com/group/sub/official",
+        "gitlab.com/Group/Sub/official.git",
+        "https://gitlab.com/group/sub/official/-/tree/main",
+    ):
         found = queries.papers_for_repo(corpus, asked)
         assert [paper.arxiv_id for paper in found.papers] == ["2003.00003"], asked
     with pytest.raises(QueryError, match="GitLab"):
@@ -193,13 +197,17 @@ def test_serving_a_missing_archive_is_one_line_saying_how_to_get_it(tmp_path: Pa
 
 def test_check_with_the_archive_reads_both(layered: tuple[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     records, archive = layered
-    code = main(["check", "--records", str(records), "--archive-dir", str(archive.parent), "--archive", "--code-dir", str(tmp_path / "code")])
+    code = main(
+        ["check", "--records", str(records), "--archive-dir", str(archive.parent), "--archive", "--code-dir", str(tmp_path / "code")]
+    )
     out = capsys.readouterr().out
     assert code == 0, out
     assert "records: 6 read, 4 indexed" in out
 
 
-def test_the_environment_turns_the_archive_on(layered: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_the_environment_turns_the_archive_on(
+    layered: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     records, archive = layered
     monkeypatch.setenv("PAPERCODE_ARCHIVE", "1")
     monkeypatch.setenv("PAPERCODE_ARCHIVE_DIR", str(archive.parent))

@@ -150,7 +150,10 @@ def test_a_bad_setting_is_one_line_and_exit_2(run: Run, args: tuple[str, ...], e
 def test_missing_records_directory_is_one_line_and_exit_2(run: Run, tmp_path: Path) -> None:
     code, _, err = run("serve", "--records", str(tmp_path / "nowhere"))
     assert code == 2
-    assert err == f"papercode: --records {tmp_path / 'nowhere'}: no such file or directory. Next: pass the directory that holds your record files\n"
+    assert (
+        err
+        == f"papercode: --records {tmp_path / 'nowhere'}: no such file or directory. Next: pass the directory that holds your record files\n"
+    )
 
 
 def test_unreadable_records_directory_is_one_line_and_exit_2(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -211,7 +214,17 @@ def test_config_for_claude_code_is_a_command_line(run: Run, tmp_path: Path) -> N
     write_records(tmp_path / "my records", [make_record()])
     code, out, _ = run("config", "claude-code", "--records", str(tmp_path / "my records"))
     assert code == 0
-    assert shlex.split(out) == ["claude", "mcp", "add", "papercode", "--", _installed_command(), "serve", "--records", str(tmp_path / "my records")]
+    assert shlex.split(out) == [
+        "claude",
+        "mcp",
+        "add",
+        "papercode",
+        "--",
+        _installed_command(),
+        "serve",
+        "--records",
+        str(tmp_path / "my records"),
+    ]
 
 
 def test_config_for_http_names_the_url(run: Run) -> None:
@@ -226,7 +239,9 @@ async def test_the_claude_desktop_snippet_launches_a_working_server(run: Run, tm
     _, out, _ = run("config", "claude-desktop")
     entry = json.loads(out)["mcpServers"]["papercode"]
     # Desktop hosts start servers elsewhere, with little of the shell's environment.
-    params = StdioServerParameters(command=entry["command"], args=entry["args"], env={"HOME": str(tmp_path), "PAPERCODE_OFFLINE": "1"}, cwd="/")
+    params = StdioServerParameters(
+        command=entry["command"], args=entry["args"], env={"HOME": str(tmp_path), "PAPERCODE_OFFLINE": "1"}, cwd="/"
+    )
     with anyio.fail_after(60):
         async with Client(params, mode="legacy") as client:
             result = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH})

@@ -62,7 +62,9 @@ def test_readme_settings_table_is_rendered_from_the_declared_options() -> None:
         end = README.index("\n\n", start)
         README_PATH.write_text(README[:start] + table.rstrip("\n") + README[end:], encoding="utf-8")
         pytest.skip("README.md's settings table rewritten; run again to check it")
-    assert table in README, "README.md's settings table has drifted from papercode.settings.OPTIONS (PAPERCODE_UPDATE_SNAPSHOTS=1 rewrites it)"
+    assert table in README, (
+        "README.md's settings table has drifted from papercode.settings.OPTIONS (PAPERCODE_UPDATE_SNAPSHOTS=1 rewrites it)"
+    )
 
 
 @pytest.mark.parametrize("variable", sorted({option.env for option in OPTIONS if option.env}))

@@ -63,7 +63,9 @@ def bearer(token: str = TOKEN) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def http_server(corpus: Corpus, settings: Settings, tokens: tuple[str, ...] = (), code: VerifiedCode | None = None) -> AsyncIterator[str]:
+async def http_server(
+    corpus: Corpus, settings: Settings, tokens: tuple[str, ...] = (), code: VerifiedCode | None = None
+) -> AsyncIterator[str]:
     """`papercode serve`'s HTTP stack in this process, on a free port; yields the MCP URL."""
     sock = bind(settings.host, 0)
     url = url_of(sock, settings.transport)
@@ -90,7 +92,10 @@ async def client_for(url: str, transport: str, token: str | None = TOKEN, mode: 
         async with Client(sse_client(url, headers=sent), mode=mode) as client:
             yield client
         return
-    async with httpx2.AsyncClient(headers=sent, timeout=WAIT) as http, Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+    async with (
+        httpx2.AsyncClient(headers=sent, timeout=WAIT) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
+    ):
         yield client
 
 
@@ -104,7 +109,10 @@ def anyio_backend() -> str:
 
 @asynccontextmanager
 async def both_transports(corpus: Corpus, tokens: tuple[str, ...] = ()) -> AsyncIterator[dict[str, str]]:
-    async with http_server(corpus, settings_for("streamable-http"), tokens) as streamable, http_server(corpus, settings_for("sse"), tokens) as sse:
+    async with (
+        http_server(corpus, settings_for("streamable-http"), tokens) as streamable,
+        http_server(corpus, settings_for("sse"), tokens) as sse,
+    ):
         yield {"streamable-http": streamable, "sse": sse}
 
 
@@ -134,7 +142,14 @@ def running(tmp_path: Path, *args: str, **environment: str) -> Iterator[tuple[su
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
-        env={"HOME": str(tmp_path), "PAPERCODE_CACHE_DIR": str(tmp_path / "cache"), "PAPERCODE_OFFLINE": "1", "PATH": "", **THIS_CHECKOUT, **environment},
+        env={
+            "HOME": str(tmp_path),
+            "PAPERCODE_CACHE_DIR": str(tmp_path / "cache"),
+            "PAPERCODE_OFFLINE": "1",
+            "PATH": "",
+            **THIS_CHECKOUT,
+            **environment,
+        },
     )
     with server:
         try:
@@ -213,7 +228,9 @@ def test_tokens_compare_every_configured_token() -> None:
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
 async def test_a_foreign_host_or_origin_is_refused_even_on_a_public_bind(corpus: Corpus, transport: str) -> None:
-    settings = settings_for(transport, host="0.0.0.0", allowed_hosts=("papers.example.org",), allowed_origins=("https://papers.example.org",))
+    settings = settings_for(
+        transport, host="0.0.0.0", allowed_hosts=("papers.example.org",), allowed_origins=("https://papers.example.org",)
+    )
     async with http_server(corpus, settings, (TOKEN,)) as url, httpx2.AsyncClient(timeout=WAIT) as http:
 
         async def status(**headers: str) -> int:
@@ -366,7 +383,9 @@ async def test_a_request_id_already_in_flight_in_the_session_gets_an_error(open_
     assert answered.status_code == 200 and '"total":2' in answered.text  # the first call still gets its own answer
 
 
-async def test_a_client_that_never_finishes_its_headers_is_disconnected(open_servers: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_client_that_never_finishes_its_headers_is_disconnected(
+    open_servers: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(HeaderTimeoutH11, "header_timeout", 0.2)  # read as each connection is made
     url = open_servers["streamable-http"]
     host, port = url.removeprefix("http://").split("/")[0].rsplit(":", 1)
@@ -404,7 +423,9 @@ def slow_github() -> Iterator[FixtureServer]:
         yield server
 
 
-async def test_serve_answers_in_both_eras_then_on_sigterm_answers_the_call_in_flight_and_exits_0(tmp_path: Path, slow_github: FixtureServer) -> None:
+async def test_serve_answers_in_both_eras_then_on_sigterm_answers_the_call_in_flight_and_exits_0(
+    tmp_path: Path, slow_github: FixtureServer
+) -> None:
     environment = {"PAPERCODE_OFFLINE": "0", "PAPERCODE_CODE_BASE_URL": slow_github.base_url, "PAPERCODE_CODE_DIR": str(tmp_path / "code")}
     with running(tmp_path, "--transport", "streamable-http", **environment) as (process, url):
         await _answers_in_both_eras(url, "streamable-http")

@@ -227,7 +227,9 @@ async def test_a_client_setting_a_level_hears_of_load_problems(tmp_path: Path) -
     async with Client(build_server(lambda: corpus), mode="legacy", logging_callback=inbox.on_log) as client:
         await _set_level(client, "warning")
         await inbox.wait_for(1)
-    assert inbox.messages == [("warning", "loaded 1 papers; 1 records, samples or files rejected and 0 warnings: read corpus://load-report")]
+    assert inbox.messages == [
+        ("warning", "loaded 1 papers; 1 records, samples or files rejected and 0 warnings: read corpus://load-report")
+    ]
 
 
 async def test_set_level_refuses_an_unknown_level() -> None:

@@ -138,7 +138,9 @@ WIRE_CALLS: list[tuple[str, dict[str, Any]]] = [
 
 
 @pytest.mark.parametrize(("tool", "arguments"), WIRE_CALLS, ids=[tool for tool, _ in WIRE_CALLS])
-async def test_a_tool_answers_on_the_wire_exactly_what_queries_answers(client: Client, corpus: Corpus, tool: str, arguments: dict[str, Any]) -> None:
+async def test_a_tool_answers_on_the_wire_exactly_what_queries_answers(
+    client: Client, corpus: Corpus, tool: str, arguments: dict[str, Any]
+) -> None:
     sent = await call(client, tool, **arguments)
     assert sent == answer(corpus, tool, **arguments)
     if "next_cursor" in sent:  # and the cursor it gave takes the next page, over the wire too
@@ -262,7 +264,9 @@ async def test_resource_listing(client: Client) -> None:
     assert templates == {"paper://{+arxiv_id}": "application/json", "code://{code_sha256}": "application/json"}
 
 
-@pytest.mark.parametrize("asked", [BERT_MOUTH, BERTS_ICL, "1902.04094v2", "arXiv:1902.04094", "bert-has-a-mouth-and-it-must-speak-bert-as-a"])
+@pytest.mark.parametrize(
+    "asked", [BERT_MOUTH, BERTS_ICL, "1902.04094v2", "arXiv:1902.04094", "bert-has-a-mouth-and-it-must-speak-bert-as-a"]
+)
 async def test_paper_resource_is_get_papers_view(client: Client, corpus: Corpus, asked: str) -> None:
     got = await read_json(client, f"paper://{asked}")
     assert got == answer(corpus, "get_paper", paper=asked)
@@ -325,9 +329,13 @@ async def test_prompt_listing(client: Client) -> None:
     assert prompts == {"implement_paper": [("arxiv_id", True)], "compare_implementations": [("arxiv_id", True)]}
 
 
-@pytest.mark.parametrize(("name", "render"), [("implement_paper", queries.implement_prompt), ("compare_implementations", queries.compare_prompt)])
+@pytest.mark.parametrize(
+    ("name", "render"), [("implement_paper", queries.implement_prompt), ("compare_implementations", queries.compare_prompt)]
+)
 @pytest.mark.parametrize("arxiv_id", [BERT_MOUTH, "https://arxiv.org/abs/2406.04823v2"])
-async def test_a_prompt_is_the_queries_text_as_one_user_message(client: Client, corpus: Corpus, name: str, render: Any, arxiv_id: str) -> None:
+async def test_a_prompt_is_the_queries_text_as_one_user_message(
+    client: Client, corpus: Corpus, name: str, render: Any, arxiv_id: str
+) -> None:
     text = await prompt_text(client, name, {"arxiv_id": arxiv_id})
     assert text == render(corpus, arxiv_id)
 
@@ -341,7 +349,9 @@ async def test_prompt_missing_argument_is_invalid_params(client: Client, name: s
         assert "arxiv_id" in error.value.message
 
 
-@pytest.mark.parametrize(("name", "render"), [("implement_paper", queries.implement_prompt), ("compare_implementations", queries.compare_prompt)])
+@pytest.mark.parametrize(
+    ("name", "render"), [("implement_paper", queries.implement_prompt), ("compare_implementations", queries.compare_prompt)]
+)
 @pytest.mark.parametrize("arxiv_id", ["9999.99999", "hep-th/9901001", "not an id!"])
 async def test_prompt_unknown_id_is_invalid_params_with_the_query_errors_text(
     client: Client, corpus: Corpus, name: str, render: Any, arxiv_id: str
@@ -386,4 +396,3 @@ async def test_unknown_argument_completes_nothing(client: Client) -> None:
 def test_small_corpus_is_what_the_edge_tests_need(small_corpus: Corpus) -> None:
     assert sorted(paper.key for paper in small_corpus.index.papers) == ["0704.0001", "2001.10000", "hep-th/9901001"]
     assert small_corpus.index.report.rejected == 1
-

@@ -164,7 +164,9 @@ def tool_arguments(draw: st.DrawFn, tool: str) -> dict[str, Any]:
 maybe_strings = st.none() | strings
 typed_cursors = st.none() | strings | st.binary(min_size=13, max_size=13).map(_b64) | st.binary(max_size=40).map(_b64)
 typed_limits = st.integers(min_value=-5, max_value=120) | st.integers()
-typed_statuses = st.sampled_from(["ran", "ran_honours", "unverified", "ran,ran_violates", "RAN", "nope"]) | strings | st.lists(strings, max_size=25)
+typed_statuses = (
+    st.sampled_from(["ran", "ran_honours", "unverified", "ran,ran_violates", "RAN", "nope"]) | strings | st.lists(strings, max_size=25)
+)
 typed_years = st.none() | st.integers(min_value=1990, max_value=2030) | st.integers()
 typed_paper_ids = PAPER_IDS
 
@@ -206,13 +208,21 @@ TYPED_ARGUMENTS: dict[str, dict[str, st.SearchStrategy[Any]]] = {
     },
     "get_code": {"code_sha256": st.sampled_from(["2a890c3f", "0", "ffffffffffffffff", "2A890C3F", "2a890c3fzz", "1e"]) | strings},
 }
-REQUIRED = {"get_harvested_code_for_paper": {"arxiv_id"}, "list_samples_by_status": {"status"}, "get_paper": {"paper"}, "find_papers_for_repo": {"repo"}, "get_code": {"code_sha256"}}
+REQUIRED = {
+    "get_harvested_code_for_paper": {"arxiv_id"},
+    "list_samples_by_status": {"status"},
+    "get_paper": {"paper"},
+    "find_papers_for_repo": {"repo"},
+    "get_code": {"code_sha256"},
+}
 
 
 @st.composite
 def typed_arguments(draw: st.DrawFn, tool: str) -> dict[str, Any]:
     """The tool's required arguments and some of its others, each of the type the queries function takes."""
-    return {name: draw(strategy) for name, strategy in TYPED_ARGUMENTS[tool].items() if name in REQUIRED.get(tool, ()) or draw(st.booleans())}
+    return {
+        name: draw(strategy) for name, strategy in TYPED_ARGUMENTS[tool].items() if name in REQUIRED.get(tool, ()) or draw(st.booleans())
+    }
 
 
 def assert_answer_or_query_error(call: Any, *args: Any, **kwargs: Any) -> Any:
@@ -335,7 +345,12 @@ def test_regressions_huge_years_and_lone_surrogates(corpus: Corpus, arguments: d
 
 @pytest.mark.parametrize(
     ("arguments", "code"),
-    [*REGRESSIONS, ({"query": ["bert"]}, "invalid_argument"), ({"query": None}, "invalid_argument"), ({"query": {"$ne": 1}}, "invalid_argument")],
+    [
+        *REGRESSIONS,
+        ({"query": ["bert"]}, "invalid_argument"),
+        ({"query": None}, "invalid_argument"),
+        ({"query": {"$ne": 1}}, "invalid_argument"),
+    ],
 )
 def test_regressions_huge_years_and_wrong_types(live: tuple[BlockingPortal, Client], arguments: dict[str, Any], code: str) -> None:
     result = _call(live, "search_papers", arguments)

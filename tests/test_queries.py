@@ -481,7 +481,9 @@ async def test_get_code_pointer_only_sample_is_licence_restricted(corpus: Corpus
     (match,) = got["matches"]
     assert match["inline_ok"] is False and match["licence"] == "NONE"
     assert got["withheld"] == "licence_restricted" and "code" not in got
-    assert got["note"].startswith("licence_restricted:") and got["note"].endswith("Next: do not copy or reproduce this code; link to file_url.")
+    assert got["note"].startswith("licence_restricted:") and got["note"].endswith(
+        "Next: do not copy or reproduce this code; link to file_url."
+    )
 
 
 @pytest.mark.anyio
@@ -983,7 +985,10 @@ def test_limit_bounds_are_accepted(corpus: Corpus, tool: str, arguments: dict[st
     ids=["21-items", "21-comma-separated", "long-item", "long-comma-separated"],
 )
 def test_an_oversized_status_list_is_refused(corpus: Corpus, status: str | list[str]) -> None:
-    for tool, arguments in (("list_samples_by_status", {"status": status}), ("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH, "status": status})):
+    for tool, arguments in (
+        ("list_samples_by_status", {"status": status}),
+        ("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH, "status": status}),
+    ):
         text = refusal(answer, corpus, tool, **arguments)
         assert text.startswith("invalid_argument: status takes at most 20 values of at most 64 characters") and "Next:" in text
 
@@ -1089,4 +1094,3 @@ def test_unknown_argument_completes_nothing(corpus: Corpus) -> None:
 def test_arxiv_completion_is_capped_at_20(load_corpus: LoadCorpus) -> None:
     corpus = load_corpus([make_record(f"2001.{i:05d}", f"paper-{i}") for i in range(25)])
     assert queries.complete(corpus, "arxiv_id", "2001") == [f"2001.{i:05d}" for i in range(20)]
-

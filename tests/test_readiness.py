@@ -157,7 +157,9 @@ async def test_a_stale_snapshot_answers_at_once_marked_stale_until_the_swap(corp
         stale = json.loads(marker.text)  # type: ignore[union-attr]
         assert stale["stale"] is True and stale["snapshot"] == SNAPSHOT_DATE
         stats = await client.call_tool("corpus_stats", {})
-        assert stats.structured_content is not None and stats.structured_content["ready"].startswith(f"stale: answers come from the snapshot of {SNAPSHOT_DATE}")
+        assert stats.structured_content is not None and stats.structured_content["ready"].startswith(
+            f"stale: answers come from the snapshot of {SNAPSHOT_DATE}"
+        )
         gated.release(2)
         await _wait_for_state(live, "complete")
         fresh = await client.call_tool("get_paper", {"paper": BERT_MOUTH})
@@ -190,7 +192,9 @@ async def test_an_unknown_tool_while_loading_is_refused_at_once(corpus: Corpus) 
     assert error.value.message.startswith("not_found: unknown tool")
 
 
-async def test_protocol_requests_that_need_no_records_answer_while_loading(corpus: Corpus, mode: str, caplog: pytest.LogCaptureFixture) -> None:
+async def test_protocol_requests_that_need_no_records_answer_while_loading(
+    corpus: Corpus, mode: str, caplog: pytest.LogCaptureFixture
+) -> None:
     gated = Gated([Stage("complete", corpus, None)])
     async with serving(gated, mode=mode) as (_, live, client):
         with warnings.catch_warnings():  # logging and ping are deprecated in 2026-07-28; they are the handshake era's

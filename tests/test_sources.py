@@ -219,6 +219,7 @@ async def test_fetch_reason_never_holds_the_response_body(server: FixtureServer,
 @pytest.mark.anyio
 async def test_slow_server_times_out_quickly_and_opens_the_circuit(server: FixtureServer, impatient: SourceFetcher) -> None:
     fetcher = impatient
+
     def never_answer(request: BaseHTTPRequestHandler) -> None:
         server.release.wait(SERVER_HOLD_SECONDS)
 
@@ -237,6 +238,7 @@ async def test_slow_server_times_out_quickly_and_opens_the_circuit(server: Fixtu
 @pytest.mark.anyio
 async def test_a_body_that_trickles_in_is_bounded_by_the_total_timeout(server: FixtureServer, impatient: SourceFetcher) -> None:
     fetcher = impatient
+
     def trickle(request: BaseHTTPRequestHandler) -> None:
         request.send_response(200)
         request.send_header("Content-Length", "1000")

@@ -163,7 +163,9 @@ def test_good_lines_pass_unchanged_whatever_their_line_ends(tmp_path: Path) -> N
     with serving(tmp_path) as raw:
         raw.handshake()
         assert raw.process.stdin is not None
-        raw.process.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"ping"}\r\n{"jsonrpc":"2.0","id":2,"method":"ping"}\r\n{"jsonrpc":"2.0",')
+        raw.process.stdin.write(
+            b'{"jsonrpc":"2.0","id":1,"method":"ping"}\r\n{"jsonrpc":"2.0","id":2,"method":"ping"}\r\n{"jsonrpc":"2.0",'
+        )
         raw.process.stdin.flush()
         assert [raw.answer()["id"], raw.answer()["id"]] == [1, 2]
         raw.process.stdin.write(b'"id":3,"method":"ping"}\n')  # the rest of the line, in another read
@@ -176,7 +178,9 @@ def test_the_sdk_reads_long_lines_whole_from_the_wire_and_ending_the_wire_ends_i
     out_read, out_write = os.pipe()
     wire = stdio.Wire(in_read, out_write)
     reader = io.TextIOWrapper(wire.input, encoding="utf-8", errors="replace")  # as the SDK reads it
-    long = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_paper", "arguments": {"paper": "x" * 3_000_000}}})
+    long = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_paper", "arguments": {"paper": "x" * 3_000_000}}}
+    )
     lines = (long + "\n" + '{"jsonrpc":"2.0","id":2,"method":"tools/list","params":[]}\n').encode()
 
     def client() -> None:

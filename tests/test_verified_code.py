@@ -275,7 +275,9 @@ def test_stored_lookups_cost_a_stat_and_see_a_file_change(store: CodeStore, monk
 
 
 @pytest.mark.parametrize("repair", ["fixed", "deleted"])
-async def test_a_bad_store_file_fixed_or_deleted_is_no_longer_counted(corpus: Corpus, store: CodeStore, verified: Verified, repair: str) -> None:
+async def test_a_bad_store_file_fixed_or_deleted_is_no_longer_counted(
+    corpus: Corpus, store: CodeStore, verified: Verified, repair: str
+) -> None:
     assert store.write_dir is not None
     store.write_dir.mkdir(parents=True)
     path = store.write_dir / f"{ENTRY_SHA}.py"
@@ -384,7 +386,11 @@ async def test_code_resource_adds_the_code_as_python(client: Client, corpus: Cor
     assert json.loads(answer.text)["code"] == ENTRY_CODE
     assert isinstance(code, TextResourceContents) and code.mime_type == "text/x-python" and code.text == ENTRY_CODE
     tool = await client.call_tool("get_code", {"code_sha256": ENTRY_SHA[:10]})
-    assert tool.structured_content is not None and tool.structured_content["code"] == ENTRY_CODE and tool.structured_content["verified"] is True
+    assert (
+        tool.structured_content is not None
+        and tool.structured_content["code"] == ENTRY_CODE
+        and tool.structured_content["verified"] is True
+    )
 
 
 async def test_code_resource_without_code_is_the_answer_alone(client: Client) -> None:

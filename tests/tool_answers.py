@@ -74,4 +74,3 @@ async def code_refusal(corpus: Corpus, code_sha256: str) -> str:
     with pytest.raises(QueryError) as raised:
         await ask_code(corpus, code_sha256)
     return str(raised.value)
-

@@ -363,7 +363,6 @@ def _repositories_instead(paper: PaperRow) -> tuple[list[str] | None, str]:
     return [link.repo_url for link in shown], note + "Next: read a repository's code, or search_papers for related papers with samples"
 
 
-
 def code_links(links: Sequence[CodeLinkRow]) -> list[models.CodeLink]:
     """The first of a paper's code links as answers show them (they are stored official first)."""
     return [
@@ -461,7 +460,11 @@ def find_code(corpus: Corpus, code_sha256: str) -> FoundCode:
         )
     if len(candidates) > 1:
         listed = ", ".join(candidates[:10]) + (" …" if len(candidates) > 10 else "")
-        raise QueryError("ambiguous", f"{prefix} matches several samples: {listed}", f"call again with one full {SHA_PREFIX_LENGTH}-character code_sha256")
+        raise QueryError(
+            "ambiguous",
+            f"{prefix} matches several samples: {listed}",
+            f"call again with one full {SHA_PREFIX_LENGTH}-character code_sha256",
+        )
     sha = candidates[0]
     index = corpus.index
     rows = [index.samples[i] for i in index.sample_ids_for_sha(sha)]
@@ -606,13 +609,22 @@ def implement_prompt(corpus: Corpus, arxiv_id: str) -> str:
     paper, _ = resolve_paper(corpus, arxiv_id)
     abstract = full_text(corpus).abstract(paper.ordinal)
     samples = corpus.index.samples_of(paper)
-    return prompts.implement(shorten(paper.title, TITLE_CHARS), paper.key, abstract[:ABSTRACT_CHARS] if abstract else None, samples, paper.claim, attribution(corpus, paper))
+    return prompts.implement(
+        shorten(paper.title, TITLE_CHARS),
+        paper.key,
+        abstract[:ABSTRACT_CHARS] if abstract else None,
+        samples,
+        paper.claim,
+        attribution(corpus, paper),
+    )
 
 
 def compare_prompt(corpus: Corpus, arxiv_id: str) -> str:
     paper, _ = resolve_paper(corpus, arxiv_id)
     samples = corpus.index.samples_of(paper)
-    return prompts.compare(shorten(paper.title, TITLE_CHARS), paper.key, samples, paper.details().code_links, CODE_LINKS_SHOWN, attribution(corpus, paper))
+    return prompts.compare(
+        shorten(paper.title, TITLE_CHARS), paper.key, samples, paper.details().code_links, CODE_LINKS_SHOWN, attribution(corpus, paper)
+    )
 
 
 COMPLETIONS = 20

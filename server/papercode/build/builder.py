@@ -425,7 +425,13 @@ class _RecordColumns:
         self._copy_part_links(part, numbers, ordinals)
 
     def _append_part_papers(
-        self, part: IndexPart, kept: list[tuple[int, Admitted]], numbers: npt.NDArray[np.int64], to_ids: npt.NDArray[np.intc], starts: Ints, lengths: Ints
+        self,
+        part: IndexPart,
+        kept: list[tuple[int, Admitted]],
+        numbers: npt.NDArray[np.int64],
+        to_ids: npt.NDArray[np.intc],
+        starts: Ints,
+        lengths: Ints,
     ) -> None:
         """Every kept record of `part` is a new paper, in order (the usual case): each paper column extended in one
         pass, as `_put_paper` would have appended them one by one."""
@@ -440,7 +446,9 @@ class _RecordColumns:
         columns.start.frombytes(starts.astype(np.intc).tobytes())
         columns.end.frombytes((starts + lengths).astype(np.intc).tobytes())
 
-    def _put_part_papers(self, part: IndexPart, kept: list[tuple[int, Admitted]], to_ids: npt.NDArray[np.intc], starts: Ints, lengths: Ints) -> None:
+    def _put_part_papers(
+        self, part: IndexPart, kept: list[tuple[int, Admitted]], to_ids: npt.NDArray[np.intc], starts: Ints, lengths: Ints
+    ) -> None:
         """The kept records of `part`, each put under its ordinal (appended, or in place of the paper it replaces)."""
         papers = part.papers
         for (number, admitted), start, length in zip(kept, starts.tolist(), lengths.tolist(), strict=True):
@@ -487,7 +495,9 @@ class _RecordColumns:
 
 
 # The paper columns, in the order `_put_paper` takes them.
-_PAPER_FIELDS = tuple(name for name, parameter in inspect.signature(_RecordColumns._put_paper).parameters.items() if parameter.kind is parameter.KEYWORD_ONLY)
+_PAPER_FIELDS = tuple(
+    name for name, parameter in inspect.signature(_RecordColumns._put_paper).parameters.items() if parameter.kind is parameter.KEYWORD_ONLY
+)
 
 
 @dataclass(frozen=True, slots=True)

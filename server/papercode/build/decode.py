@@ -61,14 +61,12 @@ class LoadedRecord:
         return (harvest.read_at or "") if harvest else ""
 
 
-
 _PROGRESS_EVERY = 1_000  # records between progress calls inside one `.jsonl` file
 _COUNT_STATUS = operator.attrgetter("status")
 _COUNT_KIND = operator.attrgetter("repo_kind")
 _INLINE = operator.attrgetter("inline_ok")
 
 _KNOWN_STATUSES = frozenset(KNOWN_STATUSES)
-
 
 
 def iter_records(
@@ -99,9 +97,6 @@ def iter_records(
                 progress(done - 1, total, report.records_read)
         if progress is not None:
             progress(done, total, report.records_read)
-
-
-
 
 
 def _read_file(path: str, size: int, limits: Limits, report: LoadReport) -> Iterator[tuple[bytes, int | None]]:
@@ -332,5 +327,3 @@ def _check_harvest(harvest: SyntologyData, dropped: int, name: str, line: int | 
 
 def _nonzero(counts: dict[str, int]) -> dict[str, int]:
     return {key: count for key, count in counts.items() if count}
-
-

@@ -25,10 +25,8 @@ class RecordFacts(NamedTuple):
         return duplicate_key(self.arxiv_id, self.slug)
 
 
-
 def facts(item: LoadedRecord) -> RecordFacts:
     return RecordFacts(item.path, item.line, item.arxiv_id, item.slug, item.read_at)
-
 
 
 class DuplicateFilter:
@@ -62,8 +60,6 @@ class DuplicateFilter:
 
 
 # -- reading -------------------------------------------------------------------------------
-
-
 
 
 _NEVER = datetime.min.replace(tzinfo=UTC)

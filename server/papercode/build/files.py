@@ -16,6 +16,7 @@ from papercode.core.load_report import LoadReport
 
 RECORD_SUFFIXES = (".json", ".txt", ".jsonl")
 
+
 class RecordFile(NamedTuple):
     path: str
     size: int
@@ -106,4 +107,3 @@ def _os_reason(exc: BaseException) -> str:
     if isinstance(exc, RuntimeError):  # Path.resolve() on a symlink loop (Python < 3.13)
         return "symlink loop"
     return getattr(exc, "strerror", None) or str(exc)
-

@@ -413,7 +413,9 @@ def main(argv: list[str]) -> int:
             os.nice(5)  # the keyed index (the other process) comes first; the search takes what is left
         if sys.stdin.readline().strip() != "shipped":
             return 1  # the other process is gone
-    sources = [_Documents(scratch / "records"), _Documents(scratch / "documents")] if split < len(files) else [_Documents(scratch / "documents")]
+    sources = (
+        [_Documents(scratch / "records"), _Documents(scratch / "documents")] if split < len(files) else [_Documents(scratch / "documents")]
+    )
     archive = job["archive"]
     admission = Admission(LoadReport(), None if archive is None else Path(archive))  # the index build reports the problems
     final: dict[int, tuple[str | None, _Documents, int, int, bool]] = {}  # paper -> its last admitted record

@@ -47,7 +47,9 @@ def snippet(host: str, records: list[Path], address: tuple[str, int], archive: P
         shown = f"[{reachable}]" if ":" in reachable else reachable
         start = [command, *args, "--transport", "streamable-http", "--port", str(port)] + (["--host", bind] if bind != "127.0.0.1" else [])
         url = f"http://{shown}:{port}/mcp"
-        return _json({"mcpServers": {"papercode": {"type": "http", "url": url}}}), f"your host's MCP settings; start the server with: {shlex.join(start)}"
+        return _json(
+            {"mcpServers": {"papercode": {"type": "http", "url": url}}}
+        ), f"your host's MCP settings; start the server with: {shlex.join(start)}"
     return _json({"mcpServers": {"papercode": {"command": command, "args": args}}}), _WHERE[host]
 
 

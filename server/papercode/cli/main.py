@@ -229,6 +229,7 @@ def build_live_server(settings: Settings, auth: tuple[StaticTokens, AuthSettings
         fingerprint=lambda: records_key(roots, settings.limits),
         progress=build,
     )
+
     def announce(stage: Stage, seconds: float) -> None:  # what is ready, on stderr beside the startup line
         sys.stderr.write(f"papercode: {ready_line(stage, seconds)}\n")
 
@@ -344,7 +345,9 @@ def check(settings: Settings) -> int:
     out(f"records: {report.records_read} read, {report.records_indexed} indexed\n")
     out(f"problems: {report.rejected} rejected, {report.warnings} warnings\n")
     out(f"code store: {verified} verified, {bad} bad ({', '.join(map(str, store.dirs))})\n")
-    _print_grouped(((problem.severity, problem.code), f"{problem.where()}: {problem.reason}") for problem in [*report.problems, *store.problems])
+    _print_grouped(
+        ((problem.severity, problem.code), f"{problem.where()}: {problem.reason}") for problem in [*report.problems, *store.problems]
+    )
     return 1 if report.rejected or bad else 0
 
 
@@ -423,4 +426,3 @@ def _print_grouped(items: Iterable[tuple[tuple[str, str], str]]) -> None:
             out(f"  {line}\n")
         if len(lines) > EXAMPLES_SHOWN:
             out(f"  … and {len(lines) - EXAMPLES_SHOWN} more\n")
-

@@ -12,4 +12,3 @@ class Limits:
     max_file_bytes: int = 32 * 1024 * 1024
     max_line_bytes: int = 8 * 1024 * 1024
     max_string_chars: int = 100_000
-

@@ -13,6 +13,7 @@ from typing import Literal
 
 Severity = Literal["error", "warning"]
 
+
 @dataclass(frozen=True, slots=True)
 class Problem:
     """One rejection (`error`) or oddity (`warning`) found while loading."""
@@ -46,8 +47,6 @@ class LoadReport:
     @property
     def warnings(self) -> int:
         return sum(1 for problem in self.problems if problem.severity == "warning")
-
-
 
 
 # An absolute path inside a message: POSIX (two segments at least: not the `/paper/` of a URL pattern, nor the

@@ -282,7 +282,9 @@ def save(path: Path, key: bytes, index: PaperIndex, search: SearchEngine) -> Non
                 counted = _Counted(out)
                 pickle.dump(index, counted, protocol=5)
                 out.seek(0)
-                out.write(_HEADER.pack(_MAGIC, FORMAT_VERSION, key, time.time(), counted.length, counted.crc, len(manifest), zlib.crc32(manifest)))
+                out.write(
+                    _HEADER.pack(_MAGIC, FORMAT_VERSION, key, time.time(), counted.length, counted.crc, len(manifest), zlib.crc32(manifest))
+                )
             os.replace(index_temporary, path)  # the switch: the new file names the new directory
         _remove_older_search_indexes(path, keep=directory)
     except (OSError, pickle.PicklingError) as exc:

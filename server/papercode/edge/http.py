@@ -78,7 +78,9 @@ def read_tokens(settings: Settings, environ: Mapping[str, str]) -> tuple[str, ..
             f"Next: export {name}=$(python3 -c 'import secrets; print(secrets.token_urlsafe(32))') and start again"
         )
     if any(len(token) < MIN_TOKEN_CHARS for token in tokens):
-        raise StartupError(f"--auth-token-env {name}: every token must have at least {MIN_TOKEN_CHARS} characters. Next: use longer random tokens")
+        raise StartupError(
+            f"--auth-token-env {name}: every token must have at least {MIN_TOKEN_CHARS} characters. Next: use longer random tokens"
+        )
     return tokens
 
 
@@ -211,7 +213,11 @@ class SessionGuard:
         ids = [(session, request_id) for request_id in _request_ids(body)]
         duplicate = next((key[1] for key in ids if key in self._in_flight), None)
         if duplicate is not None:
-            await _json_rpc_error(send, duplicate, f"invalid_request: request id {duplicate[:40]} is already in flight in this session. Next: give each request its own id")
+            await _json_rpc_error(
+                send,
+                duplicate,
+                f"invalid_request: request id {duplicate[:40]} is already in flight in this session. Next: give each request its own id",
+            )
             return
         self._in_flight.update(ids)
         try:
@@ -303,7 +309,13 @@ def _methods(body: bytes) -> list[object]:
 
 async def _json_rpc_error(send: Send, request_id: str, message: str) -> None:
     body = orjson.dumps({"jsonrpc": "2.0", "id": orjson.loads(request_id), "error": {"code": INVALID_REQUEST, "message": message}})
-    await send({"type": "http.response.start", "status": 409, "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 409,
+            "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 

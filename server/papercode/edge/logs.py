@@ -25,7 +25,11 @@ WINDOW_SECONDS = 60.0
 CLIENT_MISTAKES = (ValidationError, json.JSONDecodeError, UnicodeDecodeError)
 # Escaped: C0 and C1 controls (C1 holds CSI, U+009B, which terminals read as ESC [), the line and paragraph
 # separators, and the bidirectional controls (embeddings, overrides, isolates and marks), which reorder what follows.
-_CONTROL = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))} | {ord("\t"): "\\t", ord("\n"): "\\n", ord("\r"): "\\r"}
+_CONTROL = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))} | {
+    ord("\t"): "\\t",
+    ord("\n"): "\\n",
+    ord("\r"): "\\r",
+}
 _CONTROL |= {code: f"\\u{code:04x}" for code in (0x061C, 0x200E, 0x200F, 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
 
 

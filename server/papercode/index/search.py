@@ -332,7 +332,9 @@ class SearchEngine:
             addresses += [address for _, address in second.hits[:more]]
         papers = self._papers(addresses)
         snippets = _Snippets(self._searcher, matched, len(words))
-        return _count(first) + _count(second), [SearchHit(paper, snippets.best(address)) for paper, address in zip(papers, addresses, strict=True)]
+        return _count(first) + _count(second), [
+            SearchHit(paper, snippets.best(address)) for paper, address in zip(papers, addresses, strict=True)
+        ]
 
     def _papers(self, addresses: list[tantivy.DocAddress]) -> list[int]:
         return cast(list[int], self._searcher.fast_field_values("paper", addresses)) if addresses else []
@@ -427,7 +429,9 @@ def _filter_queries(filters: SearchFilters) -> list[tantivy.Query]:
 
     def facet(*terms: str) -> None:
         query = (
-            tantivy.Query.term_query(_SCHEMA, "facet", terms[0]) if len(terms) == 1 else tantivy.Query.term_set_query(_SCHEMA, "facet", list(terms))
+            tantivy.Query.term_query(_SCHEMA, "facet", terms[0])
+            if len(terms) == 1
+            else tantivy.Query.term_set_query(_SCHEMA, "facet", list(terms))
         )
         found.append(tantivy.Query.const_score_query(query, 0.0))
 
