@@ -17,6 +17,7 @@ from archive_tables import paper_row, write_json
 from conftest import make_record, make_sample, sha_for, write_records
 from papercode.answers import models, queries
 from papercode.archive import build_archive, records_dir
+from papercode.archive.store import Staging
 from papercode.build import parallel
 from papercode.build.files import find_record_files
 from papercode.cli.main import main
@@ -261,3 +262,25 @@ async def test_a_rebuilt_archive_is_reloaded(tmp_path: Path, how: str) -> None:
         tasks.cancel_scope.cancel()
     assert queries.paper_detail(live(), "2105.00000").title == "Second build"
     assert queries.corpus_stats(live()).by_source == {"records": 2, "archive": 2, "archive_rows_replaced": 0}
+
+
+def test_any_start_removes_what_a_killed_archive_build_left(layered: tuple[Path, Path], tmp_path: Path) -> None:
+    """A build killed outright leaves its half-written archive beside the old one; the next papercode start of any
+    command removes it (the next build would too), and leaves the archive that serves."""
+    records, served = layered
+    archive = served.parent
+    left = archive.parent / f".{archive.name}.building-999999"
+    (left / "records").mkdir(parents=True)
+    (left / "records" / "papers-00.jsonl").write_text("{}\n")
+    code = main(["check", "--records", str(records), "--archive", "--archive-dir", str(archive), "--code-dir", str(tmp_path / "code")])
+    assert code == 0 and not left.exists()
+    assert (served / "papers-00000.jsonl").exists()
+
+
+def test_a_build_running_beside_the_archive_is_left_alone(layered: tuple[Path, Path], tmp_path: Path) -> None:
+    records, served = layered
+    archive = served.parent
+    with Staging(archive) as building:
+        (building / "records").mkdir()
+        assert main(["check", "--records", str(records), "--archive-dir", str(archive), "--code-dir", str(tmp_path / "code")]) == 0
+        assert building.exists()

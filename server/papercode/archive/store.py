@@ -124,14 +124,16 @@ class Staging:
             self._committed = True
         _fsync_dir(self.parent)
 
-    def _recover(self) -> None:
+    def _recover(self) -> list[Path]:
         """Clean up after a build that was killed: its temporary directory goes; an archive renamed aside
-        but never replaced comes back."""
+        but never replaced comes back. Returns what was removed."""
         leftovers = sorted(self._leftovers(_OLD), key=lambda path: path.stat().st_mtime, reverse=True)
         if leftovers and not self.out.exists():
             os.rename(leftovers.pop(0), self.out)
-        for path in [*leftovers, *self._leftovers(_BUILDING)]:
+        removed = [*leftovers, *self._leftovers(_BUILDING)]
+        for path in removed:
             shutil.rmtree(path, ignore_errors=True)
+        return removed
 
     def _leftovers(self, kind: str) -> Iterator[Path]:
         prefix = f".{self.out.name}.{kind}-"
@@ -144,6 +146,24 @@ class Staging:
         if self._lock is not None:
             os.close(self._lock)  # closing the descriptor releases the lock
             self._lock = None
+
+
+def clear_leftovers(out: Path) -> list[Path]:
+    """What a build killed outright left beside the archive `out`, removed (and an archive it had renamed aside put
+    back), unless a build is running there now: every papercode command's start calls this, as it sweeps the rest
+    of its scratch. Returns what was removed."""
+    staging = Staging(out)
+    if not staging.parent.is_dir():
+        return []
+    try:
+        lock = _lock(staging.parent)
+    except (ArchiveBusy, OSError):
+        return []  # a build is running (it cleans up after itself), or the directory cannot be locked
+    try:
+        return staging._recover()
+    finally:
+        if lock is not None:
+            os.close(lock)
 
 
 def _lock(directory: Path) -> int | None:

@@ -26,6 +26,7 @@ import anyio
 
 from papercode import __version__
 from papercode.archive import command as archive_command
+from papercode.archive.store import clear_leftovers as archive_leftovers
 from papercode.build.parallel import BUILD_PREFIX, SEARCH_PREFIX
 from papercode.core import scratch
 from papercode.core.errors import QueryError
@@ -173,6 +174,7 @@ def clear_leftovers(settings: Settings) -> None:
         *scratch.sweep(Path(tempfile.gettempdir()), (BUILD_PREFIX, SEARCH_PREFIX)),
         *scratch.sweep(settings.cache_dir, (TEMPORARY_PREFIX,)),
         *scratch.sweep(settings.code_dir, (WRITING_PREFIX,)),
+        *archive_leftovers(settings.archive_dir),
     ]
     for path in removed:
         log.info("removed %s, left by a papercode process that ended without removing it", path)
