@@ -153,7 +153,7 @@ def build_step(spec: str, sources: Sequence[Path], out: Path, snapshot: str | No
     build = resolve_build(spec)
     if isinstance(build, str):
         return {"available": False, "reason": build}
-    from .run import cli_gc_policy
+    from papercode.cli.main import gc_policy as cli_gc_policy
 
     cli_gc_policy()
     start_usage = _start()

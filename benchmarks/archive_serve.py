@@ -116,7 +116,9 @@ def _rss() -> tuple[int, int]:
 def worker_cold(payload: dict[str, Any]) -> dict[str, Any]:
     """`open_stages` to the end (snapshot written), then in-process latency over the complete corpus."""
     pc = _papercode()  # with the SDK (the edge) imported before the build, so that the baseline RSS includes it
-    from .run import _Timer, cli_gc_policy
+    from papercode.cli.main import gc_policy as cli_gc_policy
+
+    from .run import _Timer
 
     roots, keywords = _layout(payload, pc)
     cli_gc_policy()
@@ -180,7 +182,7 @@ def _wrap_phases(timer: Any) -> None:
 def worker_empty(payload: dict[str, Any]) -> dict[str, Any]:
     """The same start with no records (the bundled ones, or an empty directory): its time and its peak RSS."""
     pc = _papercode()
-    from .run import cli_gc_policy
+    from papercode.cli.main import gc_policy as cli_gc_policy
 
     roots, keywords = _layout(dict(payload, records=None), pc)
     cli_gc_policy()
@@ -201,7 +203,7 @@ def worker_empty(payload: dict[str, Any]) -> dict[str, Any]:
 def worker_warm(payload: dict[str, Any]) -> dict[str, Any]:
     """`Corpus.open` on the snapshot the cold step wrote; a cold build raises."""
     pc = _papercode()
-    from .run import cli_gc_policy
+    from papercode.cli.main import gc_policy as cli_gc_policy
 
     roots, keywords = _layout(payload, pc)
     stages = pc["stages"]

@@ -30,7 +30,7 @@ import orjson
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, Tool
 
-from .run import cli_gc_policy
+from papercode.cli.main import gc_policy as cli_gc_policy
 
 ECHO_PREFIX = "echo_"
 

@@ -222,14 +222,6 @@ class _Timer:
         return timed
 
 
-def cli_gc_policy() -> None:
-    """The GC policy `papercode`'s CLI applies once at start (see `cli.main`), so the build is measured as it runs there."""
-    import gc
-
-    gc.freeze()
-    gc.set_threshold(100_000, 50, 100)
-
-
 def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     """Cold build in this fresh process (keyed ready, then search ready), then in-process tool latency over it."""
     roots = [Path(p) for p in payload["roots"]]
@@ -237,9 +229,10 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     from papercode.build import builder
     from papercode.build import decode as loading
     from papercode.build import parallel as search_build
+    from papercode.cli.main import gc_policy
     from papercode.corpus import stages as corpus_module
 
-    cli_gc_policy()
+    gc_policy()
     baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     timer = _Timer()
     if payload.get("phases", True):
@@ -309,6 +302,7 @@ def worker_warm(payload: dict[str, Any]) -> dict[str, Any]:
     snapshot (it proves the records unchanged, a `stat` of every file, while it restores)."""
     roots = [Path(p) for p in payload["roots"]]
     import papercode.edge.app  # noqa: F401 - the SDK import is not part of the warm start
+    from papercode.cli.main import gc_policy
     from papercode.core.limits import Limits
     from papercode.corpus import snapshot
     from papercode.corpus import stages as corpus_module
@@ -317,7 +311,7 @@ def worker_warm(payload: dict[str, Any]) -> dict[str, Any]:
         raise RuntimeError("the snapshot written by the load worker was not served")
 
     corpus_module.build_stages = no_cold_build  # type: ignore[assignment]
-    cli_gc_policy()
+    gc_policy()
     baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
     corpus = corpus_module.Corpus.open(roots, cache_dir=Path(payload["cache_dir"]))
