@@ -252,8 +252,9 @@ def _worker_main(mode: str, payload_path: str) -> int:
     return 0
 
 
-def run_step(mode: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """Run one step in a fresh `python -m benchmarks.archive_bench --worker MODE`; its answer, or an error naming it."""
+def run_step(mode: str, payload: dict[str, Any], module: str = "benchmarks.archive_bench") -> dict[str, Any]:
+    """Run one step in a fresh `python -m MODULE --worker MODE PAYLOAD_FILE` (the worker writes its answer to the
+    payload's `answer` path); its answer, or an error naming it."""
     from .run import REPO_ROOT, _pythonpath
 
     with tempfile.TemporaryDirectory(prefix="papercode-archive-step-") as tmp:
@@ -262,7 +263,7 @@ def run_step(mode: str, payload: dict[str, Any]) -> dict[str, Any]:
         env = dict(os.environ, PYTHONPATH=_pythonpath())
         with open(Path(tmp) / "stderr", "w+b") as stderr:
             proc = subprocess.run(
-                [sys.executable, "-m", "benchmarks.archive_bench", "--worker", mode, str(Path(tmp) / "payload.json")],
+                [sys.executable, "-m", module, "--worker", mode, str(Path(tmp) / "payload.json")],
                 cwd=REPO_ROOT,
                 env=env,
                 stdout=stderr,

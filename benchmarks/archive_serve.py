@@ -343,26 +343,9 @@ def stdio_warm(payload: dict[str, Any], query: str, repeat: int) -> dict[str, An
 
 
 def _worker(mode: str, payload: dict[str, Any]) -> dict[str, Any]:
-    from .run import REPO_ROOT, _pythonpath
+    from .archive_bench import run_step
 
-    env = dict(os.environ, PYTHONPATH=_pythonpath())
-    with tempfile.TemporaryDirectory(prefix="papercode-serve-step-") as tmp:
-        answer = Path(tmp) / "answer.json"
-        (Path(tmp) / "payload.json").write_text(json.dumps(dict(payload, answer=str(answer))))
-        with open(Path(tmp) / "stderr", "w+b") as stderr:
-            proc = subprocess.run(
-                [sys.executable, "-m", "benchmarks.archive_serve", "--worker", mode, str(Path(tmp) / "payload.json")],
-                cwd=REPO_ROOT,
-                env=env,
-                stdout=stderr,
-                stderr=stderr,
-                check=False,
-            )
-            if proc.returncode != 0:
-                stderr.seek(0)
-                raise RuntimeError(f"step {mode} failed (exit {proc.returncode}):\n{stderr.read().decode(errors='replace')[-4000:]}")
-        loaded: dict[str, Any] = json.loads(answer.read_text())
-        return loaded
+    return run_step(mode, payload, module="benchmarks.archive_serve")
 
 
 def _archive_supported() -> bool:

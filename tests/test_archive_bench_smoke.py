@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pyarrow.parquet as pq  # the test extra installs it: a missing pyarrow fails here, never skips
 import pytest
-
-pq = pytest.importorskip("pyarrow.parquet")
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:

@@ -151,6 +151,13 @@ def running(tmp_path: Path, *args: str, **environment: str) -> Iterator[tuple[su
             **environment,
         },
     )
+    with listening(server) as started:
+        yield started
+
+
+@contextmanager
+def listening(server: subprocess.Popen[str]) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """A `papercode serve` process on its way up: it and the URL its startup line names, killed at the end if it still runs."""
     with server:
         try:
             assert server.stderr is not None

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import select
 import shutil
 import signal
 import socket
@@ -35,7 +34,7 @@ from papercode.edge.app import build_server
 from papercode.edge.http import transport_security
 from papercode.edge.logs import printable
 from papercode.settings import Settings, bundled_records_dir
-from test_http import ACCEPT, INITIALIZE, THIS_CHECKOUT, TOKEN, bearer, http_server, settings_for
+from test_http import ACCEPT, INITIALIZE, THIS_CHECKOUT, TOKEN, bearer, http_server, listening, settings_for
 
 pytestmark = [pytest.mark.anyio, pytest.mark.transport]
 
@@ -73,18 +72,8 @@ def papercode_serve(tmp_path: Path, *args: str, fd_limit: int = 0, **environment
             **environment,
         },
     )
-    with server:
-        try:
-            assert server.stderr is not None
-            ready, _, _ = select.select([server.stderr], [], [], WAIT)
-            line = server.stderr.readline() if ready else ""
-            found = LISTENING.search(line)
-            assert found is not None, f"no startup line within {WAIT} s: {line!r}"
-            yield server, found["url"]
-        finally:
-            if server.poll() is None:
-                server.kill()
-            server.wait(timeout=WAIT)
+    with listening(server) as started:
+        yield started
 
 
 def address(url: str) -> tuple[str, int]:

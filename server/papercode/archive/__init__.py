@@ -6,9 +6,28 @@ Nothing here imports pyarrow or huggingface_hub until a command needs them (`pip
 
 from __future__ import annotations
 
-from .build import BuildSummary, build_archive, check_snapshot
-from .sources import BadInput, MissingDependency
+from importlib import import_module
+from typing import Any
+
 from .store import ArchiveBusy, NotAnArchive, default_archive_dir, read_manifest, records_dir
+
+# The build's modules load on first use: `serve` reads where the archive is (`store`) on every start, and has no
+# use for the rest.
+_LAZY = {
+    "BuildSummary": "build",
+    "build_archive": "build",
+    "check_snapshot": "build",
+    "BadInput": "sources",
+    "MissingDependency": "sources",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f".{module}", __name__), name)
+
 
 __all__ = [
     "ArchiveBusy",
