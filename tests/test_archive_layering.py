@@ -284,3 +284,21 @@ def test_a_build_running_beside_the_archive_is_left_alone(layered: tuple[Path, P
         (building / "records").mkdir()
         assert main(["check", "--records", str(records), "--archive-dir", str(archive), "--code-dir", str(tmp_path / "code")]) == 0
         assert building.exists()
+
+
+@pytest.mark.parametrize("when", ["part", "result"])
+def test_when_the_build_child_fails_the_build_here_keeps_the_archive(
+    layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, when: str
+) -> None:
+    records, archive = layered
+    *_, here = build_stages([records, archive], Limits(), child=False, archive=archive)
+
+    def fail(self: parallel.ChildSearchBuild, *_: object) -> None:
+        raise self._failure()
+
+    monkeypatch.setattr(parallel, "CHILD_PROCESS_BYTES", 0)
+    monkeypatch.setattr(parallel.ChildSearchBuild, when, fail)
+    *_, rebuilt = build_stages([records, archive], Limits(), archive=archive)
+    assert rebuilt.search is not None
+    assert queries.corpus_stats(rebuilt).model_dump() == queries.corpus_stats(here).model_dump()
+    assert queries.paper_detail(rebuilt, "the-archive-slug").title == "The harvested record"  # still layered

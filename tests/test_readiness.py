@@ -18,7 +18,7 @@ import anyio
 import pytest
 from mcp import Client, MCPError
 from mcp.shared.exceptions import MCPDeprecationWarning
-from mcp.types import LoggingMessageNotificationParams
+from mcp.types import INTERNAL_ERROR, LoggingMessageNotificationParams
 
 from conftest import BERT_MOUTH, BERTS_ICL, make_record, write_records
 from papercode.corpus.reload import LiveCorpus, SwapListener
@@ -242,3 +242,97 @@ async def test_a_client_that_set_its_level_while_loading_hears_of_load_problems_
             while not heard:
                 await anyio.sleep(0.01)
     assert heard == [("warning", "loaded 1 papers; 1 records, samples or files rejected and 0 warnings: read corpus://load-report")]
+
+
+class FailsFirst:
+    """The first load serves `served`, then fails with `error` once `gate` is set; a reload gives `complete`."""
+
+    def __init__(self, served: list[Stage], complete: Corpus, error: Exception) -> None:
+        self.served, self.complete, self.error = served, complete, error
+        self.gate = threading.Event()
+        self.loads = 0
+
+    def __call__(self, key: bytes | None) -> Iterator[Stage]:
+        self.loads += 1
+        if self.loads == 1:
+            yield from self.served
+            self.gate.wait(WAIT)
+            raise self.error
+        yield Stage("complete", self.complete, None)
+
+
+async def _wait_for_failure(live: LiveCorpus) -> None:
+    with anyio.fail_after(WAIT):
+        while live.load_error is None:
+            await anyio.sleep(0.01)
+
+
+async def test_a_first_load_that_fails_answers_a_waiting_call_at_once_and_the_server_stays_up(corpus: Corpus, tmp_path: Path) -> None:
+    failing = FailsFirst([], corpus, OSError(f"[Errno 5] Input/output error: '{tmp_path}/records/a.json'"))
+    live = LiveCorpus(failing, fingerprint=lambda: b"records")
+    server = build_server(live, ready_timeout=WAIT)  # a 20 s wait: answering after it would fail the bound below
+    async with server.running(), Client(server) as client:
+
+        async def progressed(progress: float, total: float | None, message: str | None) -> None:
+            failing.gate.set()  # the call is waiting for the records: now let the load fail
+
+        with anyio.fail_after(5):
+            result = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH}, progress_callback=progressed)
+        text = result.content[0].text  # type: ignore[union-attr]
+        assert result.is_error is True
+        assert text.startswith("load_failed: the records could not be loaded (OSError: [Errno 5] Input/output error: '")
+        assert text.endswith(". Next: the server's log says why; after a fix, send it SIGHUP or restart it.")
+        with anyio.fail_after(5), pytest.raises(MCPError) as refused:
+            await client.read_resource("corpus://stats")
+        assert refused.value.code == INTERNAL_ERROR and refused.value.message == text
+        assert len((await client.list_tools()).tools) == 7  # still serving
+        health = live.health()
+        assert health["status"] == "failed" and health["papers"] == 0
+        assert str(tmp_path) not in text and str(tmp_path) not in str(health["load_error"])  # no server path
+        assert await live.reload("SIGHUP") is True  # a reload that succeeds ends the failure
+        assert live.health() == {"status": "ok", "papers": 2, "last_reload_error": None}
+        answer = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH})
+        assert answer.is_error is False and answer.structured_content is not None
+        assert answer.structured_content["counts"]["total"] == 10
+
+
+async def test_a_search_build_that_fails_after_keyed_keeps_the_lookups_and_says_why_search_cannot_answer(corpus: Corpus) -> None:
+    failing = FailsFirst([Stage("keyed", keyed(corpus), None)], corpus, RuntimeError("the search builder died"))
+    failing.gate.set()
+    live = LiveCorpus(failing, fingerprint=lambda: b"records")
+    server = build_server(live, ready_timeout=WAIT)
+    async with server.running(), Client(server) as client:
+        await _wait_for_failure(live)
+        assert live.state == "keyed"
+        harvested = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERTS_ICL})
+        assert harvested.is_error is False
+        with anyio.fail_after(5):
+            search = await client.call_tool("search_papers", {"query": "bert"})
+        assert search.is_error is True
+        assert search.content[0].text == (  # type: ignore[union-attr]
+            "load_failed: the full-text index could not be built (RuntimeError: the search builder died); lookups by id, "
+            "code hash, status and repository still answer. Next: the server's log says why; after a fix, send it SIGHUP or restart it."
+        )
+        stats = await client.call_tool("corpus_stats", {})
+        assert stats.structured_content is not None
+        assert stats.structured_content["ready"] == (
+            "lookups only: full-text search (search_papers, get_paper) could not be built (RuntimeError: the search builder died)"
+        )
+        assert live.health()["status"] == "failed"
+        assert await live.reload("SIGHUP") is True
+        found = await client.call_tool("search_papers", {"query": "bert"})
+        assert found.is_error is False and found.structured_content is not None and found.structured_content["total"] == 2
+        assert live.load_error is None and live.health()["status"] == "ok"
+
+
+async def test_with_watch_a_failed_first_load_is_tried_again(corpus: Corpus) -> None:
+    failing = FailsFirst([], corpus, RuntimeError("the disk was busy"))
+    failing.gate.set()
+    live = LiveCorpus(failing, fingerprint=lambda: b"records")
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(live.load)
+        await _wait_for_failure(live)
+        tasks.start_soon(live.watch, 0.01)
+        await _wait_for_state(live, "complete")
+        tasks.cancel_scope.cancel()
+    assert failing.loads == 2 and live.load_error is None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-ErrorCode = Literal["not_found", "ambiguous", "invalid_argument", "loading"]
+ErrorCode = Literal["not_found", "ambiguous", "invalid_argument", "loading", "load_failed"]
 
 
 class QueryError(Exception):

@@ -6,7 +6,9 @@
 that needs more than is ready waits for it, bounded, and otherwise gets a coded `loading` error that
 says when to come back. Every request reads the corpus once and keeps it for the whole call, so
 calls in flight finish on the old index while a reload builds the next one in a worker thread; the
-swap is one reference assignment. A failed reload keeps the old corpus and says why.
+swap is one reference assignment. A failed reload keeps the old corpus and says why; a failed first load
+keeps whatever stage it reached (the keyed index, if any) and every call it cannot answer says why at once
+(`load_failed`) until a reload succeeds.
 """
 
 from __future__ import annotations
@@ -94,6 +96,7 @@ class LiveCorpus:
         self._on_failure: list[FailureListener] = []
         self._on_stage: list[Callable[[Stage, float], None]] = []
         self.last_error: str | None = None
+        self.load_error: str | None = None  # why the first load stopped short (no paths); cleared by a reload that succeeds
         self.reloads = 0
 
     # -- what is ready ------------------------------------------------------------------------------
@@ -121,6 +124,8 @@ class LiveCorpus:
         return corpus
 
     def not_ready(self, need: Need) -> QueryError:
+        if self.load_error is not None:
+            return self._load_failed()
         indexed, in_all, seconds = self.progress.estimate()
         if self._stage is not None:  # keyed lookups work; the full-text index is still being built
             return QueryError(
@@ -133,11 +138,20 @@ class LiveCorpus:
         when = f"ready in about {seconds} s" if seconds else "starting"
         return QueryError("loading", f"{indexed:,}{of} records indexed, {when}", f"call again in {max(seconds, 1)} s")
 
+    def _load_failed(self) -> QueryError:
+        what = "the records could not be loaded" if self._stage is None else "the full-text index could not be built"
+        still = "" if self._stage is None else "; lookups by id, code hash, status and repository still answer"
+        return QueryError(
+            "load_failed", f"{what} ({self.load_error}){still}", "the server's log says why; after a fix, send it SIGHUP or restart it"
+        )
+
     async def wait_for(self, need: Need, timeout: float, report: ProgressReport | None = None) -> Corpus:
         """The corpus once it can answer `need`; waits at most `timeout` seconds, reporting progress
         about every second, then raises the `loading` QueryError."""
         with anyio.move_on_after(timeout):
             while (corpus := self.ready_for(need)) is None:
+                if self.load_error is not None:  # nothing more is coming: say so now, not after the wait
+                    raise self._load_failed()
                 if report is not None:
                     indexed, in_all, seconds = self.progress.estimate()
                     message = f"{indexed:,} records indexed" + (f", ready in about {seconds} s" if seconds else "")
@@ -150,28 +164,39 @@ class LiveCorpus:
     def health(self) -> dict[str, object]:
         """What `GET /healthz` says: readiness and counts only (no paths, no corpus details)."""
         stage = self._stage
+        complete = stage is not None and stage.corpus.search is not None
         return {
-            "status": "ok" if stage is not None and stage.corpus.search is not None else "loading",
+            "status": "ok" if complete else "failed" if self.load_error is not None else "loading",
             "papers": len(stage.corpus.index.papers) if stage is not None else 0,
             "last_reload_error": self.last_error,
+            **({"load_error": self.load_error} if self.load_error is not None else {}),
         }
 
     # -- loading and reloading ----------------------------------------------------------------------
 
     async def load(self) -> None:
-        """The first build, in a worker thread, taking each stage as it comes (run it in a task)."""
+        """The first build, in a worker thread, taking each stage as it comes (run it in a task).
+
+        Whatever goes wrong ends the load, never the server: what was served stays served, and `load_error` says why.
+        """
         async with self._rebuilding:
             self.progress.restart()
             started = time.monotonic()
-            stages = self._stages(None)
             served_stale = False
-            while (stage := await anyio.to_thread.run_sync(next, stages, None, abandon_on_cancel=True)) is not None:
-                self._advance(stage)
-                for listener in self._on_stage:
-                    listener(stage, time.monotonic() - started)
-                served_stale = served_stale or stage.kind == "stale"
-                if stage.kind == "complete" and served_stale:  # the fresh corpus replaces the stale one: a swap, as on reload
-                    await _tell(self._on_swap, stage.corpus)
+            try:
+                stages = self._stages(None)
+                while (stage := await anyio.to_thread.run_sync(next, stages, None, abandon_on_cancel=True)) is not None:
+                    self._advance(stage)
+                    for listener in self._on_stage:
+                        listener(stage, time.monotonic() - started)
+                    served_stale = served_stale or stage.kind == "stale"
+                    if stage.kind == "complete" and served_stale:  # the fresh corpus replaces the stale one: a swap, as on reload
+                        await _tell(self._on_swap, stage.corpus)
+            except Exception as exc:
+                log.exception("loading the records failed")  # the operator's log: the traceback, paths in full
+                if self.state != "complete":  # else what failed came after (nothing a call waits for)
+                    self.load_error = self._shown(f"{type(exc).__name__}: {exc}", None)
+                    self._wake()
             if self._stage is not None:
                 self._seen = self._stage.corpus.records_key or b""
 
@@ -179,6 +204,10 @@ class LiveCorpus:
         if stage.kind == "keyed":
             self.progress.keyed()
         self._stage = stage
+        self._wake()
+
+    def _wake(self) -> None:
+        """Wake every call waiting in `wait_for` to look again."""
         changed, self._changed = self._changed, anyio.Event()
         changed.set()
 
@@ -212,7 +241,7 @@ class LiveCorpus:
                 failure = "; ".join(f"{p.path}: {p.reason}" for p in fatal) or (None if fresh is not None else "no complete corpus")
             if failure is None and fresh is not None:
                 self._advance(Stage("complete", fresh, None))
-                self.last_error = None
+                self.last_error = self.load_error = None
                 self.reloads += 1
                 log.info("reloaded: %d papers, %d samples", len(fresh.index.papers), len(fresh.index.samples))
             else:
@@ -234,7 +263,7 @@ class LiveCorpus:
         while True:
             await anyio.sleep(interval)
             current = await anyio.to_thread.run_sync(self._fingerprint)
-            if current != self._seen and self._stage is not None:
+            if current != self._seen and (self._stage is not None or self.load_error is not None):
                 await self.reload("records changed")
 
     async def reload_on_sighup(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:

@@ -158,7 +158,7 @@ def build_stages(
         index = builder.finish()
     except SearchBuildFailed as exc:
         log.warning("%s; building here", exc)
-        yield from build_stages(roots, limits, progress, child=False)
+        yield from build_stages(roots, limits, progress, child=False, archive=archive)
         return
     except BaseException:
         search.cancel()
@@ -183,7 +183,7 @@ def build_stages(
         engine = search.result(index.fingerprint)
     except SearchBuildFailed as exc:  # build both again, here, from one read of the records
         log.warning("%s; building the index and its search again in this process", exc)
-        *_, complete = build_stages(roots, limits, progress, child=False)
+        *_, complete = build_stages(roots, limits, progress, child=False, archive=archive)
         yield complete
         return
     yield Corpus.compose(index, engine)

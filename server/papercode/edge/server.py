@@ -22,7 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
-from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, Tool
+from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextContent, Tool
 from pydantic import ValidationError
 
 from papercode.core.errors import QueryError
@@ -123,17 +123,24 @@ class PapercodeServer(MCPServer):
         await self.live.wait_for(need, self.ready_timeout, report)
 
     async def _ready_or_refuse(self, need: Need, context: Context | None) -> None:
-        """`_ready` for resources and prompts, whose errors are protocol errors (`LOADING`)."""
+        """`_ready` for resources and prompts, whose errors are protocol errors (`LOADING`; a failed load is the
+        server's own failure, JSON-RPC's internal error, with the same `load_failed: …` text a tool gives)."""
         try:
             await self._ready(need, context)
         except QueryError as error:
-            raise MCPError(LOADING, str(error)) from None
+            raise MCPError(LOADING if error.code == "loading" else INTERNAL_ERROR, str(error)) from None
 
     def readiness(self) -> str | None:
         """What is not ready yet, for corpus_stats; None once everything is."""
         live = self.live
         if live is None or live.state == "complete":
             return None
+        if live.load_error is not None:
+            if live.state == "stale":
+                return (
+                    f"stale: answers come from the snapshot of {live.stale_since}; loading the changed records failed ({live.load_error})"
+                )
+            return f"lookups only: full-text search (search_papers, get_paper) could not be built ({live.load_error})"
         if live.state == "stale":
             return f"stale: answers come from the snapshot of {live.stale_since} while the changed records are reloaded"
         return "lookups only: full-text search (search_papers, get_paper) is still being built"
@@ -152,6 +159,8 @@ class PapercodeServer(MCPServer):
         if self.live is not None:
             await self.live.load()
             await self.client_log.greet_waiting()
+            if self.live.load_error is not None:
+                await self.client_log.send("error", f"loading the records failed: {self.live.load_error}")
 
     async def run_stdio_async(self) -> None:
         # `papercode serve` and `mcp run` both come through here; `stdio` answers malformed lines and stops on signals.
