@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from mcp.types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, jsonrpc_message_adapter
+from mcp.types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, JSONRPCNotification, jsonrpc_message_adapter
 
 from papercode.edge import stdio
 from papercode.edge.codes import LOADING
@@ -49,6 +49,9 @@ MALFORMED: list[tuple[bytes, tuple[int, Any] | None]] = [
     (b'{"jsonrpc":"2.0","id":19,"method":"tools/list","params":{"a":' + DEEP.encode() + b"}}", (PARSE_ERROR, 19)),
     (b'[{"jsonrpc":"2.0","id":20,"method":"tools/list"}]', (INVALID_REQUEST, None)),  # a batch
     (b'{"jsonrpc":"2.0","id":21}', (INVALID_REQUEST, 21)),  # no method
+    (b'{"jsonrpc":"2.0","id":22.5,"method":"tools/list"}', (INVALID_REQUEST, 22.5)),  # the SDK took these for notifications
+    (b'{"jsonrpc":"2.0","id":true,"method":"tools/list"}', (INVALID_REQUEST, None)),
+    (b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}', (INVALID_REQUEST, None)),  # MCP forbids a null id
     (b'{"jsonrpc":"2.0","method":"notifications/initialized","params":[]}', None),  # a notification: no answer
     (b"   ", None),  # a blank line
 ]
@@ -234,11 +237,15 @@ def test_what_the_wire_lets_through_unjudged_the_sdk_accepts(message: Any, ascii
     else:
         verdict = stdio.judge(line)
         try:
-            jsonrpc_message_adapter.validate_json(line.decode(errors="replace"), by_name=False)
+            accepted = jsonrpc_message_adapter.validate_json(line.decode(errors="replace"), by_name=False)
         except ValueError:
             assert verdict is not None
-        else:
-            assert verdict is None
+        else:  # what the SDK accepts passes, except a request with an unusable id, which it would take for a notification
+            unusable_id = isinstance(message, dict) and "id" in message and not stdio.is_request_id(message["id"])
+            if unusable_id and isinstance(accepted, JSONRPCNotification):
+                assert isinstance(verdict, bytes) and json.loads(verdict)["error"]["code"] == INVALID_REQUEST
+            else:
+                assert verdict is None
 
 
 # -- stopping ---------------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ streams, so stray output of a handler or a child process never reaches the wire)
 - **Every request with an id gets an answer.** A line the SDK would drop with a debug log (not JSON, a lone
   surrogate escape, a byte-order mark, `"jsonrpc": "1.0"`, `params` that are not an object) is answered here with
   the JSON-RPC error it deserves (-32700 with the id when the id can still be read, else null; -32600; -32602)
-  and never reaches the SDK; notifications and blank lines get no answer. Good lines pass through unchanged.
+  and never reaches the SDK; so is a request whose id is not a string or an integer (which the SDK would take for
+  a notification, leaving its client waiting); notifications and blank lines get no answer. Good lines pass through unchanged.
   The check is one orjson parse of each line (a microsecond or two); only a line that fails it is judged the
   SDK's way (`jsonrpc_message_adapter`), so what the SDK accepts is exactly what passes.
 - **SIGINT and SIGTERM end the input**: the server stops as at the end of input, and `papercode serve` exits 0.
@@ -241,7 +242,7 @@ def surely_valid(line: bytes) -> bool:
         return False
     if type(message.get("method")) is str:
         params = message.get("params")
-        return params is None or type(params) is dict
+        return (params is None or type(params) is dict) and ("id" not in message or type(message["id"]) in (int, str))
     return type(message.get("result")) is dict and type(message.get("id")) in (int, str)
 
 
@@ -253,7 +254,7 @@ def judge(line: bytes) -> bytes | _Drop | None:
     except ValidationError as error:
         problem = error.errors()[0]
     else:
-        return None
+        return _unusable_id(text)
     if not text.strip(_JSON_SPACE):
         return DROP
     try:
@@ -283,6 +284,17 @@ def judge(line: bytes) -> bytes | _Drop | None:
     if message.get("params") is not None and not isinstance(message["params"], dict):
         return _answer(ident, INVALID_PARAMS, 'Invalid params: "params" must be an object')
     return _answer(ident, INVALID_REQUEST, "Invalid Request")
+
+
+def _unusable_id(text: str) -> bytes | None:
+    """A request whose id is neither a string nor an integer (a float, true, null, …) the SDK takes for a
+    notification and never answers, so its client would wait forever: answered here (MCP forbids a null id)."""
+    message = json.loads(text)
+    if not isinstance(message, dict) or "id" not in message or "method" not in message or is_request_id(message["id"]):
+        return None
+    ident = message["id"]
+    shown = ident if isinstance(ident, float) else None  # a number its client can still match the answer to
+    return _answer(shown, INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer')
 
 
 def _answer(ident: object, code: int, message: str) -> bytes:
