@@ -234,15 +234,18 @@ def held_write(box: Box, what: str, where: Path) -> subprocess.Popen[bytes]:
 def test_a_killed_write_leaves_a_temporary_file_the_next_run_removes(box: Box, what: str, prefix: str, command: tuple[str, ...]) -> None:
     where = box.cache if what == "snapshot" else box.code
     alive, killed = held_write(box, what, where), held_write(box, what, where)
-    (left,) = where.glob(f"{prefix}{killed.pid}-*")
-    (kept,) = where.glob(f"{prefix}{alive.pid}-*")
+    left, kept = (sorted(where.glob(f"{prefix}{process.pid}-*")) for process in (killed, alive))
+    # A snapshot write holds two: the snapshot file and the copy of its search index; a code write one file.
+    kinds = sorted(entry.is_dir() for entry in left)
+    assert kinds == sorted(entry.is_dir() for entry in kept) == ([False, True] if what == "snapshot" else [False])
     kill_hard(killed)
-    assert left.exists()
 
     done = box.run(*command, "--records", str(box.small))
     assert done.returncode == 0, done.stderr
-    assert not left.exists()
-    assert kept.exists()  # a running writer's: untouched
+    assert not any(entry.exists() for entry in left)
+    assert all(entry.exists() for entry in kept)  # a running writer's: untouched
+    if what == "snapshot":  # one search index for each snapshot written (the call's own): none left over
+        assert len(list(where.glob("index-*.search-*"))) == len(list(where.glob("index-*.snapshot"))) == 1
 
 
 # -- the rules of a sweep ---------------------------------------------------------------------------

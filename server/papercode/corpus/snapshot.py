@@ -30,7 +30,6 @@ import os
 import pickle
 import shutil
 import struct
-import tempfile
 import threading
 import time
 import zlib
@@ -266,12 +265,18 @@ def _chunks(path: Path) -> Iterator[bytes]:
 
 
 def save(path: Path, key: bytes, index: PaperIndex, search: SearchEngine) -> None:
-    """Write the snapshot; a failure is logged, never raised (the cache is optional)."""
+    """Write the snapshot; a failure is logged, never raised (the cache is optional).
+
+    The search index is copied into a scratch directory (`core.scratch`: a killed save's is removed at the next
+    start) and renamed to its own name just before the snapshot file that names it is switched in.
+    """
     directory: Path | None = None
+    writing: scratch.Scratch | None = None
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        directory = Path(tempfile.mkdtemp(dir=path.parent, prefix=_search_prefix(path)))
-        files = [[name, size, crc] for name, size, crc in search.save_image(directory)]
+        writing = scratch.directory(TEMPORARY_PREFIX, path.parent)
+        directory = path.parent / f"{_search_prefix(path)}{writing.path.name.removeprefix(TEMPORARY_PREFIX)}"
+        files = [[name, size, crc] for name, size, crc in search.save_image(writing.path)]
         manifest = json.dumps({"directory": directory.name, "files": files}).encode()
         with _temporary(path.parent, TEMPORARY_PREFIX) as index_temporary:
             with open(index_temporary, "wb") as out:
@@ -285,10 +290,14 @@ def save(path: Path, key: bytes, index: PaperIndex, search: SearchEngine) -> Non
                 out.write(
                     _HEADER.pack(_MAGIC, FORMAT_VERSION, key, time.time(), counted.length, counted.crc, len(manifest), zlib.crc32(manifest))
                 )
+            os.replace(writing.path, directory)
+            writing.release()
             os.replace(index_temporary, path)  # the switch: the new file names the new directory
         _remove_older_search_indexes(path, keep=directory)
     except (OSError, pickle.PicklingError) as exc:
         log.warning("could not write snapshot %s: %s", path, exc)
+        if writing is not None:
+            writing.remove()  # nothing once it was renamed and let go
         if directory is not None and not _names(path, directory):
             shutil.rmtree(directory, ignore_errors=True)
 
