@@ -284,6 +284,41 @@ def test_a_signal_while_it_starts_stops_it_quietly_with_exit_status_0(tmp_path: 
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
 
 
+_SIGNAL_WHILE_IMPORTING = """
+import builtins, os, sys
+sys.argv = ["papercode", *sys.argv[1:]]
+imported = builtins.__import__
+
+def importing(name, *args, **kwargs):
+    if name == "papercode.cli.main":  # the signal lands while papercode's modules load
+        os.kill(os.getpid(), int(os.environ["SIGNAL"]))
+    return imported(name, *args, **kwargs)
+
+builtins.__import__ = importing
+from papercode.cli.entry import main
+sys.exit(main())
+"""
+
+
+@pytest.mark.transport
+@pytest.mark.parametrize(
+    ("signum", "command", "status"),
+    [(signal.SIGINT, "serve", 0), (signal.SIGTERM, "serve", 0), (signal.SIGINT, "check", 130)],
+    ids=["SIGINT-serve", "SIGTERM-serve", "SIGINT-check"],
+)
+def test_a_signal_while_its_modules_load_ends_it_quietly(tmp_path: Path, signum: int, command: str, status: int) -> None:
+    process = subprocess.run(
+        [sys.executable, "-c", _SIGNAL_WHILE_IMPORTING, command],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env={**ENVIRONMENT, "SIGNAL": str(int(signum)), "HOME": str(tmp_path)},
+        cwd=tmp_path,
+        timeout=WAIT,
+    )
+    assert process.returncode == status
+    assert process.stderr == b"" and process.stdout == b""
+
+
 @pytest.mark.transport
 def test_a_client_that_stops_reading_ends_it_quietly(tmp_path: Path) -> None:
     with serving(tmp_path) as raw:

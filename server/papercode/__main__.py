@@ -1,3 +1,3 @@
-from papercode.cli.main import main
+from papercode.cli.entry import main
 
 raise SystemExit(main())
