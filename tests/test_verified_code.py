@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 from mcp.types import TextResourceContents
@@ -170,8 +172,6 @@ def test_store_verify_all_counts_good_and_bad_files(store: CodeStore) -> None:
 
 
 def test_store_does_not_open_a_fifo(store: CodeStore) -> None:
-    import os
-
     assert store.write_dir is not None
     store.write_dir.mkdir(parents=True)
     os.mkfifo(store.write_dir / f"{ENTRY_SHA}.py")
@@ -295,6 +295,135 @@ async def test_a_bad_store_file_fixed_or_deleted_is_no_longer_counted(
     assert before["load"]["by_reason"] == {"code_mismatch": 1} and before["load"]["rejected"] == 1
     assert after["load"]["by_reason"] == {} and after["load"]["rejected"] == 0
     assert report["problems"] == [] and store.problems == []
+
+
+# -- `stored` from memory: the store's held hashes ------------------------------------------------
+#
+# Once the store has been scanned, a sample's `stored` is answered without touching a file (`CodeStore.holds`). It
+# is true for a hash whose file the store last found verified: at the scan, or since at a write, a read or a scan
+# of a directory that changed. A file changed in place behind the server's back can be held until it is next read;
+# `get_code` reads (and verifies) the bytes every time, refuses them, and the hash is held no more.
+
+
+def _held(corpus: Corpus, code: VerifiedCode) -> dict[str, Any]:
+    lookup = code.stored_lookup
+    assert lookup is not None
+    got = shown(queries.harvested_code(corpus, "2001.00001", stored=lookup))
+    return {sample["entry"]: sample.get("stored") for sample in got["samples"]}
+
+
+def test_a_scan_holds_exactly_the_files_that_verify(store: CodeStore) -> None:
+    assert store.write_dir is not None
+    store.write_dir.mkdir(parents=True)
+    (store.write_dir / f"{ENTRY_SHA}.py").write_text(ENTRY_CODE)  # put there by another process
+    (store.write_dir / f"{OTHER_SHA}.py").write_text("not the code\n")
+    (store.write_dir / f"{CHANGED_SHA}.py").symlink_to(store.write_dir / f"{ENTRY_SHA}.py")
+    code = VerifiedCode(store)
+    assert code.stored_lookup is None and not store.holds(ENTRY_SHA)  # nothing scanned yet: the tools check files
+    assert store.scan() == (1, 2)
+    assert code.stored_lookup is not None
+    assert [store.holds(sha) for sha in (ENTRY_SHA, OTHER_SHA, CHANGED_SHA)] == [True, False, False]
+    assert sorted(Path(problem.path).name for problem in store.problems) == sorted([f"{OTHER_SHA}.py", f"{CHANGED_SHA}.py"])
+
+
+def test_held_hashes_follow_the_stores_own_writes_and_reads(corpus: Corpus, store: CodeStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    code = VerifiedCode(store)
+    store.scan()
+    assert _held(corpus, code) == {"entry": None, "other": None}
+    path = store.write(OTHER_CODE)
+    assert _held(corpus, code) == {"entry": None, "other": True}
+
+    def no_files(*args: object, **kwargs: object) -> None:
+        raise AssertionError("stored from memory touched a file")
+
+    monkeypatch.setattr(CodeStore, "contains", no_files)
+    monkeypatch.setattr("os.lstat", no_files)
+    monkeypatch.setattr("os.stat", no_files)
+    assert _held(corpus, code) == {"entry": None, "other": True}
+    monkeypatch.undo()
+    path.unlink()  # deleted behind the store's back: held until it is next read ...
+    assert store.holds(OTHER_SHA)
+    assert store.read(OTHER_SHA) is None  # ... which verifies the bytes
+    assert _held(corpus, code) == {"entry": None, "other": None}
+
+
+@pytest.mark.parametrize("change", ["corrupted", "deleted"])
+async def test_get_code_never_serves_what_stored_held_stale(corpus: Corpus, store: CodeStore, verified: Verified, change: str) -> None:
+    path = store.write(ENTRY_CODE)
+    code = verified()
+    store.scan()
+    assert _held(corpus, code) == {"entry": True, "other": None}
+    if change == "corrupted":  # in place: the directory does not change, so nothing but a read can tell
+        with open(path, "r+") as stream:
+            stream.write("#")
+    else:
+        path.unlink()
+    answer = await code_answer(corpus, ENTRY_SHA, code)
+    assert answer["withheld"] == "not_materialized" and "code" not in answer
+    assert _held(corpus, code) == {"entry": None, "other": None}
+
+
+def test_a_scan_sees_files_other_processes_add_or_remove(store: CodeStore) -> None:
+    other_process = CodeStore(store.write_dir)
+    store.scan()
+    other_process.write(ENTRY_CODE)
+    other_process.write(OTHER_CODE)
+    assert not store.holds(ENTRY_SHA)
+    store.scan()  # the directory changed: listed again
+    assert store.holds(ENTRY_SHA) and store.holds(OTHER_SHA)
+    assert store.write_dir is not None
+    (store.write_dir / f"{OTHER_SHA}.py").unlink()
+    store.scan()
+    assert store.holds(ENTRY_SHA) and not store.holds(OTHER_SHA)
+
+
+def test_a_scan_of_an_unchanged_store_reads_nothing_again(store: CodeStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    store.write(ENTRY_CODE)
+    assert store.write_dir is not None
+    os.utime(store.write_dir, ns=(time.time_ns() - 60 * 10**9,) * 2)  # changed a minute ago (a recent change is listed again)
+    store.scan()
+    listed: list[Path] = []
+    files_in = CodeStore._files_in
+
+    def listing(directory: Path) -> Iterator[Path]:
+        listed.append(directory)
+        return files_in(directory)
+
+    monkeypatch.setattr(CodeStore, "_files_in", staticmethod(listing))
+    monkeypatch.setattr(CodeStore, "_verified", lambda *args: pytest.fail("a file was read again"))
+    store.scan()
+    assert listed == []  # one stat of the directory
+
+
+async def test_the_server_scans_the_store_while_it_serves_and_answers_stored_from_memory(
+    corpus: Corpus, store: CodeStore, verified: Verified, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert store.write_dir is not None
+    store.write_dir.mkdir(parents=True)
+    (store.write_dir / f"{ENTRY_SHA}.py").write_text(ENTRY_CODE)
+    code = verified()
+    server = build_server(lambda: corpus, code)
+    checked_in: list[str] = []
+    contains = CodeStore.contains
+
+    def checking(self: CodeStore, sha: str) -> bool:
+        checked_in.append(threading.current_thread().name)
+        return contains(self, sha)
+
+    monkeypatch.setattr(CodeStore, "contains", checking)
+    async with Client(server) as client:
+        before = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": "2001.00001"})
+        assert checked_in and threading.main_thread().name not in checked_in  # not scanned yet: file checks, off the loop
+        async with server.running():
+            with anyio.fail_after(5):
+                while code.stored_lookup is None:
+                    await anyio.sleep(0.01)
+            checked_in.clear()
+            after = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": "2001.00001"})
+    assert checked_in == []  # from memory
+    for result in (before, after):
+        assert result.structured_content is not None
+        assert {s["entry"]: s.get("stored") for s in result.structured_content["samples"]} == {"entry": True, "other": None}
 
 
 # -- get_code on demand, at the queries layer -----------------------------------------------------

@@ -171,12 +171,15 @@ class PaperRefFields(TypedDict):
     title: str
 
 
-# What an answer shows of a sample: exactly the fields of the `Sample` answer model.
+# What an answer shows of a sample: exactly the fields of the `Sample` answer model, which a `SampleRow` holds first,
+# in the same order (so a row's fields are zipped with their names, not looked up one by one).
 _SAMPLE_FIELDS = tuple(models.Sample.model_fields)
+if SampleRow._fields[: len(_SAMPLE_FIELDS)] != _SAMPLE_FIELDS:
+    raise ImportError(f"SampleRow must begin with the fields of models.Sample, in order: {_SAMPLE_FIELDS}")
 
 
 def _sample_fields(row: SampleRow) -> dict[str, Any]:
-    return {name: getattr(row, name) for name in _SAMPLE_FIELDS}
+    return dict(zip(_SAMPLE_FIELDS, row, strict=False))  # the row's other fields (paper, file_url) come after
 
 
 def sample_counts(corpus: Corpus, paper: PaperRow) -> models.SampleCounts:
@@ -225,10 +228,8 @@ def harvested_code(
         paper=models.PaperHead(**_paper_ref(paper), date=paper.date, url_abs=paper.url_abs),
         counts=sample_counts(corpus, paper),
         matched=len(matching),
-        samples=[
-            models.HarvestedSample(**_sample_fields(row), stored=True if stored and row.inline_ok and stored(row.code_sha256) else None)
-            for row in page
-        ],
+        # Dicts, validated into HarvestedSample with the answer in one call (a model each would cost an __init__ each).
+        samples=[_harvested_sample(row, stored) for row in page],  # type: ignore[misc]
         next_cursor=_page_cursor(corpus, page_query, offset, len(page), len(matching)),
         repos=repos,
         note=note,
@@ -236,6 +237,13 @@ def harvested_code(
         read_at=paper.read_at,
         attribution=attribution(corpus, paper),
     )
+
+
+def _harvested_sample(row: SampleRow, stored: Callable[[str], bool] | None) -> dict[str, Any]:
+    fields = _sample_fields(row)
+    if stored is not None and row.inline_ok and stored(row.code_sha256):
+        fields["stored"] = True
+    return fields
 
 
 def samples_by_status(
@@ -268,8 +276,9 @@ def samples_by_status(
     return models.SampleList(
         statuses=statuses,
         total=total,
+        # Dicts, validated into ListedSample with the answer in one call (a model each would cost an __init__ each).
         samples=[
-            models.ListedSample(**_sample_fields(row), paper=papers.key(row.paper), title=shorten(papers.title[row.paper], TITLE_CHARS))
+            _sample_fields(row) | {"paper": papers.key(row.paper), "title": shorten(papers.title[row.paper], TITLE_CHARS)}  # type: ignore[misc]
             for row in page
         ],
         next_cursor=_page_cursor(corpus, page_query, offset, len(page), total),

@@ -57,6 +57,7 @@ def build_server(
     )
     verified = code or VerifiedCode(CodeStore(None))
     server.client_log.greeting = lambda: queries.load_notice(source(), verified.store.problems)
+    server.background.append(verified.keep_current)
     PapercodeTools(source, verified, server.readiness).register(server)
     register_resources(server, source, verified)
     register_prompts(server, source)

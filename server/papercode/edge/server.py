@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from typing import Any
 
 import anyio
@@ -87,6 +87,7 @@ class PapercodeServer(MCPServer):
         self.middleware.append(self.client_log)
         self.live = live  # None: the corpus is ready from the start
         self.ready_timeout = ready_timeout
+        self.background: list[Callable[[], Coroutine[Any, Any, None]]] = []  # run while serving (`running`), e.g. keeping `stored` current
         self._listed: list[Tool] | None = None  # tools/list as the model sees it; rebuilt when the tools change
         self._tool_names: frozenset[str] = frozenset()
 
@@ -147,10 +148,13 @@ class PapercodeServer(MCPServer):
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """While serving: the live corpus loads in the background (clients are answered meanwhile)."""
+        """While serving: the live corpus loads in the background (clients are answered meanwhile), and
+        the `background` jobs run."""
         async with anyio.create_task_group() as tasks:
             if self.live is not None and self.live.state == "loading":
                 tasks.start_soon(self._load)
+            for job in self.background:
+                tasks.start_soon(job)
             yield
             tasks.cancel_scope.cancel()
 

@@ -4,9 +4,10 @@ structured content.
 Where a tool runs follows what it costs. Lookups in the in-memory index take microseconds (well under a
 millisecond at 100k papers, BENCHMARKS.md), so those tools are `async` and answer on the event loop: a hop to a
 worker thread and back costs more than the lookup (0.1-0.25 ms a call on a busy 2-core host; over stdio it kept
-them at 1.2-1.3x the SDK's own floor). They are get_harvested_code_for_paper (its `stored` flags are one file
-check per showable sample of the page), get_paper (its abstract is one stored document of the full-text index,
-fetched by paper ordinal: 10-20 us), find_papers_for_repo, corpus_stats, and the first page of
+them at 1.2-1.3x the SDK's own floor). They are get_harvested_code_for_paper (its `stored` flags come from the
+hashes the code store holds in memory, `CodeStore.holds`, once its start-up scan is done; before, they are a file
+check per showable sample, so the call runs in a worker thread), get_paper (its abstract is one stored document of
+the full-text index, fetched by paper ordinal: 10-20 us), find_papers_for_repo, corpus_stats, and the first page of
 list_samples_by_status. What can take longer runs in a worker thread: search_papers (a plain function, which the
 SDK runs in one), a later page of list_samples_by_status (skipping to its offset walks every listing rank before
 it: tens of milliseconds deep into a large corpus), and get_code's store reads and downloads.
@@ -128,7 +129,13 @@ class PapercodeTools:
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, models.HarvestedCode]:
         # Described by HARVESTED_CODE_DESCRIPTION, which spells the status order from `records`.
-        return reply(queries.harvested_code(self.source(), arxiv_id, status, repo_kind, limit, cursor, self.code.is_stored))
+        corpus, stored = self.source(), self.code.stored_lookup
+
+        def answer(stored: Callable[[str], bool]) -> models.HarvestedCode:
+            return queries.harvested_code(corpus, arxiv_id, status, repo_kind, limit, cursor, stored)
+
+        # Until the store has been scanned, `stored` is a file check per sample: in a worker thread.
+        return reply(answer(stored) if stored is not None else await anyio.to_thread.run_sync(answer, self.code.is_stored))
 
     async def list_samples_by_status(
         self,

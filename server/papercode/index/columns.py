@@ -33,9 +33,9 @@ class SampleTally(NamedTuple):
     pointer_only: int
 
 
-@dataclass(frozen=True, slots=True)
-class SampleRow:
-    """One sample, materialised from the columns when a query needs it."""
+class SampleRow(NamedTuple):
+    """One sample, materialised from the columns when a query needs it: a tuple, built in one step (pages of
+    them are built per call; a frozen dataclass sets each field by a call of its own)."""
 
     code_sha256: str
     entry: str
@@ -276,20 +276,20 @@ class SampleColumns:
         values = self.strings.values
         repo, path = values[self.repo[i]], cast(str, self.path[i])
         level = self.verification_level[i]
-        return SampleRow(
-            code_sha256=format(self.sha[i], SHA_PREFIX_FORMAT),
-            entry=cast(str, self.entry[i]),
-            repo=repo,
-            repo_kind=values[self.repo_kind[i]],
-            path=path,
-            language=text(values, self.language[i]),
-            status=values[self.status[i]],
-            contract_check=text(values, self.contract_check[i]),
-            verification_level=None if level == NO_LEVEL else level,
-            licence=text(values, self.licence[i]),
-            inline_ok=bool(self.inline_ok[i]),
-            paper=self.paper[i],
-            file_url=self.file_url.get(i) or blob_url(repo, path),
+        return SampleRow(  # positional, in SampleRow's field order
+            format(self.sha[i], SHA_PREFIX_FORMAT),  # code_sha256
+            cast(str, self.entry[i]),
+            repo,
+            values[self.repo_kind[i]],
+            path,
+            text(values, self.language[i]),
+            values[self.status[i]],
+            text(values, self.contract_check[i]),
+            None if level == NO_LEVEL else level,
+            text(values, self.licence[i]),
+            bool(self.inline_ok[i]),
+            self.paper[i],
+            self.file_url.get(i) or blob_url(repo, path),
         )
 
     def __iter__(self) -> Iterator[SampleRow]:

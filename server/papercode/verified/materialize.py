@@ -62,6 +62,7 @@ _LASTING: frozenset[Outcome] = frozenset(
     {"unsupported_language", "invalid_location", "file_missing", "too_large", "syntax_error", "entry_missing", "hash_mismatch"}
 )
 CodeSource = Literal["store", "fetched", "local"]
+STORE_RESCAN_SECONDS = 30.0  # how soon a sample's `stored` sees a file another process added to or removed from the store
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +247,20 @@ class VerifiedCode:
     def is_stored(self, sha: str) -> bool:
         """A verified copy is in the store, served as it stands (blocking: a `stat`; the first time, a read)."""
         return self.store.contains(sha)
+
+    @property
+    def stored_lookup(self) -> Callable[[str], bool] | None:
+        """`is_stored` from memory (`CodeStore.holds`: no file touched, fit for the event loop) once the store
+        has been scanned (`keep_current`); None before, when only `is_stored` (blocking) can say."""
+        return self.store.holds if self.store.scanned else None
+
+    async def keep_current(self, every: float = STORE_RESCAN_SECONDS) -> None:
+        """While serving: scan the store in a worker thread (every file verified, the first time), then again
+        every `every` seconds (a `stat` of each directory; a changed one is listed again), so `stored_lookup`
+        sees what other processes add or remove."""
+        while True:
+            await anyio.to_thread.run_sync(self.store.scan)
+            await anyio.sleep(every)
 
     async def obtain(self, rows: Sequence[SampleRow]) -> SampleOutcome:
         """The code all of `rows` (samples sharing one code hash) point at, or why it is withheld."""

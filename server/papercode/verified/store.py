@@ -3,14 +3,22 @@
 A module whose code hashes to prefix `p` lives in `<dir>/<p>.py`. The name is the proof: a
 file is served only when it is a regular file (not a symlink) of at most `MAX_CODE_BYTES` and the
 sha256 prefix of its bytes equals its name, so a corrupted, truncated or tampered file is reported
-(`code_mismatch`) and never served; once fixed or deleted, it is reported no more. `contains`
-(a sample's `stored`) says the same as serving would: what was verified is remembered by the
-file's identity (device, inode, size, modification time), so asking again costs one `stat`, and
-a changed file is verified again. One directory is written (the user's code directory); others
-are only read (a `code/` folder a corpus publisher ships beside its records). Writes go to a
-temporary file (`.writing-<pid>-…`, see `core.scratch`) renamed into place, so a reader never
-sees half a module. Nothing here imports MCP; all of it is blocking file I/O (callers keep it
-off the event loop).
+(`code_mismatch`) and never served; once fixed or deleted, it is reported no more. What was
+verified is remembered by the file's identity (device, inode, size, modification time), so
+`contains` asks again with one `stat`, and a changed file is verified again.
+
+A sample's `stored` is answered from memory by `holds`, once `scan` has verified every file (at
+start, in a worker thread): the hashes whose file the store last found verified. Every verdict
+the store reaches keeps it true (a write, a read, `contains`, a scan), and `scan` again (every
+`VerifiedCode.keep_current` period) looks again at a directory whose modification time changed,
+so a file added, replaced or deleted there by another process is seen within that period. A file
+changed in place behind the server's back can be held until it is next read: `read` (what
+`get_code` serves) always verifies the bytes, refuses them, and the hash is held no more.
+
+One directory is written (the user's code directory); others are only read (a `code/` folder a
+corpus publisher ships beside its records). Writes go to a temporary file (`.writing-<pid>-…`,
+see `core.scratch`) renamed into place, so a reader never sees half a module. Nothing here
+imports MCP; everything but `holds` is blocking file I/O (callers keep it off the event loop).
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import contextlib
 import logging
 import os
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +47,7 @@ MAX_CODE_BYTES = MAX_SOURCE_BYTES  # a harvested module is never larger than its
 MAX_PROBLEMS = 1_000  # bad files reported; the rest are counted
 WRITING_PREFIX = ".writing-"  # a module being written (`core.scratch` names and holds it)
 
+RECENT_NS = 2_000_000_000  # a directory changed this recently is listed again at the next scan (its time has a coarse tick)
 Identity = tuple[int, int, int, int]  # a file's device, inode, size and modification time (ns)
 
 
@@ -55,6 +65,9 @@ class CodeStore:
         self.dirs = [*read_dirs, *([write_dir] if write_dir is not None else [])]
         self._problems: dict[str, Problem] = {}  # by path: each bad file reported once
         self._checked: dict[str, tuple[Identity, bool]] = {}  # by path: whether the file, as it was then, verified
+        self._held: dict[Path, set[str]] = {directory: set() for directory in self.dirs}  # by directory: hashes verified there
+        self._marks: dict[Path, int | None] = {}  # by directory: its modification time when `scan` last listed it
+        self.scanned = False  # `holds` answers once the first `scan` is done
         self._lock = threading.Lock()
 
     @classmethod
@@ -66,24 +79,39 @@ class CodeStore:
     def contains(self, sha: str) -> bool:
         """A verified copy of `sha` is in the store: `read` would serve it. A file verified (or not)
         before is not read again until it changes."""
-        if not is_sha_prefix(sha):
-            return False
+        return is_sha_prefix(sha) and any(self._still_verified(directory / f"{sha}{SUFFIX}", sha) for directory in self.dirs)
+
+    def holds(self, sha: str) -> bool:
+        """Whether the store last found a verified file for `sha` (see the module docstring): no file
+        is touched, so it may run on the event loop. Before the first `scan` (`scanned`) it knows only
+        the files looked at so far."""
+        return any(sha in held for held in self._held.values())
+
+    def scan(self, *, reread: bool = False) -> tuple[int, int]:
+        """Look at every directory whose modification time changed since the last scan (every one, the
+        first time or with `reread`): verify each file not verified before as it is now (every file with
+        `reread`), forget the ones gone. Blocking. Returns (verified, bad) among the files looked at."""
+        good = bad = 0
         for directory in self.dirs:
-            path = directory / f"{sha}{SUFFIX}"
-            try:
-                identity = _identity(os.lstat(path))
-            except FileNotFoundError:
-                self._forget(path)
+            mark = _mtime(directory)  # taken before listing: a change during the listing shows at the next scan
+            if not reread and directory in self._marks and self._marks[directory] == mark:
                 continue
-            except OSError:
-                continue
-            checked = self._checked.get(str(path))
-            if checked is not None and checked[0] == identity:
-                if checked[1]:
-                    return True
-            elif self._verified(path, sha) is not None:
-                return True
-        return False
+            with self._lock:
+                before = set(self._held[directory])
+            listed: set[str] = set()
+            for path in self._files_in(directory):
+                sha = path.name.removesuffix(SUFFIX)
+                listed.add(sha)
+                verified = self._verified(path, sha) is not None if reread else self._still_verified(path, sha)
+                good, bad = good + verified, bad + (not verified)
+            with self._lock:
+                self._held[directory] -= before - listed  # gone since; a write during the listing is kept
+            if mark is not None and time.time_ns() - mark < RECENT_NS:
+                self._marks.pop(directory, None)  # a change within the same clock tick leaves the time as it is: list again
+            else:
+                self._marks[directory] = mark
+        self.scanned = True
+        return good, bad
 
     def read(self, sha: str) -> StoredCode | None:
         """The stored module for `sha`, only if its bytes hash to `sha`."""
@@ -116,13 +144,7 @@ class CodeStore:
 
     def verify_all(self) -> tuple[int, int]:
         """Read and check every stored file (for `papercode check`): (verified, bad)."""
-        good = bad = 0
-        for path in self._files():
-            if self._verified(path, path.name.removesuffix(SUFFIX)) is None:
-                bad += 1
-            else:
-                good += 1
-        return good, bad
+        return self.scan(reread=True)
 
     @property
     def problems(self) -> list[Problem]:
@@ -143,12 +165,26 @@ class CodeStore:
         with self._lock:
             return list(self._problems.values())
 
-    def _files(self) -> Iterator[Path]:
-        for directory in self.dirs:
-            with contextlib.suppress(OSError), os.scandir(directory) as listing:
-                for entry in listing:
-                    if entry.name.endswith(SUFFIX) and not entry.name.startswith("."):
-                        yield Path(entry.path)
+    @staticmethod
+    def _files_in(directory: Path) -> Iterator[Path]:
+        with contextlib.suppress(OSError), os.scandir(directory) as listing:
+            for entry in listing:
+                if entry.name.endswith(SUFFIX) and not entry.name.startswith("."):
+                    yield Path(entry.path)
+
+    def _still_verified(self, path: Path, sha: str) -> bool:
+        """Whether the file verifies as it is now: one `stat` when its verdict is remembered, else a read."""
+        try:
+            identity = _identity(os.lstat(path))
+        except FileNotFoundError:
+            self._forget(path)
+            return False
+        except OSError:
+            return False
+        checked = self._checked.get(str(path))
+        if checked is not None and checked[0] == identity:
+            return checked[1]
+        return self._verified(path, sha) is not None
 
     def _verified(self, path: Path, sha: str) -> str | None:
         """The file's text when it is a regular file whose bytes hash to `sha`; else None (reported).
@@ -184,6 +220,7 @@ class CodeStore:
     def _remember(self, path: Path, identity: Identity, *, verified: bool) -> None:
         with self._lock:
             self._checked[str(path)] = (identity, verified)
+            self._hold(path, verified)
             if verified:
                 self._problems.pop(str(path), None)
 
@@ -192,6 +229,13 @@ class CodeStore:
         with self._lock:
             self._checked.pop(str(path), None)
             self._problems.pop(str(path), None)
+            self._hold(path, False)
+
+    def _hold(self, path: Path, verified: bool) -> None:
+        """`holds` follows the verdict on `path` (under the lock)."""
+        held = self._held.get(path.parent)
+        if held is not None:
+            (held.add if verified else held.discard)(path.name.removesuffix(SUFFIX))
 
 
 def _code_of(data: bytes, sha: str) -> tuple[str | None, str]:
@@ -222,6 +266,13 @@ def _regular_file_only(path: str, flags: int) -> int:
 
 def _identity(stat: os.stat_result) -> Identity:
     return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+def _mtime(directory: Path) -> int | None:
+    try:
+        return os.stat(directory).st_mtime_ns
+    except OSError:
+        return None
 
 
 def _lstat_identity(path: Path) -> Identity | None:
