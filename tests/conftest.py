@@ -47,6 +47,13 @@ def _scratch_in_memory() -> None:
 
 _scratch_in_memory()
 
+# The code under test is this checkout's (pytest puts server/ first on sys.path: pyproject.toml's `pythonpath`), and
+# so is every child process's: those that inherit the environment get it here, those given an environment of their
+# own are given THIS_CHECKOUT.
+SERVER_DIR = Path(__file__).resolve().parents[1] / "server"
+THIS_CHECKOUT = {"PYTHONPATH": str(SERVER_DIR)}
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SERVER_DIR), os.environ.get("PYTHONPATH")]))
+
 MODES = ("auto", "legacy")
 # The seven tools, as tools/list names them (tests/test_snapshot.py holds everything else the model sees).
 TOOL_NAMES = (

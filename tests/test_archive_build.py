@@ -621,6 +621,7 @@ def test_without_pyarrow_parquet_says_how_to_install_it_and_dumps_still_build(
     assert_bundled_papers_back(archive_records(tmp_path / "archive"))
 
 
+@pytest.mark.process
 def test_serve_needs_neither_pyarrow_nor_huggingface_hub() -> None:
     code = (
         "import sys; sys.modules['pyarrow'] = None; sys.modules['huggingface_hub'] = None\n"

@@ -89,6 +89,7 @@ def fetched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fetched]:
     yield Fetched(tmp / "hf", tmp / "archive", datasets, result, list(hub.requests))
 
 
+@pytest.mark.process
 def test_fetch_downloads_both_datasets_into_the_hub_cache_and_builds(fetched: Fetched) -> None:
     assert (fetched.result.returncode, fetched.result.stderr) == (0, "")
     assert fetched.result.stdout.startswith(f"archive: {fetched.archive} (1 shards, ")
@@ -112,6 +113,7 @@ def test_fetch_downloads_both_datasets_into_the_hub_cache_and_builds(fetched: Fe
     assert not [path for _, path in fetched.requests if path.endswith("README.md")]  # only data/*.parquet
 
 
+@pytest.mark.process
 def test_offline_it_builds_from_the_cache_says_so_in_one_line_and_asks_nothing(fetched: Fetched, tmp_path: Path) -> None:
     with HubStandIn(fetched.datasets) as hub:
         result = fetch(tmp_path / "archive", fetched.hf_home, hub.url, HF_HUB_OFFLINE="1")
@@ -125,6 +127,7 @@ def test_offline_it_builds_from_the_cache_says_so_in_one_line_and_asks_nothing(f
     assert_bundled_papers_back(archive_records(tmp_path / "archive"), snapshot=result_snapshot(tmp_path / "archive"))
 
 
+@pytest.mark.process
 def test_when_the_hub_is_unreachable_it_builds_from_the_cache_and_keeps_the_commit_date(fetched: Fetched, tmp_path: Path) -> None:
     out = tmp_path / "archive"
     shutil.copytree(fetched.archive, out)  # the previous archive knows each cached commit's date: the new one keeps it
@@ -142,6 +145,7 @@ def result_snapshot(archive: Path) -> str:
     return str(manifest["snapshot"])
 
 
+@pytest.mark.process
 def test_with_no_network_and_nothing_cached_it_fails_in_one_line_and_keeps_the_archive(fetched: Fetched, tmp_path: Path) -> None:
     before = {path: path.read_bytes() for path in fetched.archive.rglob("*") if path.is_file()}
     result = fetch(fetched.archive, tmp_path / "empty-hf-home", closed_port())
@@ -152,6 +156,7 @@ def test_with_no_network_and_nothing_cached_it_fails_in_one_line_and_keeps_the_a
     assert {path: path.read_bytes() for path in fetched.archive.rglob("*") if path.is_file()} == before
 
 
+@pytest.mark.process
 def test_a_dataset_the_hub_does_not_have_is_one_line(tmp_path: Path) -> None:
     datasets = hub_datasets(tmp_path)
     del datasets[LINKS]

@@ -32,7 +32,7 @@ def test_generator_is_deterministic_and_consistent() -> None:
         assert all(s["mcp_get_code"]["code_sha256"] == s["code_sha256_prefix"] for s in samples)
 
 
-@pytest.mark.transport
+@pytest.mark.process
 def test_smoke_measures_every_tool(tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "corpus", 200, seed=1)
     result = measure([corpus], calls=8, stdio_calls=3)

@@ -21,7 +21,7 @@ import orjson
 import pytest
 from mcp import Client, StdioServerParameters
 
-from conftest import BERT_MOUTH, BERT_MOUTH_TITLE, BERTS_ICL, make_record, write_records
+from conftest import BERT_MOUTH, BERT_MOUTH_TITLE, BERTS_ICL, THIS_CHECKOUT, make_record, write_records
 from papercode import __version__
 from papercode.cli import main as cli
 from papercode.core.errors import QueryError
@@ -234,13 +234,15 @@ def test_config_for_http_names_the_url(run: Run) -> None:
     assert f"{_installed_command()} serve --transport streamable-http --port 8123" in err
 
 
+@pytest.mark.process
 @pytest.mark.anyio
 async def test_the_claude_desktop_snippet_launches_a_working_server(run: Run, tmp_path: Path) -> None:
     _, out, _ = run("config", "claude-desktop")
     entry = json.loads(out)["mcpServers"]["papercode"]
-    # Desktop hosts start servers elsewhere, with little of the shell's environment.
+    # Desktop hosts start servers elsewhere, with little of the shell's environment (THIS_CHECKOUT: the code under test,
+    # which is what the snippet's command runs when the virtualenv's install is this checkout's, as the README sets it up).
     params = StdioServerParameters(
-        command=entry["command"], args=entry["args"], env={"HOME": str(tmp_path), "PAPERCODE_OFFLINE": "1"}, cwd="/"
+        command=entry["command"], args=entry["args"], env={"HOME": str(tmp_path), "PAPERCODE_OFFLINE": "1", **THIS_CHECKOUT}, cwd="/"
     )
     with anyio.fail_after(60):
         async with Client(params, mode="legacy") as client:
@@ -256,6 +258,7 @@ def test_version_through_the_module_entry_point(monkeypatch: pytest.MonkeyPatch,
     assert exited.value.code == 0 and capsys.readouterr().out.strip() == f"papercode {__version__}"
 
 
+@pytest.mark.process
 def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
     """`papercode config vscode | head -1`: the pipe closes under the writer, which must end quietly."""
     reader, writer = os.pipe()

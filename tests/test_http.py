@@ -30,7 +30,7 @@ from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import BERT_MOUTH, MODES
+from conftest import BERT_MOUTH, MODES, THIS_CHECKOUT
 from fixture_server import FixtureServer, reply, serve
 from papercode.corpus.stages import Corpus
 from papercode.edge import http as serving
@@ -41,7 +41,7 @@ from papercode.edge.uvicorn_adapter import HeaderTimeoutH11
 from papercode.settings import Settings
 from papercode.verified.materialize import VerifiedCode
 
-pytestmark = [pytest.mark.anyio, pytest.mark.transport]
+pytestmark = [pytest.mark.anyio, pytest.mark.process]
 
 WAIT = 30  # seconds: the bound on every wait in this module
 TOKEN = "team-token-0123456789abcdef"
@@ -54,8 +54,6 @@ INITIALIZE = {
     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
 }
 ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-# A `papercode` subprocess runs the code under test, not whichever checkout the virtualenv has installed.
-THIS_CHECKOUT = {"PYTHONPATH": str(Path(serving.__file__).resolve().parents[2])}
 
 
 def bearer(token: str = TOKEN) -> dict[str, str]:

@@ -27,16 +27,16 @@ from mcp import Client
 from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.requests import Request
 
-from conftest import make_record, write_records
+from conftest import THIS_CHECKOUT, make_record, write_records
 from papercode.corpus.stages import Corpus
 from papercode.edge import http as serving
 from papercode.edge.app import build_server
 from papercode.edge.http import transport_security
 from papercode.edge.logs import printable
 from papercode.settings import Settings, bundled_records_dir
-from test_http import ACCEPT, INITIALIZE, THIS_CHECKOUT, TOKEN, bearer, http_server, listening, settings_for
+from test_http import ACCEPT, INITIALIZE, TOKEN, bearer, http_server, listening, settings_for
 
-pytestmark = [pytest.mark.anyio, pytest.mark.transport]
+pytestmark = [pytest.mark.anyio, pytest.mark.process]
 
 WAIT = 30  # seconds: the bound on every wait in this module
 AT_ONCE = 3.0  # seconds: well under the 5 s keep-alive and the 10 s header and body limits, which would also close

@@ -28,7 +28,7 @@ from papercode.build import parallel
 from papercode.core import scratch
 from papercode.settings import bundled_records_dir
 
-pytestmark = pytest.mark.transport
+pytestmark = pytest.mark.process
 
 SERVER_DIR = Path(papercode.__file__).resolve().parents[1]
 WAIT = 30.0  # seconds: a bound on every wait, never a sleep

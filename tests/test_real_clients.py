@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERT_MOUTH_TITLE, BERTS_ICL, BERTS_ICL_TITLE, TOOL_NAMES
+from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERT_MOUTH_TITLE, BERTS_ICL, BERTS_ICL_TITLE, THIS_CHECKOUT, TOOL_NAMES
 
-pytestmark = [pytest.mark.clients, pytest.mark.transport]
+pytestmark = pytest.mark.clients
 
 CLIENTS = Path(__file__).resolve().parent / "clients"
 NODE_MODULES = CLIENTS / "node_modules"
@@ -95,6 +95,7 @@ def server_settings(home: Path) -> dict[str, str]:
         "PAPERCODE_CACHE_DIR": str(home / "cache"),
         "PAPERCODE_OFFLINE": "1",
         "PAPERCODE_CODE_BASE_URL": "http://127.0.0.1:9",
+        **THIS_CHECKOUT,
     }
 
 

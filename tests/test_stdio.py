@@ -14,10 +14,10 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, make_record, make_sample, sha_for, write_records
+from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, THIS_CHECKOUT, make_record, make_sample, sha_for, write_records
 from papercode.settings import bundled_records_dir
 
-pytestmark = [pytest.mark.anyio, pytest.mark.transport]
+pytestmark = [pytest.mark.anyio, pytest.mark.process]
 
 STARTUP_AND_CALLS_SECONDS = 60
 
@@ -27,7 +27,7 @@ def serve_params(tmp_path: Path, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "papercode", "serve", *extra],
-        env={"HOME": str(tmp_path), "PAPERCODE_CACHE_DIR": str(tmp_path / "cache"), "PAPERCODE_LOG_LEVEL": "WARNING"},
+        env={"HOME": str(tmp_path), "PAPERCODE_CACHE_DIR": str(tmp_path / "cache"), "PAPERCODE_LOG_LEVEL": "WARNING", **THIS_CHECKOUT},
         cwd=tmp_path,
     )
 
@@ -73,7 +73,8 @@ async def test_the_repositorys_mcp_json_launches_a_working_server(tmp_path: Path
     params = StdioServerParameters(
         command=str(root / entry["command"]),
         args=entry["args"],
-        env={"HOME": str(tmp_path), "PAPERCODE_OFFLINE": "1", **entry.get("env", {})},
+        # THIS_CHECKOUT: the code under test, which in a checkout set up as the README says is what the editable install runs.
+        env={"HOME": str(tmp_path), "PAPERCODE_OFFLINE": "1", **entry.get("env", {}), **THIS_CHECKOUT},
         cwd=root,
     )
     with anyio.fail_after(STARTUP_AND_CALLS_SECONDS):
@@ -89,7 +90,7 @@ async def test_mcp_run_serves_the_bundled_records(tmp_path: Path) -> None:
     params = StdioServerParameters(
         command=str(Path(sys.executable).parent / "mcp"),
         args=["run", str(root / "server" / "papercode_mcp.py")],
-        env={"HOME": str(tmp_path), "PAPERCODE_CACHE_DIR": str(tmp_path / "cache"), "PAPERCODE_OFFLINE": "1"},
+        env={"HOME": str(tmp_path), "PAPERCODE_CACHE_DIR": str(tmp_path / "cache"), "PAPERCODE_OFFLINE": "1", **THIS_CHECKOUT},
         cwd=tmp_path,
     )
     with anyio.fail_after(STARTUP_AND_CALLS_SECONDS):

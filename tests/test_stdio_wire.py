@@ -137,7 +137,7 @@ def the_lines_after_startup(stderr: str) -> list[str]:
 # -- every request with an id gets an answer ------------------------------------------------------
 
 
-@pytest.mark.transport
+@pytest.mark.process
 def test_every_malformed_line_gets_the_error_it_deserves_and_the_next_request_its_answer(tmp_path: Path) -> None:
     with serving(tmp_path) as raw:
         raw.handshake()
@@ -161,7 +161,7 @@ def test_every_malformed_line_gets_the_error_it_deserves_and_the_next_request_it
     assert code == 0 and "Traceback" not in stderr
 
 
-@pytest.mark.transport
+@pytest.mark.process
 def test_good_lines_pass_unchanged_whatever_their_line_ends(tmp_path: Path) -> None:
     with serving(tmp_path) as raw:
         raw.handshake()
@@ -251,7 +251,7 @@ def test_what_the_wire_lets_through_unjudged_the_sdk_accepts(message: Any, ascii
 # -- stopping ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.transport
+@pytest.mark.process
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_stops_it_quietly_with_exit_status_0_though_stdin_stays_open(tmp_path: Path, signum: int) -> None:
     with serving(tmp_path) as raw:
@@ -264,7 +264,7 @@ def test_a_signal_stops_it_quietly_with_exit_status_0_though_stdin_stays_open(tm
     assert the_lines_after_startup(stderr) == []
 
 
-@pytest.mark.transport
+@pytest.mark.process
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_while_it_starts_stops_it_quietly_with_exit_status_0(tmp_path: Path, signum: int) -> None:
     # The signal arrives while the server is being built, before it serves (and handles signals itself).
@@ -300,7 +300,7 @@ sys.exit(main())
 """
 
 
-@pytest.mark.transport
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("signum", "command", "status"),
     [(signal.SIGINT, "serve", 0), (signal.SIGTERM, "serve", 0), (signal.SIGINT, "check", 130)],
@@ -319,7 +319,7 @@ def test_a_signal_while_its_modules_load_ends_it_quietly(tmp_path: Path, signum:
     assert process.stderr == b"" and process.stdout == b""
 
 
-@pytest.mark.transport
+@pytest.mark.process
 def test_a_client_that_stops_reading_ends_it_quietly(tmp_path: Path) -> None:
     with serving(tmp_path) as raw:
         raw.handshake()
@@ -335,7 +335,7 @@ def test_a_client_that_stops_reading_ends_it_quietly(tmp_path: Path) -> None:
 # -- while the records load -------------------------------------------------------------------------
 
 
-@pytest.mark.transport
+@pytest.mark.process
 def test_while_loading_protocol_requests_answer_and_a_resource_says_loading(tmp_path: Path) -> None:
     release = tmp_path / "release"
     with spawned(tmp_path, str(TESTS / "held_server.py"), str(release)) as raw:

@@ -110,6 +110,7 @@ def _closed_by_server(raw: socket.socket) -> bool:
     return True
 
 
+@pytest.mark.process
 async def test_a_connection_that_never_finishes_its_headers_is_closed(monkeypatch: pytest.MonkeyPatch) -> None:
     async with serving(monkeypatch) as address:
         with socket.create_connection(address, timeout=WAIT) as raw:
@@ -118,6 +119,7 @@ async def test_a_connection_that_never_finishes_its_headers_is_closed(monkeypatc
                 assert await anyio.to_thread.run_sync(_closed_by_server, raw)
 
 
+@pytest.mark.process
 async def test_a_slow_second_request_on_a_kept_alive_connection_is_closed_too(monkeypatch: pytest.MonkeyPatch) -> None:
     async with serving(monkeypatch) as address:
         with socket.create_connection(address, timeout=WAIT) as raw:
@@ -129,6 +131,7 @@ async def test_a_slow_second_request_on_a_kept_alive_connection_is_closed_too(mo
                 assert await anyio.to_thread.run_sync(_closed_by_server, raw)
 
 
+@pytest.mark.process
 async def test_headers_that_arrive_in_time_are_answered(monkeypatch: pytest.MonkeyPatch) -> None:
     async with serving(monkeypatch) as address:
         with socket.create_connection(address, timeout=WAIT) as raw:
@@ -165,6 +168,7 @@ anyio.run(main)
 """
 
 
+@pytest.mark.process
 def test_sigterm_stops_the_server_gracefully_and_serve_returns() -> None:
     done = subprocess.run([sys.executable, "-c", GRACEFUL_STOP], capture_output=True, text=True, timeout=WAIT, check=False)
     assert (done.returncode, done.stdout.strip()) == (0, "returned True"), done.stderr[-2000:]
