@@ -172,6 +172,7 @@ def test_search_finds_archive_papers_and_not_the_replaced_rows(layered: tuple[Pa
     assert "The archive's title" not in titles
 
 
+@pytest.mark.process
 def test_the_two_processes_layer_as_one_process_does(layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     records, archive = layered
     *_, here = build_stages([records, archive], Limits(), child=False, archive=archive)

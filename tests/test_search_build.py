@@ -50,6 +50,7 @@ def records(tmp_path: Path) -> Path:
     return write_records(tmp_path / "records", [older, make_record("2001.00002", "other", title="Quokka habitats"), newer])
 
 
+@pytest.mark.process
 def test_the_search_child_process_builds_what_this_process_would(records: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     here = Corpus.load([records])
     monkeypatch.setattr(search_build, "CHILD_PROCESS_BYTES", 0)
@@ -70,6 +71,7 @@ def test_the_search_child_process_builds_what_this_process_would(records: Path, 
     assert queries.paper_detail(child, "2001.00001").abstract == "About wombats and quokkas."
 
 
+@pytest.mark.process
 def test_a_child_that_read_other_records_is_not_trusted(records: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(search_build, "CHILD_PROCESS_BYTES", 0)
     real_result = search_build.ChildSearchBuild.result
@@ -118,6 +120,7 @@ def _everything(corpus: Corpus) -> tuple[object, ...]:
     return report.problems, counters, papers, samples, listing, repos, found, queries.corpus_stats(corpus).model_dump()
 
 
+@pytest.mark.process
 def test_a_corpus_split_between_two_processes_indexes_as_one_process_would(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     records = write_hostile_set(tmp_path)
     # Beside the hostile set: a later harvest of a paper read earlier, and a slug that is taken, near the end.
@@ -139,6 +142,7 @@ def test_a_corpus_split_between_two_processes_indexes_as_one_process_would(tmp_p
         assert _everything(stages[-1]) == _everything(here)
 
 
+@pytest.mark.process
 def test_a_child_that_dies_costs_a_build_here_and_nothing_else(records: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(search_build, "CHILD_PROCESS_BYTES", 0)
     real_part = search_build.ChildSearchBuild.part

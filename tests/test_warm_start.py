@@ -189,7 +189,7 @@ def test_a_rebuild_replaces_the_search_directory(records: Path, tmp_path: Path) 
     assert queries.search_papers(rebuilt, "").total == 1
 
 
-@pytest.mark.parametrize("child", [False, True])
+@pytest.mark.parametrize("child", [False, pytest.param(True, marks=pytest.mark.process)])  # True: a real child process
 def test_a_cold_build_leaves_no_search_files_behind(records: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, child: bool) -> None:
     scratch = tmp_path / "tmp"
     scratch.mkdir()
