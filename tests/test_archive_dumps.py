@@ -72,7 +72,9 @@ LAYOUTS = {
 @pytest.mark.parametrize(("chunk", "piece_bytes"), [(1, 1), (3, 40), (7, 300), (64, 2000), (1 << 20, 1 << 20)])
 @pytest.mark.parametrize("first_key", ["paper_url", None, "title"])
 def test_the_rows_are_those_of_parsing_the_whole_file(layout: str, chunk: int, piece_bytes: int, first_key: str | None) -> None:
-    rows = sample_rows()
+    # A byte at a time, every byte rescans the row it is in: the first 13 rows hold each tricky string as a title, and
+    # every length of abstract and of methods, the others only repeat them.
+    rows = sample_rows()[: len(TRICKY)] if chunk == 1 else sample_rows()
     data = LAYOUTS[layout](rows)
     assert read_all(data, chunk, piece_bytes, first_key) == orjson.loads(data.removeprefix(b"\xef\xbb\xbf")) == rows
 
@@ -166,7 +168,7 @@ _VALUES = st.recursive(
 _ROWS = st.lists(st.one_of(st.dictionaries(_KEYS, _VALUES, max_size=6), _VALUES), max_size=12)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=_ROWS,
     indent=st.sampled_from([None, 0, 1, 2, "\t"]),
