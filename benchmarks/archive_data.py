@@ -35,6 +35,7 @@ parquet encoders run in a writer thread beside the generator (both release the G
 from __future__ import annotations
 
 import bisect
+import functools
 import gzip
 import itertools
 import math
@@ -470,12 +471,21 @@ def _tasks(rng: random.Random, text: _Text, n: int = 2_500) -> list[str]:
 # -- rows ----------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=2)
+def _text_pools(seed: int) -> tuple[_Text, tuple[Any, ...]]:
+    """The seed's text pools (read only once built), and the state of its stream after them: building the pools takes
+    most of the time of a small archive, and another archive of the same seed in this process draws the same ones."""
+    rng = random.Random(f"archive:{seed}")
+    return _Text(rng), rng.getstate()
+
+
 class _Papers:
     """Paper rows in order, from one seeded stream; also the identities that link rows copy."""
 
     def __init__(self, seed: int, n_methods: int) -> None:
-        self.rng = random.Random(f"archive:{seed}")
-        self.text = _Text(self.rng)
+        self.text, state = _text_pools(seed)
+        self.rng = random.Random()
+        self.rng.setstate(state)
         self.methods = _methods(self.rng, self.text, n_methods)
         self.method_cum = _zipf_cum(len(self.methods), 1.05, 1.5)
         self.bundles = self._bundles()

@@ -112,10 +112,11 @@ def worst_case(synthetic_corpus: Corpus) -> Case:
 
 @pytest.fixture(scope="session")
 def benchmark_case(tmp_path_factory: pytest.TempPathFactory) -> Case:
-    from benchmarks.generate import generate_records, write_corpus
+    from benchmarks.generate import write_corpus
 
     directory = write_corpus(tmp_path_factory.mktemp("benchmark"), 2_000, seed=7, layout="jsonl")
-    return case_from("benchmark generator", Corpus.load([Path(directory)]), generate_records(2_000, seed=7))
+    records = (orjson.loads(line) for bundle in sorted(Path(directory).glob("*.jsonl")) for line in bundle.read_bytes().splitlines())
+    return case_from("benchmark generator", Corpus.load([Path(directory)]), records)
 
 
 @pytest.fixture(params=["real_case", "worst_case", "benchmark_case"])
