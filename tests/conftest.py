@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import subprocess
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -165,6 +166,25 @@ def write_records(directory: Path, records: list[dict[str, Any]]) -> Path:
     for number, record in enumerate(records):
         (directory / f"{number:03d}.json").write_bytes(orjson.dumps(record))
     return directory
+
+
+@pytest.fixture(autouse=True)
+def subprocesses_only_where_marked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The default run starts no subprocess: a test that does is marked `process` (or `clients`), so the split between
+    the fast run and `-m process` stays honest. Refused with an OSError (as a failed start would be) and failed here,
+    whatever the code under test made of the error."""
+    if request.node.get_closest_marker("process") or request.node.get_closest_marker("clients"):
+        yield
+        return
+    started: list[object] = []
+
+    def refused(args: object, *rest: object, **options: object) -> None:
+        started.append(args)
+        raise OSError(f"a test not marked `process` started a subprocess: {args!r}")
+
+    monkeypatch.setattr(subprocess, "Popen", refused)
+    yield
+    assert not started, f"started a subprocess without the `process` mark: {started}"
 
 
 @pytest.fixture(autouse=True)
