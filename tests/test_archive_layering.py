@@ -287,6 +287,7 @@ def test_a_build_running_beside_the_archive_is_left_alone(layered: tuple[Path, P
         assert building.exists()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("when", ["part", "result"])
 def test_when_the_build_child_fails_the_build_here_keeps_the_archive(
     layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, when: str
