@@ -68,6 +68,9 @@ LINK_COLUMNS = {
 }
 PAPERS, LINKS = 200, 100
 
+# The archive benchmark's generator and harness, not papercode: with the other process-level tests, out of the default run.
+pytestmark = pytest.mark.process
+
 
 def _dump(path: Path) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = orjson.loads(gzip.decompress(path.read_bytes()))
@@ -171,7 +174,6 @@ def build_archive(sources, out, snapshot=None):
 '''
 
 
-@pytest.mark.process
 def test_harness_measures_floors_and_a_build(archive: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "fake_archive_build.py").write_text(FAKE_BUILD)
     monkeypatch.setenv("PYTHONPATH", f"{tmp_path}:{ROOT / 'server'}")
@@ -189,7 +191,6 @@ def test_harness_measures_floors_and_a_build(archive: Path, tmp_path: Path, monk
     assert "parquet floor" in report and "json.gz floor" in report and report.count("records floor:") == 2
 
 
-@pytest.mark.process
 def test_harness_says_when_the_build_is_missing(archive: Path) -> None:
     result = measure_archive(archive, forms=["json.gz"], build="papercode.no_such_package.build:build_archive")
     build = result["forms"]["json.gz"]["build"]
@@ -229,7 +230,6 @@ def test_records_floor_counts_every_record(tmp_path: Path, layout: str) -> None:
     assert (floor["gunzip_s"] > 0) is (layout == "jsonl.gz")
 
 
-@pytest.mark.process
 def test_archive_serve_measures_a_cold_and_a_warm_start(archive: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`python -m benchmarks archive-serve` on records built from the tiny archive: every step gives its numbers."""
     from benchmarks.archive_serve import format_result, measure, targets
