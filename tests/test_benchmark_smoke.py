@@ -14,6 +14,9 @@ if str(ROOT) not in sys.path:
 from benchmarks.generate import generate_records, write_corpus  # noqa: E402
 from benchmarks.run import TARGET_KEYED_RATIO, TARGET_SEARCH_READY_RATIO, TOOLS, format_size, measure, targets  # noqa: E402
 
+# The benchmark's generator and harness, not papercode: with the process-level tests, out of the default run.
+pytestmark = pytest.mark.process
+
 
 def test_generator_is_deterministic_and_consistent() -> None:
     first = list(generate_records(60, seed=3))
@@ -32,7 +35,6 @@ def test_generator_is_deterministic_and_consistent() -> None:
         assert all(s["mcp_get_code"]["code_sha256"] == s["code_sha256_prefix"] for s in samples)
 
 
-@pytest.mark.process
 def test_smoke_measures_every_tool(tmp_path: Path) -> None:
     corpus = write_corpus(tmp_path / "corpus", 200, seed=1)
     result = measure([corpus], calls=8, stdio_calls=3)
