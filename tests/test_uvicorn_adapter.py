@@ -99,6 +99,15 @@ async def serving(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[str, i
                 server.should_exit = True
 
 
+def _answered(raw: socket.socket) -> bytes:
+    """Read until a whole answer has come, its head and its body (`ok`): TCP may deliver them in separate reads."""
+    raw.settimeout(WAIT)
+    data = b""
+    while not (b"\r\n\r\n" in data and data.endswith(b"ok")) and (chunk := raw.recv(4096)):
+        data += chunk
+    return data
+
+
 def _closed_by_server(raw: socket.socket) -> bool:
     """Read until the server closes the connection (True) or WAIT passes (False)."""
     raw.settimeout(WAIT)
@@ -125,7 +134,7 @@ async def test_a_slow_second_request_on_a_kept_alive_connection_is_closed_too(mo
         with socket.create_connection(address, timeout=WAIT) as raw:
             raw.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             with anyio.fail_after(WAIT):
-                assert (await anyio.to_thread.run_sync(raw.recv, 4096)).endswith(b"ok")
+                assert (await anyio.to_thread.run_sync(_answered, raw)).endswith(b"ok")
             raw.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")  # the next request's headers, never finished
             with anyio.fail_after(WAIT):
                 assert await anyio.to_thread.run_sync(_closed_by_server, raw)
@@ -141,7 +150,7 @@ async def test_headers_that_arrive_in_time_are_answered(monkeypatch: pytest.Monk
             await anyio.sleep(HEADER_TIMEOUT * 2)  # the timer was stopped: a slow app or client body is not cut off
             raw.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
             with anyio.fail_after(WAIT):
-                answered = await anyio.to_thread.run_sync(raw.recv, 4096)
+                answered = await anyio.to_thread.run_sync(_answered, raw)
     assert answered.startswith(b"HTTP/1.1 200") and answered.endswith(b"ok")
 
 
