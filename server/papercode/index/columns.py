@@ -9,7 +9,7 @@ far faster than objects do (strings are packed into one buffer there: see `packe
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, cast
 
@@ -272,31 +272,44 @@ class SampleColumns:
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
 
-    def __getitem__(self, i: int) -> SampleRow:
+    def shown(self, i: int) -> tuple[str, str, str, str, str, str | None, str, str | None, int | None, str | None, bool]:
+        """Sample i's fields that answers show (`SampleRow`'s first eleven, the `Sample` answer model's), read
+        straight from the columns: a page of answers needs no row object."""
         values = self.strings.values
-        repo, path = values[self.repo[i]], cast(str, self.path[i])
         level = self.verification_level[i]
-        return SampleRow(  # positional, in SampleRow's field order
+        return (
             format(self.sha[i], SHA_PREFIX_FORMAT),  # code_sha256
             cast(str, self.entry[i]),
-            repo,
+            values[self.repo[i]],
             values[self.repo_kind[i]],
-            path,
+            cast(str, self.path[i]),
             text(values, self.language[i]),
             values[self.status[i]],
             text(values, self.contract_check[i]),
             None if level == NO_LEVEL else level,
             text(values, self.licence[i]),
             bool(self.inline_ok[i]),
-            self.paper[i],
-            self.file_url.get(i) or blob_url(repo, path),
         )
+
+    def __getitem__(self, i: int) -> SampleRow:
+        shown = self.shown(i)
+        return SampleRow._make((*shown, self.paper[i], self.file_url.get(i) or blob_url(shown[2], shown[4])))
 
     def __iter__(self) -> Iterator[SampleRow]:
         return (self[i] for i in range(len(self)))
 
     def status_of(self, i: int) -> str:
         return self.strings.values[self.status[i]]
+
+    def select(self, ids: Sequence[int], statuses: Collection[str] | None, repo_kind: str | None) -> Sequence[int]:
+        """The samples among `ids` with one of `statuses` and of `repo_kind` (None: any), in order; read from the
+        columns, without building a row."""
+        if statuses is None and repo_kind is None:
+            return ids
+        values, status, kind = self.strings.values, self.status, self.repo_kind
+        return [
+            i for i in ids if (statuses is None or values[status[i]] in statuses) and (repo_kind is None or values[kind[i]] == repo_kind)
+        ]
 
     def counts(self, ids: Sequence[int]) -> SampleTally:
         """How many of these samples there are by status and by repo kind (each in first-seen order), and how

@@ -179,10 +179,24 @@ class PaperIndex:
         offset: int = 0,
         limit: int | None = None,
     ) -> tuple[int, list[SampleRow]]:
-        """(total, one page of samples in listing order) for the filters.
+        """(total, one page of samples in listing order) for the filters: `list_sample_ids`, materialised."""
+        total, ids = self.list_sample_ids(statuses, repo_kind, language, licence, inline_only, offset, limit)
+        return total, [self.samples[i] for i in ids]
 
-        Never scans non-matching samples, and materialises only the page: skipping to `offset`
-        walks listing ranks (ints), and not even those when one bucket matches.
+    def list_sample_ids(
+        self,
+        statuses: Iterable[str],
+        repo_kind: str | None = None,
+        language: str | None = None,
+        licence: str | None = None,
+        inline_only: bool = False,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> tuple[int, list[int]]:
+        """(total, the sample ids of one page in listing order) for the filters.
+
+        Never scans non-matching samples: skipping to `offset` walks listing ranks (ints), and not
+        even those when one bucket matches.
         """
         wanted = set(statuses)
         chosen = [
@@ -200,7 +214,8 @@ class PaperIndex:
             ranks: Iterable[int] = chosen[0][offset:end]
         else:
             ranks = itertools.islice(heapq.merge(*chosen), offset, end)
-        return total, [self.samples[self.listing_order[rank]] for rank in ranks]
+        order = self.listing_order
+        return total, [order[rank] for rank in ranks]
 
 
 def _restore(values: dict[str, object]) -> PaperIndex:
