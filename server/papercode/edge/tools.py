@@ -76,8 +76,10 @@ SearchQuery = Annotated[
 ]
 
 
-def reply(answer: BaseModel) -> CallToolResult:
-    structured = answer.model_dump(mode="json", exclude_none=True)
+def reply(answer: BaseModel | dict[str, Any]) -> CallToolResult:
+    """An answer as structured content and the same as compact JSON text. A dict is an answer already as shown
+    (`queries.shown`: the keyed tools build theirs so, and skip the model and its dump)."""
+    structured = answer if isinstance(answer, dict) else answer.model_dump(mode="json", exclude_none=True)
     text = orjson.dumps(structured).decode()
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
@@ -131,8 +133,8 @@ class PapercodeTools:
         # Described by HARVESTED_CODE_DESCRIPTION, which spells the status order from `records`.
         corpus, stored = self.source(), self.code.stored_lookup
 
-        def answer(stored: Callable[[str], bool]) -> models.HarvestedCode:
-            return queries.harvested_code(corpus, arxiv_id, status, repo_kind, limit, cursor, stored)
+        def answer(stored: Callable[[str], bool]) -> dict[str, Any]:
+            return queries.harvested_code_shown(corpus, arxiv_id, status, repo_kind, limit, cursor, stored)
 
         # Until the store has been scanned, `stored` is a file check per sample: in a worker thread.
         return reply(answer(stored) if stored is not None else await anyio.to_thread.run_sync(answer, self.code.is_stored))
@@ -150,8 +152,8 @@ class PapercodeTools:
         """Samples across the corpus with the given status(es), each with its paper, and the total.
         Next: get_code(code_sha256)."""
 
-        def listing() -> models.SampleList:
-            return queries.samples_by_status(self.source(), status, repo_kind, language, licence, inline_only, limit, cursor)
+        def listing() -> dict[str, Any]:
+            return queries.samples_by_status_shown(self.source(), status, repo_kind, language, licence, inline_only, limit, cursor)
 
         return reply(listing() if cursor is None else await anyio.to_thread.run_sync(listing))
 
@@ -177,7 +179,7 @@ class PapercodeTools:
     async def get_paper(self, paper: PaperId) -> Annotated[CallToolResult, models.PaperDetail]:
         """One paper: metadata, abstract, tasks, methods, code links (official first, framework,
         licence) and a summary of its samples. Next: get_harvested_code_for_paper."""
-        return reply(queries.paper_detail(self.source(), paper))
+        return reply(queries.paper_detail_shown(self.source(), paper))
 
     async def find_papers_for_repo(
         self,

@@ -1,0 +1,91 @@
+"""The keyed tools build their answers as shown (`queries.shown`: JSON-ready dicts, once, with no answer model and
+no dump); the answer models stay the schema the model sees. Here the two are proven the same over every real answer
+of the test corpora: each shown answer, validated into its model and dumped as the edge used to dump it
+(`model_dump(mode="json", exclude_none=True)`), gives the same JSON bytes (values and key order), for every paper
+and every page of every listing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from pydantic import BaseModel
+
+from papercode.answers import models, queries
+from papercode.corpus.stages import Corpus
+from test_archive_layering import layered, load
+
+__all__ = ["layered"]  # a fixture, used by name
+
+PAGE = 7  # small, so that a paper's samples cross many pages (and the last, partial one)
+
+
+def same_as_model(model: type[BaseModel], shown: dict[str, Any]) -> None:
+    dumped = model.model_validate(shown).model_dump(mode="json", exclude_none=True)
+    assert orjson.dumps(shown) == orjson.dumps(dumped)
+
+
+def pages(ask: Callable[..., dict[str, Any]], *arguments: Any, **named: Any) -> Iterator[dict[str, Any]]:
+    """Every page of one paged answer, following its cursors."""
+    cursor = None
+    while True:
+        page = ask(*arguments, cursor=cursor, **named)
+        yield page
+        cursor = page.get("next_cursor")
+        if cursor is None:
+            return
+
+
+def some_stored(sha: str) -> bool:
+    return sha[-1] in "02468ace"
+
+
+@pytest.fixture(params=["bundled", "synthetic", "layered"])
+def any_corpus(request: pytest.FixtureRequest, tmp_path: Path) -> Corpus:
+    if request.param == "layered":
+        return load(request.getfixturevalue("layered"))
+    return request.getfixturevalue("corpus" if request.param == "bundled" else "synthetic_corpus")
+
+
+def test_every_paper_and_every_page_of_its_samples(any_corpus: Corpus) -> None:
+    corpus = any_corpus
+    statuses = corpus.index.statuses()
+    for paper in corpus.index.papers:
+        same_as_model(models.PaperDetail, queries.paper_detail_shown(corpus, paper.key))
+        for stored in (None, some_stored):
+            same_as_model(models.HarvestedCode, queries.harvested_code_shown(corpus, paper.key, stored=stored))
+        for status, kind in ((None, None), (statuses[0], None), (statuses[1:3], "listed"), (None, "official")):
+            for page in pages(queries.harvested_code_shown, corpus, paper.key, status, kind, PAGE, stored=some_stored):
+                same_as_model(models.HarvestedCode, page)
+
+
+def test_every_page_of_every_listing(any_corpus: Corpus) -> None:
+    corpus = any_corpus
+    statuses = corpus.index.statuses()
+    # The largest page: every page of the synthetic corpus's 25,000 samples in a few seconds.
+    filters: list[dict[str, Any]] = [
+        {},
+        {"inline_only": True},
+        {"repo_kind": "official"},
+        {"language": "python"},
+        {"licence": "MIT"},
+        {"licence": "Apache-2.0"},
+    ]
+    for status in [*statuses, statuses]:
+        for chosen in filters:
+            total = 0
+            for page in pages(queries.samples_by_status_shown, corpus, status, limit=queries.MAX_LIMIT, **chosen):
+                same_as_model(models.SampleList, page)
+                total += len(page["samples"])
+            assert total == page["total"]
+
+
+def test_the_model_twins_are_the_shown_answers_validated(corpus: Corpus) -> None:
+    paper = corpus.index.papers[0].key
+    assert queries.paper_detail(corpus, paper) == models.PaperDetail.model_validate(queries.paper_detail_shown(corpus, paper))
+    assert queries.harvested_code(corpus, paper) == models.HarvestedCode.model_validate(queries.harvested_code_shown(corpus, paper))
+    assert queries.samples_by_status(corpus, "ran") == models.SampleList.model_validate(queries.samples_by_status_shown(corpus, "ran"))
