@@ -197,9 +197,7 @@ def _sample_fields(row: SampleRow) -> dict[str, Any]:
 
 def _shown_sample(values: Sequence[Any]) -> dict[str, Any]:
     """A sample's `Sample` fields (`SampleColumns.shown`) as shown: named, the ones it lacks left out."""
-    if None in values:
-        return {name: value for name, value in zip(_SAMPLE_FIELDS, values, strict=True) if value is not None}
-    return dict(zip(_SAMPLE_FIELDS, values, strict=True))
+    return {name: value for name, value in zip(_SAMPLE_FIELDS, values, strict=True) if value is not None}
 
 
 def sample_counts(corpus: Corpus, paper: PaperRow) -> dict[str, Any]:
@@ -259,7 +257,7 @@ def harvested_code_shown(
         paper=shown(**_paper_ref(paper), date=paper.date, url_abs=paper.url_abs),
         counts=sample_counts(corpus, paper),
         matched=len(matching),
-        samples=[_harvested_sample(columns.shown(i), stored) for i in page],
+        samples=[_harvested_sample(values, stored) for values in columns.shown(page)],
         next_cursor=_page_cursor(corpus, page_query, offset, len(page), len(matching)),
         repos=repos,
         note=note,
@@ -324,7 +322,7 @@ def samples_by_status_shown(
     return shown(
         statuses=statuses,
         total=total,
-        samples=[_listed_sample(columns.shown(i), papers, columns.paper[i]) for i in page],
+        samples=[_listed_sample(values, papers, columns.paper[i]) for i, values in zip(page, columns.shown(page), strict=True)],
         next_cursor=_page_cursor(corpus, page_query, offset, len(page), total),
         attribution=models.ATTRIBUTION,
     )
@@ -534,7 +532,7 @@ def find_code(corpus: Corpus, code_sha256: str) -> FoundCode:
         )
     sha = candidates[0]
     index = corpus.index
-    rows = [index.samples[i] for i in index.sample_ids_for_sha(sha)]
+    rows = index.samples.rows(index.sample_ids_for_sha(sha))
     return FoundCode(models.Query(asked=code_sha256, resolved=sha), sha, rows)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 import orjson
 
@@ -157,6 +157,14 @@ def text(values: Sequence[str], string_id: int) -> str | None:
     return None if string_id == NONE else values[string_id]
 
 
+def _named(values: Sequence[str], column: array[int], ids: Sequence[int]) -> list[str]:
+    return [values[column[i]] for i in ids]
+
+
+def _optional(values: Sequence[str], column: array[int], ids: Sequence[int]) -> list[str | None]:
+    return [None if (string_id := column[i]) == NONE else values[string_id] for i in ids]
+
+
 BLOB_PATH = "/blob/HEAD/"  # a file's URL on GitHub: GITHUB_URL + owner/name + BLOB_PATH + path
 
 
@@ -273,28 +281,35 @@ class SampleColumns:
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
 
-    def shown(self, i: int) -> tuple[str, str, str, str, str, str | None, str, str | None, int | None, str | None, bool]:
-        """Sample i's fields that answers show (`SampleRow`'s first eleven, the `Sample` answer model's), read
-        straight from the columns: a page of answers needs no row object."""
-        values = self.strings.values
-        level = self.verification_level[i]
-        return (
-            format(self.sha[i], SHA_PREFIX_FORMAT),  # code_sha256
-            cast(str, self.entry[i]),
-            values[self.repo[i]],
-            values[self.repo_kind[i]],
-            cast(str, self.path[i]),
-            text(values, self.language[i]),
-            values[self.status[i]],
-            text(values, self.contract_check[i]),
-            None if level == NO_LEVEL else level,
-            text(values, self.licence[i]),
-            bool(self.inline_ok[i]),
+    def shown(self, ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
+        """The fields answers show of samples `ids` (`SampleRow`'s first eleven, the `Sample` answer model's), in
+        order, read column by column: a page costs one comprehension a field, not a call a sample, and no row."""
+        values, levels, inline = self.strings.values, self.verification_level, self.inline_ok
+        return zip(
+            [format(self.sha[i], SHA_PREFIX_FORMAT) for i in ids],  # code_sha256
+            self.entry.take(ids),
+            _named(values, self.repo, ids),
+            _named(values, self.repo_kind, ids),
+            self.path.take(ids),
+            _optional(values, self.language, ids),
+            _named(values, self.status, ids),
+            _optional(values, self.contract_check, ids),
+            [None if (level := levels[i]) == NO_LEVEL else level for i in ids],
+            _optional(values, self.licence, ids),
+            [bool(inline[i]) for i in ids],
+            strict=True,
         )
 
+    def rows(self, ids: Sequence[int]) -> list[SampleRow]:
+        """Samples `ids` materialised (none negative)."""
+        urls, paper = self.file_url, self.paper
+        return [
+            SampleRow._make((*shown, paper[i], urls.get(i) or blob_url(shown[2], shown[4])))
+            for i, shown in zip(ids, self.shown(ids), strict=True)
+        ]
+
     def __getitem__(self, i: int) -> SampleRow:
-        shown = self.shown(i)
-        return SampleRow._make((*shown, self.paper[i], self.file_url.get(i) or blob_url(shown[2], shown[4])))
+        return self.rows((i + len(self) if i < 0 else i,))[0]
 
     def __iter__(self) -> Iterator[SampleRow]:
         return (self[i] for i in range(len(self)))

@@ -83,6 +83,11 @@ class PackedStrings(_Packed, Sequence[str | None]):
             return None
         return self._data[ends[i - 1] if i else 0 : ends[i]].decode("utf-8", "surrogatepass")
 
+    def take(self, ids: Iterable[int]) -> list[str | None]:
+        """The items at `ids` (none negative), in one comprehension over the buffer rather than a call per item."""
+        data, ends, missing = self._data, self._ends, self._missing
+        return [None if missing[i] else data[ends[i - 1] if i else 0 : ends[i]].decode("utf-8", "surrogatepass") for i in ids]
+
     def extend(self, values: list[str]) -> None:
         """Append `values` (no None), in a few C-level passes rather than one per string."""
         if not isinstance(self._data, bytearray):

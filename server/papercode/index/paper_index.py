@@ -123,7 +123,7 @@ class PaperIndex:
         return None if ordinal is None else self.papers[ordinal]
 
     def samples_of(self, paper: PaperRow) -> list[SampleRow]:
-        return [self.samples[i] for i in paper.samples]
+        return self.samples.rows(paper.samples)
 
     def statuses_of(self, paper: PaperRow) -> set[str]:
         return {self.samples.status_of(i) for i in paper.samples}
@@ -181,7 +181,7 @@ class PaperIndex:
     ) -> tuple[int, list[SampleRow]]:
         """(total, one page of samples in listing order) for the filters: `list_sample_ids`, materialised."""
         total, ids = self.list_sample_ids(statuses, repo_kind, language, licence, inline_only, offset, limit)
-        return total, [self.samples[i] for i in ids]
+        return total, self.samples.rows(ids)
 
     def list_sample_ids(
         self,
