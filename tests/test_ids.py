@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from papercode.core.ids import (
     ArxivId,
-    _arxiv_id_by_patterns,
     arxiv_id_from_number,
     canonical_arxiv_id,
     is_sha_prefix,
@@ -183,13 +180,3 @@ def test_a_json_number_becomes_the_arxiv_id_it_spells(number: float, arxiv_id: s
 def test_a_number_that_is_no_arxiv_id_stays_its_plain_text(number: float, text: str) -> None:
     assert arxiv_id_from_number(number) == text
     assert parse_arxiv_id(text) is None
-
-
-_ID_LIKE = st.text(alphabet="0123456789.v/ :-aAxXrRiI\u0660\u0661\u00b2\u0969", min_size=0, max_size=14)
-
-
-@given(st.one_of(_ID_LIKE, st.from_regex(r"\s?\d{4}\.\d{4,5}(v\d)?\s?", fullmatch=True)))
-@settings(max_examples=500, deadline=None)
-def test_the_fast_path_for_bare_ids_says_what_the_patterns_say(text: str) -> None:
-    # parse_arxiv_id answers a bare new-style id without its patterns; the answer must be theirs, for any text.
-    assert parse_arxiv_id(text) == _arxiv_id_by_patterns(text.strip())
