@@ -16,7 +16,7 @@ import re
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Protocol
 
 from papercode.core.ids import SHA_PREFIX_FORMAT, SHA_PREFIX_LENGTH
@@ -103,10 +103,21 @@ class PaperIndex:
     buckets: dict[BucketKey, array[int]]
     arxiv_ids_sorted: Sequence[str]
     sources: PaperSources
+    # Derived from the fields above whenever an index is made or restored (never pickled): every valid status, best
+    # first (`statuses`), and the listing's buckets by status, so that a listing looks only at its statuses' buckets.
+    _statuses: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _buckets_by_status: dict[str, list[tuple[BucketKey, array[int]]]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_statuses", tuple(sorted({*KNOWN_STATUSES, *self.status_counts}, key=status_order)))
+        by_status: dict[str, list[tuple[BucketKey, array[int]]]] = {}
+        for key, ranks in self.buckets.items():
+            by_status.setdefault(key[0], []).append((key, ranks))
+        object.__setattr__(self, "_buckets_by_status", by_status)
 
     def __reduce__(self) -> tuple[object, ...]:
         # Packed for a snapshot: restored as two buffers each instead of one object per string.
-        values = {field.name: getattr(self, field.name) for field in fields(self)}
+        values = {spec.name: getattr(self, spec.name) for spec in fields(self) if spec.init}
         values["by_arxiv"], values["by_slug"] = (
             SortedKeys(lookup) if isinstance(lookup, dict) else lookup for lookup in (self.by_arxiv, self.by_slug)
         )
@@ -130,7 +141,7 @@ class PaperIndex:
 
     def statuses(self) -> list[str]:
         """Every valid status: the known ones, then any others seen in the corpus, best first (`status_order`)."""
-        return sorted({*KNOWN_STATUSES, *self.status_counts}, key=status_order)
+        return list(self._statuses)
 
     def sample_ids_for_sha(self, sha: str) -> list[int]:
         """Samples whose code hash is exactly `sha` (`SHA_PREFIX_LENGTH` hex characters)."""
@@ -198,14 +209,14 @@ class PaperIndex:
         Never scans non-matching samples: skipping to `offset` walks listing ranks (ints), and not
         even those when one bucket matches.
         """
-        wanted = set(statuses)
+        language, licence = language and language.lower(), licence and licence.lower()
         chosen = [
             ranks
-            for (status, kind, lang, lic, inline), ranks in self.buckets.items()
-            if status in wanted
-            and (repo_kind is None or kind == repo_kind)
-            and (language is None or lang == language.lower())
-            and (licence is None or lic == licence.lower())
+            for status in dict.fromkeys(statuses)
+            for (_, kind, lang, lic, inline), ranks in self._buckets_by_status.get(status, ())
+            if (repo_kind is None or kind == repo_kind)
+            and (language is None or lang == language)
+            and (licence is None or lic == licence)
             and (inline or not inline_only)
         ]
         total = sum(map(len, chosen))
