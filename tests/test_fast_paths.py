@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from papercode.answers import models, queries
 from papercode.core.ids import _arxiv_id_by_patterns, parse_arxiv_id
 from papercode.corpus.stages import Corpus
+from papercode.index.paper_index import SampleRow
 from papercode.index.search import _SCHEMA
 from test_archive_layering import layered, load
 
@@ -116,3 +117,47 @@ def test_every_abstract_read_at_its_address_is_the_one_a_search_finds(any_corpus
         found = searcher.search(tantivy.Query.term_query(_SCHEMA, "paper", paper), 1, count=False).hits
         expected = (searcher.doc(found[0][1]).get_first("abstract") or None) if found else None
         assert engine.abstract(paper) == expected
+
+
+def listing_by_scan(
+    listing: list[tuple[int, SampleRow]],
+    statuses: list[str],
+    repo_kind: str | None,
+    language: str | None,
+    licence: str | None,
+    inline_only: bool,
+) -> list[int]:
+    """The listing's sample ids for these filters by walking the whole listing: what `list_sample_ids` must page."""
+    return [
+        i
+        for i, row in listing
+        if row.status in statuses
+        and (repo_kind is None or row.repo_kind == repo_kind)
+        and (language is None or (row.language or "").lower() == language.lower())
+        and (licence is None or (row.licence or "").lower() == licence.lower())
+        and (row.inline_ok or not inline_only)
+    ]
+
+
+def test_every_listing_page_read_from_runs_or_buckets_is_the_listing_walked(any_corpus: Corpus) -> None:
+    index = any_corpus.index
+    statuses = index.statuses()
+    order = list(index.listing_order)
+    listing = list(zip(order, index.samples.rows(order), strict=True))
+    assert any(run is not None for runs in index._runs_by_status.values() for _, _, run in runs)
+    for wanted in [[status] for status in statuses] + [statuses[:2], statuses]:
+        for kind, language, licence, inline_only in [
+            (None, None, None, False),
+            (None, None, None, True),
+            ("official", None, None, False),
+            ("official", None, None, True),
+            ("listed", None, None, False),
+            (None, "python", None, False),
+            (None, None, "mit", True),
+        ]:
+            expected = listing_by_scan(listing, wanted, kind, language, licence, inline_only)
+            for offset, limit in [(0, None), (0, 1), (0, 25), (3, 7), (len(expected) - 2, 5), (len(expected) + 1, 5)]:
+                offset = max(offset, 0)
+                end = None if limit is None else offset + limit
+                got = index.list_sample_ids(wanted, kind, language, licence, inline_only, offset, limit)
+                assert got == (len(expected), expected[offset:end])

@@ -12,17 +12,18 @@ import bisect
 import functools
 import heapq
 import itertools
+import operator
 import re
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Protocol
+from typing import Protocol, cast
 
 from papercode.core.ids import SHA_PREFIX_FORMAT, SHA_PREFIX_LENGTH
 from papercode.core.load_report import LoadReport
 from papercode.core.ordering import status_order
-from papercode.core.records import KNOWN_STATUSES
+from papercode.core.records import KNOWN_STATUSES, OFFICIAL_KIND
 
 from .columns import CodeLinkRow, PaperColumns, PaperDetails, PaperRow, SampleColumns, SampleRow
 from .packed import PackedStrings, SortedKeys
@@ -104,16 +105,26 @@ class PaperIndex:
     arxiv_ids_sorted: Sequence[str]
     sources: PaperSources
     # Derived from the fields above whenever an index is made or restored (never pickled): every valid status, best
-    # first (`statuses`), and the listing's buckets by status, so that a listing looks only at its statuses' buckets.
+    # first (`statuses`); the listing's buckets by status, so that a listing looks only at its statuses' buckets;
+    # and by status, each (official or not, inline_ok) group of buckets with the one run of listing ranks it fills,
+    # or None when its ranks are not one run (see `list_sample_ids`).
     _statuses: tuple[str, ...] = field(init=False, repr=False, compare=False)
     _buckets_by_status: dict[str, list[tuple[BucketKey, array[int]]]] = field(init=False, repr=False, compare=False)
+    _runs_by_status: dict[str, list[tuple[bool, bool, range | None]]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_statuses", tuple(sorted({*KNOWN_STATUSES, *self.status_counts}, key=status_order)))
         by_status: dict[str, list[tuple[BucketKey, array[int]]]] = {}
+        groups: dict[tuple[str, bool, bool], list[array[int]]] = {}
         for key, ranks in self.buckets.items():
             by_status.setdefault(key[0], []).append((key, ranks))
+            groups.setdefault((key[0], key[1] == OFFICIAL_KIND, key[4]), []).append(ranks)
         object.__setattr__(self, "_buckets_by_status", by_status)
+        runs: dict[str, list[tuple[bool, bool, range | None]]] = {}
+        for (status, official, inline), parts in groups.items():
+            total, low, high = sum(map(len, parts)), min(part[0] for part in parts), max(part[-1] for part in parts) + 1
+            runs.setdefault(status, []).append((official, inline, range(low, high) if high - low == total else None))
+        object.__setattr__(self, "_runs_by_status", runs)
 
     def __reduce__(self) -> tuple[object, ...]:
         # Packed for a snapshot: restored as two buffers each instead of one object per string.
@@ -206,9 +217,22 @@ class PaperIndex:
     ) -> tuple[int, list[int]]:
         """(total, the sample ids of one page in listing order) for the filters.
 
-        Never scans non-matching samples: skipping to `offset` walks listing ranks (ints), and not
-        even those when one bucket matches.
+        Never scans non-matching samples. Filtered by nothing but status, inline_only and the official repo kind, the
+        page is read from runs of listing ranks: the listing orders by status, then official first, then showable
+        first, so each (status, official or not, inline_ok) group fills one run (checked as the index is made, not
+        assumed), and a page is a slice of a few runs. Otherwise (or if a group were not one run) the chosen buckets
+        are merged: skipping to `offset` walks listing ranks (ints), and not even those when one bucket matches.
         """
+        order = self.listing_order
+        if language is None and licence is None and (repo_kind is None or repo_kind == OFFICIAL_KIND):
+            runs = [
+                run
+                for status in dict.fromkeys(statuses)
+                for official, inline, run in self._runs_by_status.get(status, ())
+                if (repo_kind is None or official) and (inline or not inline_only)
+            ]
+            if None not in runs:
+                return _page_of_runs(cast(list[range], runs), offset, limit, order)
         language, licence = language and language.lower(), licence and licence.lower()
         chosen = [
             ranks
@@ -225,8 +249,26 @@ class PaperIndex:
             ranks: Iterable[int] = chosen[0][offset:end]
         else:
             ranks = itertools.islice(heapq.merge(*chosen), offset, end)
-        order = self.listing_order
         return total, [order[rank] for rank in ranks]
+
+
+def _page_of_runs(runs: list[range], offset: int, limit: int | None, order: array[int]) -> tuple[int, list[int]]:
+    """(total, the sample ids of one page) of the listing ranks in `runs`, which are disjoint: in order, they are the listing."""
+    runs.sort(key=operator.attrgetter("start"))
+    total = sum(map(len, runs))
+    wanted = total - offset if limit is None else limit
+    ranks: list[int] = []
+    for run in runs:
+        if offset >= len(run):
+            offset -= len(run)
+            continue
+        part = run[offset : offset + wanted]
+        ranks.extend(part)
+        wanted -= len(part)
+        offset = 0
+        if wanted <= 0:
+            break
+    return total, [order[rank] for rank in ranks]
 
 
 def _restore(values: dict[str, object]) -> PaperIndex:
