@@ -1,5 +1,6 @@
 """The seven tools: typed methods over `queries`, each turning one answer into compact JSON (text) plus
-structured content.
+structured content. The three keyed tools get theirs from `queries` already as shown (JSON-ready dicts,
+`queries.shown`), so `reply` only serialises them; the others' answer models are dumped here.
 
 Where a tool runs follows what it costs. Lookups in the in-memory index take microseconds (well under a
 millisecond at 100k papers, BENCHMARKS.md), so those tools are `async` and answer on the event loop: a hop to a
@@ -7,10 +8,11 @@ worker thread and back costs more than the lookup (0.1-0.25 ms a call on a busy 
 them at 1.2-1.3x the SDK's own floor). They are get_harvested_code_for_paper (its `stored` flags come from the
 hashes the code store holds in memory, `CodeStore.holds`, once its start-up scan is done; before, they are a file
 check per showable sample, so the call runs in a worker thread), get_paper (its abstract is one stored document of
-the full-text index, fetched by paper ordinal: 10-20 us), find_papers_for_repo, corpus_stats, and the first page of
-list_samples_by_status. What can take longer runs in a worker thread: search_papers (a plain function, which the
-SDK runs in one), a later page of list_samples_by_status (skipping to its offset walks every listing rank before
-it: tens of milliseconds deep into a large corpus), and get_code's store reads and downloads.
+the full-text index, read at the address the engine found for the paper as it opened: a few microseconds),
+find_papers_for_repo, corpus_stats, and the first page of list_samples_by_status. What can take longer runs in a
+worker thread: search_papers (a plain function, which the SDK runs in one), a later page of list_samples_by_status
+(filtered by language or licence, skipping to its offset walks every listing rank before it: tens of milliseconds
+deep into a large corpus), and get_code's store reads and downloads.
 """
 
 from __future__ import annotations
