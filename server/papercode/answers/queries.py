@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePath
-from typing import Any, TypedDict
+from typing import Any, ParamSpec, TypedDict, TypeVar
 
 from papercode.core.errors import QueryError
 from papercode.core.ids import SHA_PREFIX_LENGTH, normalize_hex, normalize_repo, parse_arxiv_id, parse_slug
@@ -43,6 +43,9 @@ SEARCH_AUTHORS = 3
 SEARCH_TASKS = 5
 FIRST_PROBLEMS = 5
 LICENCES_SHOWN = 20
+
+Params = ParamSpec("Params")
+AnswerModel = TypeVar("AnswerModel", bound=models.Answer)
 
 _SEARCH_NEXT = "use search_papers with words from the title"
 _REPO_NEXT = "pass owner/name or a repository URL (GitHub, GitLab, Bitbucket or Hugging Face)"
@@ -214,19 +217,6 @@ def _page_cursor(corpus: Corpus, query: Mapping[str, object], offset: int, shown
 # -- tools ---------------------------------------------------------------------------------
 
 
-def harvested_code(
-    corpus: Corpus,
-    arxiv_id: str,
-    status: str | Sequence[str] | None = None,
-    repo_kind: str | None = None,
-    limit: int = 25,
-    cursor: str | None = None,
-    stored: Callable[[str], bool] | None = None,
-) -> models.HarvestedCode:
-    """`harvested_code_shown`, as its answer model."""
-    return models.HarvestedCode.model_validate(harvested_code_shown(corpus, arxiv_id, status, repo_kind, limit, cursor, stored))
-
-
 def harvested_code_shown(
     corpus: Corpus,
     arxiv_id: str,
@@ -272,22 +262,6 @@ def _harvested_sample(values: Sequence[Any], stored: Callable[[str], bool] | Non
     if stored is not None and sample["inline_ok"] and stored(sample["code_sha256"]):
         sample["stored"] = True
     return sample
-
-
-def samples_by_status(
-    corpus: Corpus,
-    status: str | Sequence[str],
-    repo_kind: str | None = None,
-    language: str | None = None,
-    licence: str | None = None,
-    inline_only: bool = False,
-    limit: int = 25,
-    cursor: str | None = None,
-) -> models.SampleList:
-    """`samples_by_status_shown`, as its answer model."""
-    return models.SampleList.model_validate(
-        samples_by_status_shown(corpus, status, repo_kind, language, licence, inline_only, limit, cursor)
-    )
 
 
 def samples_by_status_shown(
@@ -381,11 +355,6 @@ def search_papers(
     )
 
 
-def paper_detail(corpus: Corpus, paper_id: str) -> models.PaperDetail:
-    """`paper_detail_shown`, as its answer model."""
-    return models.PaperDetail.model_validate(paper_detail_shown(corpus, paper_id))
-
-
 def paper_detail_shown(corpus: Corpus, paper_id: str) -> dict[str, Any]:
     """One paper's metadata, abstract, code links and sample counts (`models.PaperDetail`, as shown)."""
     paper, query = resolve_paper(corpus, paper_id)
@@ -413,6 +382,22 @@ def paper_detail_shown(corpus: Corpus, paper_id: str) -> dict[str, Any]:
         read_at=paper.read_at,
         attribution=attribution(corpus, paper),
     )
+
+
+def _as_model(model: type[AnswerModel], shown: Callable[Params, dict[str, Any]]) -> Callable[Params, AnswerModel]:
+    """The twin of a tool's shown answer that returns its answer model: the shown answer, validated."""
+
+    def answer(*args: Params.args, **kwargs: Params.kwargs) -> AnswerModel:
+        return model.model_validate(shown(*args, **kwargs))
+
+    answer.__name__ = answer.__qualname__ = shown.__name__.removesuffix("_shown")
+    answer.__doc__ = f"`{shown.__name__}`, as its answer model (`models.{model.__name__}`)."
+    return answer
+
+
+harvested_code = _as_model(models.HarvestedCode, harvested_code_shown)
+samples_by_status = _as_model(models.SampleList, samples_by_status_shown)
+paper_detail = _as_model(models.PaperDetail, paper_detail_shown)
 
 
 def _repositories_instead(paper: PaperRow) -> tuple[list[str] | None, str]:

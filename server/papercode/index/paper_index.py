@@ -18,7 +18,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 from papercode.core.ids import SHA_PREFIX_FORMAT, SHA_PREFIX_LENGTH
 from papercode.core.load_report import LoadReport
@@ -191,18 +191,9 @@ class PaperIndex:
         found = itertools.takewhile(lambda key: key.startswith(prefix), self.arxiv_ids_sorted[start : start + most])
         return list(found)
 
-    def list_samples(
-        self,
-        statuses: Iterable[str],
-        repo_kind: str | None = None,
-        language: str | None = None,
-        licence: str | None = None,
-        inline_only: bool = False,
-        offset: int = 0,
-        limit: int | None = None,
-    ) -> tuple[int, list[SampleRow]]:
-        """(total, one page of samples in listing order) for the filters: `list_sample_ids`, materialised."""
-        total, ids = self.list_sample_ids(statuses, repo_kind, language, licence, inline_only, offset, limit)
+    def list_samples(self, statuses: Iterable[str], *filters: Any, **named: Any) -> tuple[int, list[SampleRow]]:
+        """(total, one page of samples in listing order): `list_sample_ids` (same arguments), materialised."""
+        total, ids = self.list_sample_ids(statuses, *filters, **named)
         return total, self.samples.rows(ids)
 
     def list_sample_ids(
