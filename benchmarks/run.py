@@ -385,17 +385,20 @@ def direct_call(corpus: Any, tool: str, args: dict[str, Any]) -> Any:
     from papercode.index.search import SearchFilters
     from papercode.verified.materialize import outcome_for
 
+    # The keyed tools answer with their answers as shown (`queries.shown`: JSON-ready dicts), as the tools do.
     if tool == "get_harvested_code_for_paper":
-        return queries.harvested_code(corpus, args["arxiv_id"], args.get("status"), args.get("repo_kind"), args.get("limit", 25), None)
+        return queries.harvested_code_shown(
+            corpus, args["arxiv_id"], args.get("status"), args.get("repo_kind"), args.get("limit", 25), None
+        )
     if tool == "list_samples_by_status":
-        return queries.samples_by_status(
+        return queries.samples_by_status_shown(
             corpus, args["status"], args.get("repo_kind"), None, None, args.get("inline_only", False), args.get("limit", 25), None
         )
     if tool == "search_papers":
         filters = SearchFilters(None, None, None, args.get("has_samples"), None, None, None, None)
         return queries.search_papers(corpus, args["query"], filters, args.get("limit", 10), None)
     if tool == "get_paper":
-        return queries.paper_detail(corpus, args["paper"])
+        return queries.paper_detail_shown(corpus, args["paper"])
     if tool == "find_papers_for_repo":
         return queries.papers_for_repo(corpus, args["repo"], args.get("limit", 25), None)
     if tool == "get_code":
@@ -414,7 +417,8 @@ def _stats(samples_s: list[float]) -> dict[str, float]:
 
 
 def time_direct(corpus: Any, calls: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, float]]:
-    """queries.* called directly; also with the JSON shaping the tool adds (`model_dump` + `orjson.dumps`)."""
+    """queries.* called directly; also with the JSON shaping the tool adds (`model_dump`, unless the answer is shown
+    already, + `orjson.dumps`)."""
     import orjson
 
     out: dict[str, dict[str, float]] = {}
@@ -432,7 +436,7 @@ def time_direct(corpus: Any, calls: dict[str, list[dict[str, Any]]]) -> dict[str
                 shaped.append(time.perf_counter() - start)
                 continue
             mid = time.perf_counter()
-            orjson.dumps(answer.model_dump(mode="json", exclude_none=True))
+            orjson.dumps(answer if isinstance(answer, dict) else answer.model_dump(mode="json", exclude_none=True))
             end = time.perf_counter()
             bare.append(mid - start)
             shaped.append(end - start)

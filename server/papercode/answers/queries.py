@@ -11,14 +11,14 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import PurePath
-from typing import Any, TypedDict
+from typing import Any, ParamSpec, TypedDict, TypeVar
 
 from papercode.core.errors import QueryError
 from papercode.core.ids import SHA_PREFIX_LENGTH, normalize_hex, normalize_repo, parse_arxiv_id, parse_slug
 from papercode.core.load_report import Problem, relative_to_roots, shown_path
 from papercode.core.records import MAX_WORD_CHARS, REPO_KINDS
 from papercode.corpus.stages import Corpus
-from papercode.index.columns import CodeLinkRow
+from papercode.index.columns import CodeLinkRow, PaperColumns
 from papercode.index.paper_index import PaperIndex, PaperRow, SampleRow, task_key
 from papercode.index.search import SearchEngine, SearchFilters, best_status
 from papercode.verified.materialize import SampleOutcome
@@ -44,6 +44,9 @@ SEARCH_TASKS = 5
 FIRST_PROBLEMS = 5
 LICENCES_SHOWN = 20
 
+Params = ParamSpec("Params")
+AnswerModel = TypeVar("AnswerModel", bound=models.Answer)
+
 _SEARCH_NEXT = "use search_papers with words from the title"
 _REPO_NEXT = "pass owner/name or a repository URL (GitHub, GitLab, Bitbucket or Hugging Face)"
 
@@ -59,8 +62,9 @@ def check_limit(limit: int) -> int:
     return limit
 
 
-def resolve_paper(corpus: Corpus, asked: str) -> tuple[PaperRow, models.Query]:
-    """The one id resolver: arXiv ids in every pasted form, and Papers-with-Code slugs."""
+def resolve_paper(corpus: Corpus, asked: str) -> tuple[PaperRow, dict[str, str]]:
+    """The one id resolver: arXiv ids in every pasted form, and Papers-with-Code slugs. With the paper, the
+    answer's `query` (`models.Query`, as shown)."""
     text = asked.strip()
     if not text or len(text) > MAX_ID_CHARS:
         raise QueryError(
@@ -76,7 +80,7 @@ def resolve_paper(corpus: Corpus, asked: str) -> tuple[PaperRow, models.Query]:
             raise QueryError(
                 "not_found", f"no paper with arXiv id {arxiv.canonical} in this corpus of {len(index.papers):,} papers", _SEARCH_NEXT
             )
-        return paper, models.Query(asked=asked, resolved=arxiv.canonical)
+        return paper, {"asked": asked, "resolved": arxiv.canonical}
     slug = parse_slug(text)
     if slug is None:
         raise QueryError(
@@ -87,7 +91,7 @@ def resolve_paper(corpus: Corpus, asked: str) -> tuple[PaperRow, models.Query]:
     paper = index.paper_by_slug(slug)
     if paper is None:
         raise QueryError("not_found", f"no paper with slug {slug} in this corpus of {len(index.papers):,} papers", _SEARCH_NEXT)
-    return paper, models.Query(asked=asked, resolved=paper.key)
+    return paper, {"asked": asked, "resolved": paper.key}
 
 
 def resolve_statuses(corpus: Corpus, status: str | Sequence[str]) -> list[str]:
@@ -171,24 +175,38 @@ class PaperRefFields(TypedDict):
     title: str
 
 
-# What an answer shows of a sample: exactly the fields of the `Sample` answer model, which a `SampleRow` holds first,
-# in the same order (so a row's fields are zipped with their names, not looked up one by one).
+def shown(**fields: Any) -> dict[str, Any]:
+    """An answer (or a part of one) as the model receives it: the fields given, in their answer model's order,
+    those that are None left out.
+
+    The three keyed tools build their answers this way, once, instead of building the answer models and dumping
+    them (`model_dump(mode="json", exclude_none=True)`), which cost them a third of their time; each has a model
+    twin (`harvested_code` for `harvested_code_shown`, ...) that validates this into the answer model, and
+    tests/test_fast_paths.py proves the two agree, byte for byte, over every paper and listing page of the test
+    corpora. The SDK validates what a tool answers against its output model on every call, too."""
+    return {name: value for name, value in fields.items() if value is not None}
+
+
+# What an answer shows of a sample: exactly the fields of the `Sample` answer model, which `SampleColumns.shown`
+# reads (and a `SampleRow` holds first) in the same order, so they are zipped with their names.
 _SAMPLE_FIELDS = tuple(models.Sample.model_fields)
 if SampleRow._fields[: len(_SAMPLE_FIELDS)] != _SAMPLE_FIELDS:
     raise ImportError(f"SampleRow must begin with the fields of models.Sample, in order: {_SAMPLE_FIELDS}")
 
 
 def _sample_fields(row: SampleRow) -> dict[str, Any]:
-    return dict(zip(_SAMPLE_FIELDS, row, strict=False))  # the row's other fields (paper, file_url) come after
+    return dict(zip(_SAMPLE_FIELDS, row, strict=False))  # a row's other fields (paper, file_url) come after
 
 
-def sample_counts(corpus: Corpus, paper: PaperRow) -> models.SampleCounts:
+def _shown_sample(values: Sequence[Any]) -> dict[str, Any]:
+    """A sample's `Sample` fields (`SampleColumns.shown`) as shown: named, the ones it lacks left out."""
+    return {name: value for name, value in zip(_SAMPLE_FIELDS, values, strict=True) if value is not None}
+
+
+def sample_counts(corpus: Corpus, paper: PaperRow) -> dict[str, Any]:
     """A paper's samples counted from the index's columns (get_paper's summary and get_harvested_code_for_paper's
-    counts): no sample row is built for it."""
-    tally = corpus.index.samples.counts(paper.samples)
-    return models.SampleCounts(
-        total=tally.total, by_status=tally.by_status, by_repo_kind=tally.by_repo_kind, pointer_only=tally.pointer_only
-    )
+    counts; `models.SampleCounts`, as shown): no sample row is built for it."""
+    return corpus.index.samples.counts(paper.samples)._asdict()
 
 
 def _page_cursor(corpus: Corpus, query: Mapping[str, object], offset: int, shown: int, total: int) -> str | None:
@@ -199,7 +217,7 @@ def _page_cursor(corpus: Corpus, query: Mapping[str, object], offset: int, shown
 # -- tools ---------------------------------------------------------------------------------
 
 
-def harvested_code(
+def harvested_code_shown(
     corpus: Corpus,
     arxiv_id: str,
     status: str | Sequence[str] | None = None,
@@ -207,29 +225,29 @@ def harvested_code(
     limit: int = 25,
     cursor: str | None = None,
     stored: Callable[[str], bool] | None = None,
-) -> models.HarvestedCode:
-    """One page of a paper's samples; `stored` says which codes the verified store holds."""
+) -> dict[str, Any]:
+    """One page of a paper's samples (`models.HarvestedCode`, as shown); `stored` says which codes the verified
+    store holds."""
     paper, query = resolve_paper(corpus, arxiv_id)
     statuses = resolve_statuses(corpus, status) if status else None
     kind = check_repo_kind(corpus, repo_kind)
     check_limit(limit)
     page_query = {"tool": "harvested", "paper": paper.key, "status": statuses, "repo_kind": kind, "limit": limit}
     offset = corpus.pager.decode(page_query, cursor)
-    everything = corpus.index.samples_of(paper)
-    matching = [row for row in everything if (statuses is None or row.status in statuses) and (kind is None or row.repo_kind == kind)]
+    columns = corpus.index.samples
+    matching = columns.select(paper.samples, statuses, kind)
     page = matching[offset : offset + limit]
     note = repos = None
-    if not everything:
+    if not paper.samples:
         repos, note = _repositories_instead(paper)
     elif not matching:
         note = "no samples match these filters; counts shows what the paper has"
-    return models.HarvestedCode(
+    return shown(
         query=query,
-        paper=models.PaperHead(**_paper_ref(paper), date=paper.date, url_abs=paper.url_abs),
+        paper=shown(**_paper_ref(paper), date=paper.date, url_abs=paper.url_abs),
         counts=sample_counts(corpus, paper),
         matched=len(matching),
-        # Dicts, validated into HarvestedSample with the answer in one call (a model each would cost an __init__ each).
-        samples=[_harvested_sample(row, stored) for row in page],  # type: ignore[misc]
+        samples=[_harvested_sample(values, stored) for values in columns.shown(page)],
         next_cursor=_page_cursor(corpus, page_query, offset, len(page), len(matching)),
         repos=repos,
         note=note,
@@ -239,14 +257,14 @@ def harvested_code(
     )
 
 
-def _harvested_sample(row: SampleRow, stored: Callable[[str], bool] | None) -> dict[str, Any]:
-    fields = _sample_fields(row)
-    if stored is not None and row.inline_ok and stored(row.code_sha256):
-        fields["stored"] = True
-    return fields
+def _harvested_sample(values: Sequence[Any], stored: Callable[[str], bool] | None) -> dict[str, Any]:
+    sample = _shown_sample(values)
+    if stored is not None and sample["inline_ok"] and stored(sample["code_sha256"]):
+        sample["stored"] = True
+    return sample
 
 
-def samples_by_status(
+def samples_by_status_shown(
     corpus: Corpus,
     status: str | Sequence[str],
     repo_kind: str | None = None,
@@ -255,7 +273,9 @@ def samples_by_status(
     inline_only: bool = False,
     limit: int = 25,
     cursor: str | None = None,
-) -> models.SampleList:
+) -> dict[str, Any]:
+    """One page of the samples with these statuses across the corpus, each with its paper (`models.SampleList`,
+    as shown)."""
     statuses = resolve_statuses(corpus, status)
     kind = check_repo_kind(corpus, repo_kind)
     check_limit(limit)
@@ -271,18 +291,22 @@ def samples_by_status(
         "limit": limit,
     }
     offset = corpus.pager.decode(page_query, cursor)
-    total, page = corpus.index.list_samples(statuses, kind, language, licence, inline_only, offset, limit)
-    papers = corpus.index.papers
-    return models.SampleList(
+    total, page = corpus.index.list_sample_ids(statuses, kind, language, licence, inline_only, offset, limit)
+    columns, papers = corpus.index.samples, corpus.index.papers
+    return shown(
         statuses=statuses,
         total=total,
-        # Dicts, validated into ListedSample with the answer in one call (a model each would cost an __init__ each).
-        samples=[
-            _sample_fields(row) | {"paper": papers.key(row.paper), "title": shorten(papers.title[row.paper], TITLE_CHARS)}  # type: ignore[misc]
-            for row in page
-        ],
+        samples=[_listed_sample(values, papers, columns.paper[i]) for i, values in zip(page, columns.shown(page), strict=True)],
         next_cursor=_page_cursor(corpus, page_query, offset, len(page), total),
+        attribution=models.ATTRIBUTION,
     )
+
+
+def _listed_sample(values: Sequence[Any], papers: PaperColumns, paper: int) -> dict[str, Any]:
+    sample = _shown_sample(values)
+    sample["paper"] = papers.key(paper)
+    sample["title"] = shorten(papers.title[paper], TITLE_CHARS)
+    return sample
 
 
 def search_papers(
@@ -331,12 +355,13 @@ def search_papers(
     )
 
 
-def paper_detail(corpus: Corpus, paper_id: str) -> models.PaperDetail:
+def paper_detail_shown(corpus: Corpus, paper_id: str) -> dict[str, Any]:
+    """One paper's metadata, abstract, code links and sample counts (`models.PaperDetail`, as shown)."""
     paper, query = resolve_paper(corpus, paper_id)
     details = paper.details()
     abstract = full_text(corpus).abstract(paper.ordinal)
     truncated = abstract is not None and len(abstract) > ABSTRACT_CHARS
-    return models.PaperDetail(
+    return shown(
         **_paper_ref(paper),
         query=query,
         authors=_authors(details.authors, AUTHORS_SHOWN),
@@ -359,6 +384,22 @@ def paper_detail(corpus: Corpus, paper_id: str) -> models.PaperDetail:
     )
 
 
+def _as_model(model: type[AnswerModel], shown: Callable[Params, dict[str, Any]]) -> Callable[Params, AnswerModel]:
+    """The twin of a tool's shown answer that returns its answer model: the shown answer, validated."""
+
+    def answer(*args: Params.args, **kwargs: Params.kwargs) -> AnswerModel:
+        return model.model_validate(shown(*args, **kwargs))
+
+    answer.__name__ = answer.__qualname__ = shown.__name__.removesuffix("_shown")
+    answer.__doc__ = f"`{shown.__name__}`, as its answer model (`models.{model.__name__}`)."
+    return answer
+
+
+harvested_code = _as_model(models.HarvestedCode, harvested_code_shown)
+samples_by_status = _as_model(models.SampleList, samples_by_status_shown)
+paper_detail = _as_model(models.PaperDetail, paper_detail_shown)
+
+
 def _repositories_instead(paper: PaperRow) -> tuple[list[str] | None, str]:
     """For a paper without samples: its first repositories (official first) and a note that counts them."""
     links = paper.details().code_links  # stored official first
@@ -372,10 +413,10 @@ def _repositories_instead(paper: PaperRow) -> tuple[list[str] | None, str]:
     return [link.repo_url for link in shown], note + "Next: read a repository's code, or search_papers for related papers with samples"
 
 
-def code_links(links: Sequence[CodeLinkRow]) -> list[models.CodeLink]:
-    """The first of a paper's code links as answers show them (they are stored official first)."""
+def code_links(links: Sequence[CodeLinkRow]) -> list[dict[str, Any]]:
+    """The first of a paper's code links as answers show them (`models.CodeLink`; they are stored official first)."""
     return [
-        models.CodeLink(
+        shown(
             repo=link.repo_url,
             official=link.is_official,
             framework=link.framework,
@@ -476,7 +517,7 @@ def find_code(corpus: Corpus, code_sha256: str) -> FoundCode:
         )
     sha = candidates[0]
     index = corpus.index
-    rows = [index.samples[i] for i in index.sample_ids_for_sha(sha)]
+    rows = index.samples.rows(index.sample_ids_for_sha(sha))
     return FoundCode(models.Query(asked=code_sha256, resolved=sha), sha, rows)
 
 

@@ -51,6 +51,13 @@ class ArxivId:
 def parse_arxiv_id(text: str) -> ArxivId | None:
     """Parse any accepted arXiv id form; None when `text` is not an arXiv id."""
     value = text.strip()
+    if len(value) in (9, 10) and value.isascii() and value[4] == "." and value[:4].isdigit() and value[5:].isdigit():
+        # A bare new-style id, as most are asked: what the patterns would say, without running three of them.
+        return ArxivId(canonical=value, version=None)
+    return _arxiv_id_by_patterns(value)
+
+
+def _arxiv_id_by_patterns(value: str) -> ArxivId | None:
     url = _ARXIV_URL.match(value)
     if url:
         value = url.group("rest")

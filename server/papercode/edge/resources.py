@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from pydantic import BaseModel
@@ -16,8 +18,9 @@ from .tools import obtain_code_answer
 CODE_TEMPLATE = "code://{code_sha256}"
 
 
-def json_text(answer: BaseModel) -> str:
-    return orjson.dumps(answer.model_dump(mode="json", exclude_none=True)).decode()
+def json_text(answer: BaseModel | dict[str, Any]) -> str:
+    """An answer as compact JSON; a dict is one already as shown (`queries.shown`)."""
+    return orjson.dumps(answer if isinstance(answer, dict) else answer.model_dump(mode="json", exclude_none=True)).decode()
 
 
 def _not_found(error: QueryError) -> ResourceNotFoundError:
@@ -28,7 +31,7 @@ def register_resources(server: PapercodeServer, source: CorpusSource, code: Veri
     @server.resource("paper://{+arxiv_id}", mime_type="application/json", title="Paper", description="get_paper's view of one paper")
     def paper_resource(arxiv_id: str) -> str:
         try:
-            return json_text(queries.paper_detail(source(), arxiv_id))
+            return json_text(queries.paper_detail_shown(source(), arxiv_id))
         except QueryError as error:
             raise _not_found(error) from error
 

@@ -1,5 +1,6 @@
 """The seven tools: typed methods over `queries`, each turning one answer into compact JSON (text) plus
-structured content.
+structured content. The three keyed tools get theirs from `queries` already as shown (JSON-ready dicts,
+`queries.shown`), so `reply` only serialises them; the others' answer models are dumped here.
 
 Where a tool runs follows what it costs. Lookups in the in-memory index take microseconds (well under a
 millisecond at 100k papers, BENCHMARKS.md), so those tools are `async` and answer on the event loop: a hop to a
@@ -7,10 +8,11 @@ worker thread and back costs more than the lookup (0.1-0.25 ms a call on a busy 
 them at 1.2-1.3x the SDK's own floor). They are get_harvested_code_for_paper (its `stored` flags come from the
 hashes the code store holds in memory, `CodeStore.holds`, once its start-up scan is done; before, they are a file
 check per showable sample, so the call runs in a worker thread), get_paper (its abstract is one stored document of
-the full-text index, fetched by paper ordinal: 10-20 us), find_papers_for_repo, corpus_stats, and the first page of
-list_samples_by_status. What can take longer runs in a worker thread: search_papers (a plain function, which the
-SDK runs in one), a later page of list_samples_by_status (skipping to its offset walks every listing rank before
-it: tens of milliseconds deep into a large corpus), and get_code's store reads and downloads.
+the full-text index, read at the address the engine found for the paper as it opened: a few microseconds),
+find_papers_for_repo, corpus_stats, and the first page of list_samples_by_status. What can take longer runs in a
+worker thread: search_papers (a plain function, which the SDK runs in one), a later page of list_samples_by_status
+(filtered by language or licence, skipping to its offset walks every listing rank before it: tens of milliseconds
+deep into a large corpus), and get_code's store reads and downloads.
 """
 
 from __future__ import annotations
@@ -76,8 +78,10 @@ SearchQuery = Annotated[
 ]
 
 
-def reply(answer: BaseModel) -> CallToolResult:
-    structured = answer.model_dump(mode="json", exclude_none=True)
+def reply(answer: BaseModel | dict[str, Any]) -> CallToolResult:
+    """An answer as structured content and the same as compact JSON text. A dict is an answer already as shown
+    (`queries.shown`: the keyed tools build theirs so, and skip the model and its dump)."""
+    structured = answer if isinstance(answer, dict) else answer.model_dump(mode="json", exclude_none=True)
     text = orjson.dumps(structured).decode()
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
@@ -131,8 +135,8 @@ class PapercodeTools:
         # Described by HARVESTED_CODE_DESCRIPTION, which spells the status order from `records`.
         corpus, stored = self.source(), self.code.stored_lookup
 
-        def answer(stored: Callable[[str], bool]) -> models.HarvestedCode:
-            return queries.harvested_code(corpus, arxiv_id, status, repo_kind, limit, cursor, stored)
+        def answer(stored: Callable[[str], bool]) -> dict[str, Any]:
+            return queries.harvested_code_shown(corpus, arxiv_id, status, repo_kind, limit, cursor, stored)
 
         # Until the store has been scanned, `stored` is a file check per sample: in a worker thread.
         return reply(answer(stored) if stored is not None else await anyio.to_thread.run_sync(answer, self.code.is_stored))
@@ -150,8 +154,8 @@ class PapercodeTools:
         """Samples across the corpus with the given status(es), each with its paper, and the total.
         Next: get_code(code_sha256)."""
 
-        def listing() -> models.SampleList:
-            return queries.samples_by_status(self.source(), status, repo_kind, language, licence, inline_only, limit, cursor)
+        def listing() -> dict[str, Any]:
+            return queries.samples_by_status_shown(self.source(), status, repo_kind, language, licence, inline_only, limit, cursor)
 
         return reply(listing() if cursor is None else await anyio.to_thread.run_sync(listing))
 
@@ -177,7 +181,7 @@ class PapercodeTools:
     async def get_paper(self, paper: PaperId) -> Annotated[CallToolResult, models.PaperDetail]:
         """One paper: metadata, abstract, tasks, methods, code links (official first, framework,
         licence) and a summary of its samples. Next: get_harvested_code_for_paper."""
-        return reply(queries.paper_detail(self.source(), paper))
+        return reply(queries.paper_detail_shown(self.source(), paper))
 
     async def find_papers_for_repo(
         self,

@@ -9,9 +9,9 @@ far faster than objects do (strings are packed into one buffer there: see `packe
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 import orjson
 
@@ -78,9 +78,9 @@ class PaperDetails:
     code_links: list[CodeLinkRow]
 
 
-@dataclass(frozen=True, slots=True)
-class PaperRow:
-    """One paper, materialised from the paper columns when a query needs it."""
+class PaperRow(NamedTuple):
+    """One paper, materialised from the paper columns when a query needs it: a tuple, built in one step (a frozen
+    dataclass sets each of its 13 fields by a call of its own, which was a third of get_paper's lookup)."""
 
     ordinal: int
     arxiv_id: str | None
@@ -157,6 +157,14 @@ def text(values: Sequence[str], string_id: int) -> str | None:
     return None if string_id == NONE else values[string_id]
 
 
+def _named(values: Sequence[str], column: array[int], ids: Sequence[int]) -> list[str]:
+    return [values[column[i]] for i in ids]
+
+
+def _optional(values: Sequence[str], column: array[int], ids: Sequence[int]) -> list[str | None]:
+    return [None if (string_id := column[i]) == NONE else values[string_id] for i in ids]
+
+
 BLOB_PATH = "/blob/HEAD/"  # a file's URL on GitHub: GITHUB_URL + owner/name + BLOB_PATH + path
 
 
@@ -212,20 +220,21 @@ class PaperColumns:
         if i < 0:
             i += len(self)
         values = self.strings.values
-        return PaperRow(
-            ordinal=i,
-            arxiv_id=self.arxiv_id[i],
-            slug=self.slug[i],
-            title=self.title[i],
-            date=self.date[i],
-            year=None if self.year[i] == NONE else self.year[i],
-            url_abs=self.url_abs[i],
-            snapshot=text(values, self.snapshot[i]),
-            read_at=self.read_at[i],
-            claim=text(values, self.claim[i]),
-            n_authors=self.n_authors[i],
-            samples=range(self.start[i], self.end[i]),
-            blob=self.blob[i],
+        year = self.year[i]
+        return PaperRow(  # positional, in PaperRow's field order
+            i,  # ordinal
+            self.arxiv_id[i],
+            self.slug[i],
+            self.title[i],
+            self.date[i],
+            None if year == NONE else year,
+            self.url_abs[i],
+            text(values, self.snapshot[i]),  # snapshot
+            self.read_at[i],
+            text(values, self.claim[i]),  # claim
+            self.n_authors[i],
+            range(self.start[i], self.end[i]),  # samples
+            self.blob[i],
         )
 
     def __iter__(self) -> Iterator[PaperRow]:
@@ -272,31 +281,51 @@ class SampleColumns:
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__dict__.update(state)
 
-    def __getitem__(self, i: int) -> SampleRow:
-        values = self.strings.values
-        repo, path = values[self.repo[i]], cast(str, self.path[i])
-        level = self.verification_level[i]
-        return SampleRow(  # positional, in SampleRow's field order
-            format(self.sha[i], SHA_PREFIX_FORMAT),  # code_sha256
-            cast(str, self.entry[i]),
-            repo,
-            values[self.repo_kind[i]],
-            path,
-            text(values, self.language[i]),
-            values[self.status[i]],
-            text(values, self.contract_check[i]),
-            None if level == NO_LEVEL else level,
-            text(values, self.licence[i]),
-            bool(self.inline_ok[i]),
-            self.paper[i],
-            self.file_url.get(i) or blob_url(repo, path),
+    def shown(self, ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
+        """The fields answers show of samples `ids` (`SampleRow`'s first eleven, the `Sample` answer model's), in
+        order, read column by column: a page costs one comprehension a field, not a call a sample, and no row."""
+        values, levels, inline = self.strings.values, self.verification_level, self.inline_ok
+        return zip(
+            [format(self.sha[i], SHA_PREFIX_FORMAT) for i in ids],  # code_sha256
+            self.entry.take(ids),
+            _named(values, self.repo, ids),
+            _named(values, self.repo_kind, ids),
+            self.path.take(ids),
+            _optional(values, self.language, ids),
+            _named(values, self.status, ids),
+            _optional(values, self.contract_check, ids),
+            [None if (level := levels[i]) == NO_LEVEL else level for i in ids],
+            _optional(values, self.licence, ids),
+            [bool(inline[i]) for i in ids],
+            strict=True,
         )
+
+    def rows(self, ids: Sequence[int]) -> list[SampleRow]:
+        """Samples `ids` materialised (none negative)."""
+        urls, paper = self.file_url, self.paper
+        return [
+            SampleRow._make((*shown, paper[i], urls.get(i) or blob_url(shown[2], shown[4])))
+            for i, shown in zip(ids, self.shown(ids), strict=True)
+        ]
+
+    def __getitem__(self, i: int) -> SampleRow:
+        return self.rows((i + len(self) if i < 0 else i,))[0]
 
     def __iter__(self) -> Iterator[SampleRow]:
         return (self[i] for i in range(len(self)))
 
     def status_of(self, i: int) -> str:
         return self.strings.values[self.status[i]]
+
+    def select(self, ids: Sequence[int], statuses: Collection[str] | None, repo_kind: str | None) -> Sequence[int]:
+        """The samples among `ids` with one of `statuses` and of `repo_kind` (None: any), in order; read from the
+        columns, without building a row."""
+        if statuses is None and repo_kind is None:
+            return ids
+        values, status, kind = self.strings.values, self.status, self.repo_kind
+        return [
+            i for i in ids if (statuses is None or values[status[i]] in statuses) and (repo_kind is None or values[kind[i]] == repo_kind)
+        ]
 
     def counts(self, ids: Sequence[int]) -> SampleTally:
         """How many of these samples there are by status and by repo kind (each in first-seen order), and how

@@ -75,8 +75,18 @@ class PackedStrings(_Packed, Sequence[str | None]):
     def __getitem__(self, i: int | slice) -> str | Sequence[str | None] | None:
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(len(self)))]
-        raw = self._raw(i)
-        return None if raw is None else raw.decode("utf-8", "surrogatepass")
+        # `_raw`, inlined: answers read a few of these per row, and a call is a third of the cost of one.
+        ends = self._ends
+        if i < 0:
+            i += len(ends)
+        if self._missing[i]:  # also raises IndexError past the end
+            return None
+        return self._data[ends[i - 1] if i else 0 : ends[i]].decode("utf-8", "surrogatepass")
+
+    def take(self, ids: Iterable[int]) -> list[str | None]:
+        """The items at `ids` (none negative), in one comprehension over the buffer rather than a call per item."""
+        data, ends, missing = self._data, self._ends, self._missing
+        return [None if missing[i] else data[ends[i - 1] if i else 0 : ends[i]].decode("utf-8", "surrogatepass") for i in ids]
 
     def extend(self, values: list[str]) -> None:
         """Append `values` (no None), in a few C-level passes rather than one per string."""

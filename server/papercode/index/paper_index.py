@@ -12,17 +12,18 @@ import bisect
 import functools
 import heapq
 import itertools
+import operator
 import re
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, fields
-from typing import Protocol
+from dataclasses import dataclass, field, fields
+from typing import Any, Protocol, cast
 
 from papercode.core.ids import SHA_PREFIX_FORMAT, SHA_PREFIX_LENGTH
 from papercode.core.load_report import LoadReport
 from papercode.core.ordering import status_order
-from papercode.core.records import KNOWN_STATUSES
+from papercode.core.records import KNOWN_STATUSES, OFFICIAL_KIND
 
 from .columns import CodeLinkRow, PaperColumns, PaperDetails, PaperRow, SampleColumns, SampleRow
 from .packed import PackedStrings, SortedKeys
@@ -103,10 +104,31 @@ class PaperIndex:
     buckets: dict[BucketKey, array[int]]
     arxiv_ids_sorted: Sequence[str]
     sources: PaperSources
+    # Derived from the fields above whenever an index is made or restored (never pickled): every valid status, best
+    # first (`statuses`); the listing's buckets by status, so that a listing looks only at its statuses' buckets;
+    # and by status, each (official or not, inline_ok) group of buckets with the one run of listing ranks it fills,
+    # or None when its ranks are not one run (see `list_sample_ids`).
+    _statuses: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _buckets_by_status: dict[str, list[tuple[BucketKey, array[int]]]] = field(init=False, repr=False, compare=False)
+    _runs_by_status: dict[str, list[tuple[bool, bool, range | None]]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_statuses", tuple(sorted({*KNOWN_STATUSES, *self.status_counts}, key=status_order)))
+        by_status: dict[str, list[tuple[BucketKey, array[int]]]] = {}
+        groups: dict[tuple[str, bool, bool], list[array[int]]] = {}
+        for key, ranks in self.buckets.items():
+            by_status.setdefault(key[0], []).append((key, ranks))
+            groups.setdefault((key[0], key[1] == OFFICIAL_KIND, key[4]), []).append(ranks)
+        object.__setattr__(self, "_buckets_by_status", by_status)
+        runs: dict[str, list[tuple[bool, bool, range | None]]] = {}
+        for (status, official, inline), parts in groups.items():
+            total, low, high = sum(map(len, parts)), min(part[0] for part in parts), max(part[-1] for part in parts) + 1
+            runs.setdefault(status, []).append((official, inline, range(low, high) if high - low == total else None))
+        object.__setattr__(self, "_runs_by_status", runs)
 
     def __reduce__(self) -> tuple[object, ...]:
         # Packed for a snapshot: restored as two buffers each instead of one object per string.
-        values = {field.name: getattr(self, field.name) for field in fields(self)}
+        values = {spec.name: getattr(self, spec.name) for spec in fields(self) if spec.init}
         values["by_arxiv"], values["by_slug"] = (
             SortedKeys(lookup) if isinstance(lookup, dict) else lookup for lookup in (self.by_arxiv, self.by_slug)
         )
@@ -123,14 +145,14 @@ class PaperIndex:
         return None if ordinal is None else self.papers[ordinal]
 
     def samples_of(self, paper: PaperRow) -> list[SampleRow]:
-        return [self.samples[i] for i in paper.samples]
+        return self.samples.rows(paper.samples)
 
     def statuses_of(self, paper: PaperRow) -> set[str]:
         return {self.samples.status_of(i) for i in paper.samples}
 
     def statuses(self) -> list[str]:
         """Every valid status: the known ones, then any others seen in the corpus, best first (`status_order`)."""
-        return sorted({*KNOWN_STATUSES, *self.status_counts}, key=status_order)
+        return list(self._statuses)
 
     def sample_ids_for_sha(self, sha: str) -> list[int]:
         """Samples whose code hash is exactly `sha` (`SHA_PREFIX_LENGTH` hex characters)."""
@@ -169,7 +191,12 @@ class PaperIndex:
         found = itertools.takewhile(lambda key: key.startswith(prefix), self.arxiv_ids_sorted[start : start + most])
         return list(found)
 
-    def list_samples(
+    def list_samples(self, statuses: Iterable[str], *filters: Any, **named: Any) -> tuple[int, list[SampleRow]]:
+        """(total, one page of samples in listing order): `list_sample_ids` (same arguments), materialised."""
+        total, ids = self.list_sample_ids(statuses, *filters, **named)
+        return total, self.samples.rows(ids)
+
+    def list_sample_ids(
         self,
         statuses: Iterable[str],
         repo_kind: str | None = None,
@@ -178,20 +205,33 @@ class PaperIndex:
         inline_only: bool = False,
         offset: int = 0,
         limit: int | None = None,
-    ) -> tuple[int, list[SampleRow]]:
-        """(total, one page of samples in listing order) for the filters.
+    ) -> tuple[int, list[int]]:
+        """(total, the sample ids of one page in listing order) for the filters.
 
-        Never scans non-matching samples, and materialises only the page: skipping to `offset`
-        walks listing ranks (ints), and not even those when one bucket matches.
+        Never scans non-matching samples. Filtered by nothing but status, inline_only and the official repo kind, the
+        page is read from runs of listing ranks: the listing orders by status, then official first, then showable
+        first, so each (status, official or not, inline_ok) group fills one run (checked as the index is made, not
+        assumed), and a page is a slice of a few runs. Otherwise (or if a group were not one run) the chosen buckets
+        are merged: skipping to `offset` walks listing ranks (ints), and not even those when one bucket matches.
         """
-        wanted = set(statuses)
+        order = self.listing_order
+        if language is None and licence is None and (repo_kind is None or repo_kind == OFFICIAL_KIND):
+            runs = [
+                run
+                for status in dict.fromkeys(statuses)
+                for official, inline, run in self._runs_by_status.get(status, ())
+                if (repo_kind is None or official) and (inline or not inline_only)
+            ]
+            if None not in runs:
+                return _page_of_runs(cast(list[range], runs), offset, limit, order)
+        language, licence = language and language.lower(), licence and licence.lower()
         chosen = [
             ranks
-            for (status, kind, lang, lic, inline), ranks in self.buckets.items()
-            if status in wanted
-            and (repo_kind is None or kind == repo_kind)
-            and (language is None or lang == language.lower())
-            and (licence is None or lic == licence.lower())
+            for status in dict.fromkeys(statuses)
+            for (_, kind, lang, lic, inline), ranks in self._buckets_by_status.get(status, ())
+            if (repo_kind is None or kind == repo_kind)
+            and (language is None or lang == language)
+            and (licence is None or lic == licence)
             and (inline or not inline_only)
         ]
         total = sum(map(len, chosen))
@@ -200,7 +240,26 @@ class PaperIndex:
             ranks: Iterable[int] = chosen[0][offset:end]
         else:
             ranks = itertools.islice(heapq.merge(*chosen), offset, end)
-        return total, [self.samples[self.listing_order[rank]] for rank in ranks]
+        return total, [order[rank] for rank in ranks]
+
+
+def _page_of_runs(runs: list[range], offset: int, limit: int | None, order: array[int]) -> tuple[int, list[int]]:
+    """(total, the sample ids of one page) of the listing ranks in `runs`, which are disjoint: in order, they are the listing."""
+    runs.sort(key=operator.attrgetter("start"))
+    total = sum(map(len, runs))
+    wanted = total - offset if limit is None else limit
+    ranks: list[int] = []
+    for run in runs:
+        if offset >= len(run):
+            offset -= len(run)
+            continue
+        part = run[offset : offset + wanted]
+        ranks.extend(part)
+        wanted -= len(part)
+        offset = 0
+        if wanted <= 0:
+            break
+    return total, [order[rank] for rank in ranks]
 
 
 def _restore(values: dict[str, object]) -> PaperIndex:

@@ -23,6 +23,7 @@ import os
 import re
 import shutil
 import zlib
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -241,6 +242,20 @@ class _FacetTerms:
         return facets
 
 
+def _document_addresses(searcher: tantivy.Searcher) -> tuple[array[int], array[int]]:
+    """Where each paper's document is, by paper ordinal: (segment, or -1 for none; document in it). One pass over
+    the index, sorted by the `paper` fast field (about a millisecond at 20,000 papers), as the engine opens."""
+    documents = searcher.num_docs
+    if not documents:
+        return array("i"), array("I")
+    hits = searcher.search(tantivy.Query.all_query(), documents, count=False, order_by_field="paper", order=tantivy.Order.Asc).hits
+    size = hits[-1][0] + 1 if hits else 0
+    segments, docs = array("i", [-1]) * size, array("I", [0]) * size
+    for paper, address in hits:
+        segments[paper], docs[paper] = address.segment_ord, address.doc
+    return segments, docs
+
+
 class SearchEngine:
     """Serves one tantivy index read-only: every paper's title, abstract, authors, tasks and methods, with facets for the filters."""
 
@@ -255,6 +270,7 @@ class SearchEngine:
             index = _open_index(tantivy.Index.open(str(directory)))
             index.config_reader(reload_policy="Manual")
             self._searcher = index.searcher()
+            self._segments, self._docs = _document_addresses(self._searcher)
         except BaseException:
             self.close()
             raise
@@ -282,11 +298,13 @@ class SearchEngine:
             yield name, size, crc
 
     def abstract(self, paper: int) -> str | None:
-        """A paper's abstract: the full text lives here once, not also in the index."""
-        found = self._searcher.search(tantivy.Query.term_query(_SCHEMA, "paper", paper), 1, count=False).hits
-        if not found:
+        """A paper's abstract: the full text lives here once, not also in the index. One stored document read at
+        the address `_document_addresses` found (a term search for the paper cost as much again: get_paper reads
+        it on the event loop)."""
+        segment = self._segments[paper] if paper < len(self._segments) else -1
+        if segment < 0:
             return None
-        return self._searcher.doc(found[0][1]).get_first("abstract") or None
+        return self._searcher.doc(tantivy.DocAddress(segment, self._docs[paper])).get_first("abstract") or None
 
     def search(self, query: str, filters: SearchFilters, offset: int, limit: int) -> tuple[int, list[SearchHit]]:
         """(total matches, one page of hits): ranked for a query, newest first for a browse."""

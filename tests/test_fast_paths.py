@@ -1,0 +1,163 @@
+"""The fast paths of the keyed tools, each proven to say what the slower way it replaced says.
+
+- Answers as shown: the keyed tools build their answers as JSON-ready dicts (`queries.shown`), once, with no answer
+  model and no dump; the answer models stay the schema the model sees. Each shown answer, validated into its model
+  and dumped as the edge used to dump it (`model_dump(mode="json", exclude_none=True)`), gives the same JSON bytes
+  (values and key order), for every paper and every page of every listing of the test corpora.
+- A bare new-style arXiv id is read without the id patterns (`core.ids.parse_arxiv_id`).
+- An abstract is read at its document's address (`SearchEngine.abstract`), not found by a search each time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import tantivy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from papercode.answers import models, queries
+from papercode.core.ids import _arxiv_id_by_patterns, parse_arxiv_id
+from papercode.corpus.stages import Corpus
+from papercode.index.paper_index import SampleRow
+from papercode.index.search import _SCHEMA
+from test_archive_layering import layered, load
+
+__all__ = ["layered"]  # a fixture, used by name
+
+PAGE = 7  # small, so that a paper's samples cross many pages (and the last, partial one)
+
+
+def same_as_model(model: type[BaseModel], shown: dict[str, Any]) -> None:
+    dumped = model.model_validate(shown).model_dump(mode="json", exclude_none=True)
+    assert orjson.dumps(shown) == orjson.dumps(dumped)
+
+
+def pages(ask: Callable[..., dict[str, Any]], *arguments: Any, **named: Any) -> Iterator[dict[str, Any]]:
+    """Every page of one paged answer, following its cursors."""
+    cursor = None
+    while True:
+        page = ask(*arguments, cursor=cursor, **named)
+        yield page
+        cursor = page.get("next_cursor")
+        if cursor is None:
+            return
+
+
+def some_stored(sha: str) -> bool:
+    return sha[-1] in "02468ace"
+
+
+@pytest.fixture(params=["bundled", "synthetic", "layered"])
+def any_corpus(request: pytest.FixtureRequest, tmp_path: Path) -> Corpus:
+    if request.param == "layered":
+        return load(request.getfixturevalue("layered"))
+    return request.getfixturevalue("corpus" if request.param == "bundled" else "synthetic_corpus")
+
+
+def test_every_paper_and_every_page_of_its_samples(any_corpus: Corpus) -> None:
+    corpus = any_corpus
+    statuses = corpus.index.statuses()
+    for paper in corpus.index.papers:
+        same_as_model(models.PaperDetail, queries.paper_detail_shown(corpus, paper.key))
+        for stored in (None, some_stored):
+            same_as_model(models.HarvestedCode, queries.harvested_code_shown(corpus, paper.key, stored=stored))
+        for status, kind in ((None, None), (statuses[0], None), (statuses[1:3], "listed"), (None, "official")):
+            for page in pages(queries.harvested_code_shown, corpus, paper.key, status, kind, PAGE, stored=some_stored):
+                same_as_model(models.HarvestedCode, page)
+
+
+def test_every_page_of_every_listing(any_corpus: Corpus) -> None:
+    corpus = any_corpus
+    statuses = corpus.index.statuses()
+    # The largest page: every page of the synthetic corpus's 25,000 samples in a few seconds.
+    filters: list[dict[str, Any]] = [
+        {},
+        {"inline_only": True},
+        {"repo_kind": "official"},
+        {"language": "python"},
+        {"licence": "MIT"},
+        {"licence": "Apache-2.0"},
+    ]
+    for status in [*statuses, statuses]:
+        for chosen in filters:
+            total = 0
+            for page in pages(queries.samples_by_status_shown, corpus, status, limit=queries.MAX_LIMIT, **chosen):
+                same_as_model(models.SampleList, page)
+                total += len(page["samples"])
+            assert total == page["total"]
+
+
+def test_the_model_twins_are_the_shown_answers_validated(corpus: Corpus) -> None:
+    paper = corpus.index.papers[0].key
+    assert queries.paper_detail(corpus, paper) == models.PaperDetail.model_validate(queries.paper_detail_shown(corpus, paper))
+    assert queries.harvested_code(corpus, paper) == models.HarvestedCode.model_validate(queries.harvested_code_shown(corpus, paper))
+    assert queries.samples_by_status(corpus, "ran") == models.SampleList.model_validate(queries.samples_by_status_shown(corpus, "ran"))
+
+
+_ID_LIKE = st.text(alphabet="0123456789.v/ :-aAxXrRiI\u0660\u0661\u00b2\u0969", min_size=0, max_size=14)
+
+
+@given(st.one_of(_ID_LIKE, st.from_regex(r"\s?\d{4}\.\d{4,5}(v\d)?\s?", fullmatch=True)))
+@settings(max_examples=500, deadline=None)
+def test_a_bare_arxiv_id_is_read_as_the_patterns_read_it(text: str) -> None:
+    assert parse_arxiv_id(text) == _arxiv_id_by_patterns(text.strip())
+
+
+def test_every_abstract_read_at_its_address_is_the_one_a_search_finds(any_corpus: Corpus) -> None:
+    engine = any_corpus.search
+    assert engine is not None
+    searcher = engine._searcher
+    for paper in range(len(any_corpus.index.papers) + 2):  # and two past the last paper: none
+        found = searcher.search(tantivy.Query.term_query(_SCHEMA, "paper", paper), 1, count=False).hits
+        expected = (searcher.doc(found[0][1]).get_first("abstract") or None) if found else None
+        assert engine.abstract(paper) == expected
+
+
+def listing_by_scan(
+    listing: list[tuple[int, SampleRow]],
+    statuses: list[str],
+    repo_kind: str | None,
+    language: str | None,
+    licence: str | None,
+    inline_only: bool,
+) -> list[int]:
+    """The listing's sample ids for these filters by walking the whole listing: what `list_sample_ids` must page."""
+    return [
+        i
+        for i, row in listing
+        if row.status in statuses
+        and (repo_kind is None or row.repo_kind == repo_kind)
+        and (language is None or (row.language or "").lower() == language.lower())
+        and (licence is None or (row.licence or "").lower() == licence.lower())
+        and (row.inline_ok or not inline_only)
+    ]
+
+
+def test_every_listing_page_read_from_runs_or_buckets_is_the_listing_walked(any_corpus: Corpus) -> None:
+    index = any_corpus.index
+    statuses = index.statuses()
+    order = list(index.listing_order)
+    listing = list(zip(order, index.samples.rows(order), strict=True))
+    assert any(run is not None for runs in index._runs_by_status.values() for _, _, run in runs)
+    for wanted in [[status] for status in statuses] + [statuses[:2], statuses]:
+        for kind, language, licence, inline_only in [
+            (None, None, None, False),
+            (None, None, None, True),
+            ("official", None, None, False),
+            ("official", None, None, True),
+            ("listed", None, None, False),
+            (None, "python", None, False),
+            (None, None, "mit", True),
+        ]:
+            expected = listing_by_scan(listing, wanted, kind, language, licence, inline_only)
+            for offset, limit in [(0, None), (0, 1), (0, 25), (3, 7), (len(expected) - 2, 5), (len(expected) + 1, 5)]:
+                offset = max(offset, 0)
+                end = None if limit is None else offset + limit
+                got = index.list_sample_ids(wanted, kind, language, licence, inline_only, offset, limit)
+                assert got == (len(expected), expected[offset:end])
