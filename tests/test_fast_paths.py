@@ -5,7 +5,8 @@
   and dumped as the edge used to dump it (`model_dump(mode="json", exclude_none=True)`), gives the same JSON bytes
   (values and key order), for every paper and every page of every listing of the test corpora.
 - A bare new-style arXiv id is read without the id patterns (`core.ids.parse_arxiv_id`).
-- An abstract is read at its document's address (`SearchEngine.abstract`), not found by a search each time.
+- An abstract is read at its document's address (`SearchEngine.abstract`), not found by a search each time; the
+  addresses are found once, as the index is written, and kept beside it (so a warm start does not find them again).
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from pydantic import BaseModel
 from papercode.answers import models, queries
 from papercode.core.ids import _arxiv_id_by_patterns, parse_arxiv_id
 from papercode.corpus.stages import Corpus
+from papercode.index import search
 from papercode.index.paper_index import SampleRow
-from papercode.index.search import _SCHEMA
+from papercode.index.search import _SCHEMA, SearchEngine
 from test_archive_layering import layered, load
 
 __all__ = ["layered"]  # a fixture, used by name
@@ -161,3 +163,28 @@ def test_every_listing_page_read_from_runs_or_buckets_is_the_listing_walked(any_
                 end = None if limit is None else offset + limit
                 got = index.list_sample_ids(wanted, kind, language, licence, inline_only, offset, limit)
                 assert got == (len(expected), expected[offset:end])
+
+
+@pytest.mark.parametrize("threads_from", [1, 20_000], ids=["two-segments", "one-segment"])
+def test_the_addresses_kept_beside_the_index_are_those_a_pass_over_it_finds(
+    synthetic_corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads_from: int
+) -> None:
+    monkeypatch.setattr(search, "_TWO_THREADS_FROM", threads_from)
+    index = synthetic_corpus.index
+    documents = [
+        search.SearchDocument(
+            paper.ordinal, False, paper.title, f"abstract {paper.ordinal}", "", [], [], [], [], paper.date, None, 0, False
+        )
+        for paper in index.papers
+    ]
+    search.write_index(tmp_path / "index", documents, search.newest_first([(d.paper, d.date) for d in documents]))
+    kept = SearchEngine(tmp_path / "index")
+    found = search._document_addresses(kept._searcher)
+    assert (kept._segments, kept._docs) == found and len(found[0]) == len(index.papers)
+    assert sorted(set(found[0])) == ([0, 1] if threads_from == 1 else [0])  # the segments each document went to
+    (tmp_path / "index" / search._ADDRESSES).unlink()  # as an older papercode wrote it
+    without = SearchEngine(tmp_path / "index")
+    (tmp_path / "index" / search._ADDRESSES).write_bytes(b"\x05" + bytes(20))  # cut short
+    damaged = SearchEngine(tmp_path / "index")
+    for engine in (kept, without, damaged):
+        assert [engine.abstract(paper.ordinal) for paper in index.papers] == [f"abstract {paper.ordinal}" for paper in index.papers]
