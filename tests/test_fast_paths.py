@@ -69,6 +69,8 @@ def test_every_paper_and_every_page_of_its_samples(any_corpus: Corpus) -> None:
         same_as_model(models.PaperDetail, queries.paper_detail_shown(corpus, paper.key))
         for stored in (None, some_stored):
             same_as_model(models.HarvestedCode, queries.harvested_code_shown(corpus, paper.key, stored=stored))
+        if len(paper.samples) <= PAGE:  # one page, of the shape just checked
+            continue
         for status, kind in ((None, None), (statuses[0], None), (statuses[1:3], "listed"), (None, "official")):
             for page in pages(queries.harvested_code_shown, corpus, paper.key, status, kind, PAGE, stored=some_stored):
                 same_as_model(models.HarvestedCode, page)
@@ -78,21 +80,18 @@ def test_every_page_of_every_listing(any_corpus: Corpus) -> None:
     corpus = any_corpus
     statuses = corpus.index.statuses()
     # The largest page: every page of the synthetic corpus's 25,000 samples in a few seconds.
-    filters: list[dict[str, Any]] = [
-        {},
-        {"inline_only": True},
-        {"repo_kind": "official"},
-        {"language": "python"},
-        {"licence": "MIT"},
-        {"licence": "Apache-2.0"},
-    ]
-    for status in [*statuses, statuses]:
-        for chosen in filters:
-            total = 0
-            for page in pages(queries.samples_by_status_shown, corpus, status, limit=queries.MAX_LIMIT, **chosen):
-                same_as_model(models.SampleList, page)
-                total += len(page["samples"])
-            assert total == page["total"]
+    # (Every synthetic sample is Python, and its Apache-2.0 ones are its inline ones: filters by language or by that
+    # licence would walk the same pages again.)
+    filters: list[dict[str, Any]] = [{}, {"inline_only": True}, {"repo_kind": "official"}, {"licence": "MIT"}]
+    # Each status alone, then all of them under each filter. (Which samples a filter picks is
+    # `test_every_listing_page_read_from_runs_or_buckets_is_the_listing_walked`'s; the shown answer does not depend on it.)
+    # Every page of all of them, unfiltered, is held to the model (every sample once); of the others, the first two
+    # pages and the last, each walked to its end.
+    for status, chosen in [*((status, {}) for status in statuses), *((statuses, chosen) for chosen in filters)]:
+        walked = list(pages(queries.samples_by_status_shown, corpus, status, limit=queries.MAX_LIMIT, **chosen))
+        for page in walked if status == statuses and not chosen else [*walked[:2], *walked[2:][-1:]]:
+            same_as_model(models.SampleList, page)
+        assert sum(len(page["samples"]) for page in walked) == walked[-1]["total"]
 
 
 def test_the_model_twins_are_the_shown_answers_validated(corpus: Corpus) -> None:
@@ -106,7 +105,7 @@ _ID_LIKE = st.text(alphabet="0123456789.v/ :-aAxXrRiI\u0660\u0661\u00b2\u0969", 
 
 
 @given(st.one_of(_ID_LIKE, st.from_regex(r"\s?\d{4}\.\d{4,5}(v\d)?\s?", fullmatch=True)))
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=200, deadline=None)
 def test_a_bare_arxiv_id_is_read_as_the_patterns_read_it(text: str) -> None:
     assert parse_arxiv_id(text) == _arxiv_id_by_patterns(text.strip())
 
