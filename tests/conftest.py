@@ -267,6 +267,12 @@ def _phrase(start: int, count: int, sep: str) -> str:
     return sep.join(VOCABULARY[(start + i * 3) % len(VOCABULARY)] for i in range(count))
 
 
+@functools.cache
+def synthetic_record_list() -> tuple[dict[str, Any], ...]:
+    """`synthetic_records()`, made once a session (the corpus and the budget tests read the same records; never changed)."""
+    return tuple(synthetic_records())
+
+
 def synthetic_records(n: int = SYNTHETIC_PAPERS) -> Iterator[dict[str, Any]]:
     """Deterministic records at the long end of real data. Every tenth paper is a worst case:
     a ~200-character title, 300 authors, a 4,000-character abstract, 40 code links, 30 methods,
@@ -321,6 +327,6 @@ def synthetic_records(n: int = SYNTHETIC_PAPERS) -> Iterator[dict[str, Any]]:
 def synthetic_corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
     directory = tmp_path_factory.mktemp("synthetic")
     with (directory / "papers.jsonl").open("wb") as out:
-        for record in synthetic_records():
+        for record in synthetic_record_list():
             out.write(orjson.dumps(record) + b"\n")
     return Corpus.load([directory])

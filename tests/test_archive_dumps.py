@@ -68,12 +68,20 @@ LAYOUTS = {
 }
 
 
-@pytest.mark.parametrize("layout", sorted(LAYOUTS))
-@pytest.mark.parametrize(("chunk", "piece_bytes"), [(1, 1), (3, 40), (7, 300), (64, 2000), (1 << 20, 1 << 20)])
+# A byte at a time, every byte rescans the row it is in, so those reads take the first 13 rows (each tricky string as a
+# title, and every length of abstract and of methods; the others only repeat them), and not the "pretty" layout, which
+# is "pretty-crlf-bom" less its CRs and BOM.
+READS = [
+    (layout, chunk, piece_bytes)
+    for layout in sorted(LAYOUTS)
+    for chunk, piece_bytes in [(1, 1), (3, 40), (7, 300), (64, 2000), (1 << 20, 1 << 20)]
+    if not (chunk == 1 and layout == "pretty")
+]
+
+
+@pytest.mark.parametrize(("layout", "chunk", "piece_bytes"), READS)
 @pytest.mark.parametrize("first_key", ["paper_url", None, "title"])
 def test_the_rows_are_those_of_parsing_the_whole_file(layout: str, chunk: int, piece_bytes: int, first_key: str | None) -> None:
-    # A byte at a time, every byte rescans the row it is in: the first 13 rows hold each tricky string as a title, and
-    # every length of abstract and of methods, the others only repeat them.
     rows = sample_rows()[: len(TRICKY)] if chunk == 1 else sample_rows()
     data = LAYOUTS[layout](rows)
     assert read_all(data, chunk, piece_bytes, first_key) == orjson.loads(data.removeprefix(b"\xef\xbb\xbf")) == rows
@@ -118,7 +126,7 @@ def test_not_an_array(data: bytes) -> None:
 
 
 def test_a_dump_cut_short_anywhere_is_an_error_never_fewer_rows() -> None:
-    data = json.dumps(sample_rows()[:3], indent=1).encode()
+    data = json.dumps(sample_rows()[:2], indent=1).encode()  # every cut: before, inside, between and after rows
     for end in range(1, len(data.rstrip())):
         for chunk, piece_bytes in ((3, 50), (len(data), len(data))):
             with pytest.raises(DumpError, match=r"not valid JSON|not a JSON array"):

@@ -18,7 +18,7 @@ import orjson
 import pytest
 from mcp import Client
 
-from conftest import BERT_MOUTH, BERTS_ICL, synthetic_records
+from conftest import BERT_MOUTH, BERTS_ICL, synthetic_record_list, synthetic_records
 from papercode.core.ids import normalize_repo, parse_slug
 from papercode.corpus.stages import Corpus
 from papercode.edge.app import build_server
@@ -107,7 +107,7 @@ def real_case(corpus: Corpus) -> Case:
 
 @pytest.fixture(scope="session")
 def worst_case(synthetic_corpus: Corpus) -> Case:
-    return case_from("worst-case synthetic", synthetic_corpus, synthetic_records())
+    return case_from("worst-case synthetic", synthetic_corpus, synthetic_record_list())
 
 
 @pytest.fixture(scope="session")
