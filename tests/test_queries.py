@@ -37,6 +37,20 @@ REAL_CLAIM = (
     "repositories linked to the paper, official or community; repo_kind says which."
 )
 VALID_STATUSES = "valid: ran_honours, ran, ran_draft_wrong, ran_violates, unverified"
+# The first sample of 1902.04094 as every answer shows a sample (`models.Sample`).
+PREPROCESS_SAMPLE = {
+    "code_sha256": "2a890c3f8ff19f47",
+    "entry": "preprocess",
+    "repo": "nyu-dl/bert-gen",
+    "repo_kind": "official",
+    "path": "generate.py",
+    "language": "python",
+    "status": "ran_honours",
+    "contract_check": "HONOURS",
+    "verification_level": 1,
+    "licence": "BSD-3-Clause",
+    "inline_ok": True,
+}
 
 
 def walk(corpus: Corpus, tool: str, key: str, **arguments: Any) -> list[Any]:
@@ -110,21 +124,7 @@ def test_harvested_bert_mouth_envelope(corpus: Corpus) -> None:
 
 def test_harvested_sample_fields(corpus: Corpus) -> None:
     got = harvested(corpus, BERT_MOUTH, limit=1)
-    assert got["samples"] == [
-        {
-            "code_sha256": "2a890c3f8ff19f47",
-            "entry": "preprocess",
-            "repo": "nyu-dl/bert-gen",
-            "repo_kind": "official",
-            "path": "generate.py",
-            "language": "python",
-            "status": "ran_honours",
-            "contract_check": "HONOURS",
-            "verification_level": 1,
-            "licence": "BSD-3-Clause",
-            "inline_ok": True,
-        }
-    ]
+    assert got["samples"] == [PREPROCESS_SAMPLE]
 
 
 def test_harvested_bert_mouth_pointer_only_samples(corpus: Corpus) -> None:
@@ -455,17 +455,7 @@ async def test_get_code_offline_with_an_empty_store_is_not_materialized(corpus: 
     assert got["query"] == {"asked": "2a890c3f8ff19f47", "resolved": "2a890c3f8ff19f47"}
     assert got["matches"] == [
         {
-            "code_sha256": "2a890c3f8ff19f47",
-            "entry": "preprocess",
-            "repo": "nyu-dl/bert-gen",
-            "repo_kind": "official",
-            "path": "generate.py",
-            "language": "python",
-            "status": "ran_honours",
-            "contract_check": "HONOURS",
-            "verification_level": 1,
-            "licence": "BSD-3-Clause",
-            "inline_ok": True,
+            **PREPROCESS_SAMPLE,
             "file_url": "https://github.com/nyu-dl/bert-gen/blob/HEAD/generate.py",
             "papers": [{"arxiv_id": BERT_MOUTH, "title": BERT_MOUTH_TITLE}],
         }
