@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+import random
 
 import pytest
 
@@ -61,3 +62,13 @@ def test_sorted_keys_answer_as_the_dict_they_were_made_from() -> None:
         for absent in ("2101.0000", "2101.00002", "zz", "ü", "hep-th/9901001 "):
             assert lookup.get(absent) is None
     assert SortedKeys({}).get("x") is None
+
+
+def test_sorted_keys_find_every_key_whatever_its_code_points() -> None:
+    # The lookup bisects UTF-8 bytes, the keys sort as str: the two orders must agree, lone surrogates included.
+    rng = random.Random(7)
+    alphabet = ["a", "z", "0", "-", "é", "ÿ", "Ā", "✓", "\ud800", "\udfff", "\ue000", "\uffff", "😀", "\U0010ffff"]
+    mapping = {"".join(rng.choices(alphabet, k=rng.randint(0, 6))): n for n in range(2_000)}
+    lookup = SortedKeys(mapping)
+    assert all(lookup.get(key) == value for key, value in mapping.items())
+    assert all(lookup.get(key + "\x00") is None for key in mapping if key + "\x00" not in mapping)
