@@ -341,7 +341,7 @@ class SampleColumns:
                 self.inline_ok[ids.start : ids.stop],
             )
         else:
-            statuses, kinds = [self.status[i] for i in ids], [self.repo_kind[i] for i in ids]
+            statuses, kinds = array("i", [self.status[i] for i in ids]), array("i", [self.repo_kind[i] for i in ids])
             inline = bytearray(self.inline_ok[i] for i in ids)
         return SampleTally(
             len(ids),
