@@ -305,3 +305,4 @@ def test_sample_counts_read_from_the_columns_match_the_rows(corpus: Corpus, synt
             assert list(tally.by_status.items()) == list(Counter(row.status for row in rows).items())  # first-seen order too
             assert list(tally.by_repo_kind.items()) == list(Counter(row.repo_kind for row in rows).items())
             assert tally.pointer_only == sum(not row.inline_ok for row in rows)
+            assert index.samples.counts(list(paper.samples)) == tally  # ids as a list, not a range: the same tally
