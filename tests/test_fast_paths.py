@@ -5,8 +5,8 @@
   and dumped as the edge used to dump it (`model_dump(mode="json", exclude_none=True)`), gives the same JSON bytes
   (values and key order), for every paper and every page of every listing of the test corpora.
 - A bare new-style arXiv id is read without the id patterns (`core.ids.parse_arxiv_id`).
-- An abstract is read at its document's address (`SearchEngine.abstract`), not found by a search each time; the
-  addresses are found once, as the index is written, and kept beside it (so a warm start does not find them again).
+- An abstract is a slice of the abstracts file written beside the search index (`SearchEngine.abstract`), not a
+  stored document decompressed; snippets from the abstract read it there too.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from typing import Any
 
 import orjson
 import pytest
-import tantivy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
@@ -27,7 +26,7 @@ from papercode.core.ids import _arxiv_id_by_patterns, parse_arxiv_id
 from papercode.corpus.stages import Corpus
 from papercode.index import search
 from papercode.index.paper_index import SampleRow
-from papercode.index.search import _SCHEMA, SearchEngine
+from papercode.index.search import SearchEngine
 from test_archive_layering import layered, load
 
 __all__ = ["layered"]  # a fixture, used by name
@@ -110,16 +109,6 @@ def test_a_bare_arxiv_id_is_read_as_the_patterns_read_it(text: str) -> None:
     assert parse_arxiv_id(text) == _arxiv_id_by_patterns(text.strip())
 
 
-def test_every_abstract_read_at_its_address_is_the_one_a_search_finds(any_corpus: Corpus) -> None:
-    engine = any_corpus.search
-    assert engine is not None
-    searcher = engine._searcher
-    for paper in range(len(any_corpus.index.papers) + 2):  # and two past the last paper: none
-        found = searcher.search(tantivy.Query.term_query(_SCHEMA, "paper", paper), 1, count=False).hits
-        expected = (searcher.doc(found[0][1]).get_first("abstract") or None) if found else None
-        assert engine.abstract(paper) == expected
-
-
 def listing_by_scan(
     listing: list[tuple[int, SampleRow]],
     statuses: list[str],
@@ -165,25 +154,44 @@ def test_every_listing_page_read_from_runs_or_buckets_is_the_listing_walked(any_
 
 
 @pytest.mark.parametrize("threads_from", [1, 20_000], ids=["two-segments", "one-segment"])
-def test_the_addresses_kept_beside_the_index_are_those_a_pass_over_it_finds(
+def test_every_abstract_is_the_text_its_paper_s_document_had(
     synthetic_corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads_from: int
 ) -> None:
     monkeypatch.setattr(search, "_TWO_THREADS_FROM", threads_from)
-    index = synthetic_corpus.index
+    papers = list(synthetic_corpus.index.papers)
+    texts = {paper.ordinal: ("" if paper.ordinal % 7 == 3 else f"Über {paper.ordinal} — ✓ zebra") for paper in papers[1::2]}
     documents = [
-        search.SearchDocument(
-            paper.ordinal, False, paper.title, f"abstract {paper.ordinal}", "", [], [], [], [], paper.date, None, 0, False
-        )
-        for paper in index.papers
+        search.SearchDocument(paper, False, f"title {paper}", text, "", [], [], [], [], None, None, 0, False)
+        for paper, text in texts.items()
     ]
     search.write_index(tmp_path / "index", documents, search.newest_first([(d.paper, d.date) for d in documents]))
-    kept = SearchEngine(tmp_path / "index")
-    found = search._document_addresses(kept._searcher)
-    assert (kept._segments, kept._docs) == found and len(found[0]) == len(index.papers)
-    assert sorted(set(found[0])) == ([0, 1] if threads_from == 1 else [0])  # the segments each document went to
-    (tmp_path / "index" / search._ADDRESSES).unlink()  # as an older papercode wrote it
-    without = SearchEngine(tmp_path / "index")
-    (tmp_path / "index" / search._ADDRESSES).write_bytes(b"\x05" + bytes(20))  # cut short
-    damaged = SearchEngine(tmp_path / "index")
-    for engine in (kept, without, damaged):
-        assert [engine.abstract(paper.ordinal) for paper in index.papers] == [f"abstract {paper.ordinal}" for paper in index.papers]
+    engine = SearchEngine(tmp_path / "index")
+    # Papers without a document (every other one), with an empty abstract, and past the last: none.
+    assert [engine.abstract(paper) for paper in range(len(papers) + 2)] == [texts.get(paper) or None for paper in range(len(papers) + 2)]
+    assert engine.abstract(-1) is None
+    total, hits = engine.search("zebra", search.SearchFilters(), 0, 3)
+    assert total == sum(1 for text in texts.values() if text) and hits
+    assert all(hit.snippet == f"Über {hit.paper} — ✓ **zebra**" for hit in hits)  # a snippet from the abstract
+
+
+def test_the_documents_must_come_in_paper_order(tmp_path: Path) -> None:
+    documents = [search.SearchDocument(paper, False, "t", "a", "", [], [], [], [], None, None, 0, False) for paper in (0, 2, 1)]
+    with pytest.raises(ValueError, match="in paper order"):
+        search.write_index(tmp_path / "index", documents, {0: 0, 1: 1, 2: 2})
+
+
+@pytest.mark.parametrize("damage", ["missing", "empty", "cut short", "count too large"])
+def test_a_missing_or_damaged_abstracts_file_is_refused(tmp_path: Path, damage: str) -> None:
+    documents = [
+        search.SearchDocument(paper, False, "t", f"abstract {paper}", "", [], [], [], [], None, None, 0, False) for paper in range(3)
+    ]
+    search.write_index(tmp_path / "index", documents, {0: 0, 1: 1, 2: 2})
+    assert SearchEngine(tmp_path / "index").abstract(2) == "abstract 2"
+    path = tmp_path / "index" / search.ABSTRACTS
+    data = path.read_bytes()
+    if damage == "missing":
+        path.unlink()
+    else:
+        path.write_bytes({"empty": b"", "cut short": data[:-3], "count too large": data[:-8] + (99).to_bytes(8, "little")}[damage])
+    with pytest.raises(ValueError):  # a snapshot holding it is rebuilt, never served
+        SearchEngine(tmp_path / "index")

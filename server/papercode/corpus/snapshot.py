@@ -50,7 +50,7 @@ from papercode.index.search import ENGINE_VERSION, SearchEngine
 
 log = logging.getLogger(__name__)
 
-FORMAT_VERSION = 6  # 6: the arXiv id and slug lookups restored as `packed.SortedKeys`, not dicts
+FORMAT_VERSION = 7  # 7: the abstracts in a file of their own beside the search index (6: lookups as `packed.SortedKeys`)
 _MAGIC = b"PAPERCODE-SNAPSHOT\n"
 # magic, format, key, written at (Unix seconds), index length, index crc32, manifest length, manifest crc32
 _HEADER = struct.Struct(f">{len(_MAGIC)}sI32sdQIQI")

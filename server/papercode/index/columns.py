@@ -9,7 +9,6 @@ far faster than objects do (strings are packed into one buffer there: see `packe
 from __future__ import annotations
 
 from array import array
-from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
@@ -331,8 +330,8 @@ class SampleColumns:
     def counts(self, ids: Sequence[int]) -> SampleTally:
         """How many of these samples there are by status and by repo kind (each in first-seen order), and how
         many are pointer-only: read from the columns, without building a row."""
-        # Counted by string id in C (`Counter` keeps first-seen order), then named: a paper's samples are a range,
-        # read as slices of the columns.
+        # C-level passes (a paper's samples are a range: slices of the columns), one step a distinct value: this
+        # runs on the event loop for get_paper and get_harvested_code_for_paper.
         values = self.strings.values
         if isinstance(ids, range) and ids.step == 1:
             statuses, kinds, inline = (
@@ -345,7 +344,7 @@ class SampleColumns:
             inline = bytearray(self.inline_ok[i] for i in ids)
         return SampleTally(
             len(ids),
-            {values[status]: count for status, count in Counter(statuses).items()},
-            {values[kind]: count for kind, count in Counter(kinds).items()},
+            {values[status]: statuses.count(status) for status in dict.fromkeys(statuses)},
+            {values[kind]: kinds.count(kind) for kind in dict.fromkeys(kinds)},
             inline.count(0),
         )
