@@ -169,9 +169,17 @@ def test_every_abstract_is_the_text_its_paper_s_document_had(
     # Papers without a document (every other one), with an empty abstract, and past the last: none.
     assert [engine.abstract(paper) for paper in range(len(papers) + 2)] == [texts.get(paper) or None for paper in range(len(papers) + 2)]
     assert engine.abstract(-1) is None
-    total, hits = engine.search("zebra", search.SearchFilters(), 0, 3)
+    by_paper = {document.paper: document for document in documents}
+
+    def document_texts(paper: int) -> dict[str, str]:
+        document = by_paper[paper]
+        return search.document_texts(document.title, document.authors, document.tasks, document.methods)
+
+    total, hits = engine.search("zebra", search.SearchFilters(), 0, 3, document_texts)
     assert total == sum(1 for text in texts.values() if text) and hits
     assert all(hit.snippet == f"Über {hit.paper} — ✓ **zebra**" for hit in hits)  # a snippet from the abstract
+    total, hits = engine.search("title", search.SearchFilters(), 0, 3, document_texts)
+    assert total == len(documents) and all(hit.snippet == f"**title** {hit.paper}" for hit in hits)  # and from the texts given
 
 
 def test_the_documents_must_come_in_paper_order(tmp_path: Path) -> None:
@@ -195,3 +203,31 @@ def test_a_missing_or_damaged_abstracts_file_is_refused(tmp_path: Path, damage: 
         path.write_bytes({"empty": b"", "cut short": data[:-3], "count too large": data[:-8] + (99).to_bytes(8, "little")}[damage])
     with pytest.raises(ValueError):  # a snapshot holding it is rebuilt, never served
         SearchEngine(tmp_path / "index")
+
+
+@pytest.mark.parametrize("which", ["bundled", "synthetic", "layered"])
+def test_snippets_are_cut_from_the_texts_that_were_indexed(
+    which: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # tantivy stores no text: `paper_texts` rebuilds each paper's from the index's columns, and must give what its
+    # document indexed, or a snippet's marks would fall in the wrong places.
+    indexed: dict[int, search.SearchDocument] = {}
+    write_index = search.write_index
+
+    def capture(directory: Path, documents: Any, browse: dict[int, int]) -> None:
+        documents = list(documents)
+        indexed.update((document.paper, document) for document in documents)
+        write_index(directory, documents, browse)
+
+    monkeypatch.setattr(search, "write_index", capture)
+    if which == "layered":
+        corpus = load(request.getfixturevalue("layered"))
+    else:
+        corpus = Corpus.load(
+            [Path(root) for root in request.getfixturevalue("corpus" if which == "bundled" else "synthetic_corpus").index.report.roots]
+        )
+    texts = search.paper_texts(corpus.index)
+    assert len(indexed) == len(corpus.index.papers)
+    for paper, document in indexed.items():
+        assert texts(paper) == search.document_texts(document.title, document.authors, document.tasks, document.methods)
+        assert corpus.search is not None and corpus.search.abstract(paper) == (document.abstract or None)

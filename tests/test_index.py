@@ -19,7 +19,7 @@ from papercode.core.paging import Pager
 from papercode.corpus.stages import Corpus
 from papercode.index.columns import PaperColumns, StringTable
 from papercode.index.paper_index import task_key
-from papercode.index.search import SearchFilters, query_terms
+from papercode.index.search import SearchFilters, paper_texts, query_terms
 
 LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
 
@@ -165,26 +165,26 @@ def test_search_ranks_title_match_above_abstract_only(load_corpus: LoadCorpus) -
             make_record("2001.00002", "in-title", title="Zebra Crossing", abstract="Nothing to see."),
         ]
     )
-    total, hits = corpus.search.search("zebra", SearchFilters(), 0, 10)
+    total, hits = corpus.search.search("zebra", SearchFilters(), 0, 10, paper_texts(corpus.index))
     assert total == 2
     assert [corpus.index.papers[hit.paper].key for hit in hits] == ["2001.00002", "2001.00001"]
 
 
 def test_search_browse_is_newest_first(corpus: Corpus) -> None:
-    total, hits = corpus.search.search("", SearchFilters(), 0, 10)
+    total, hits = corpus.search.search("", SearchFilters(), 0, 10, paper_texts(corpus.index))
     assert total == 2
     assert [corpus.index.papers[hit.paper].key for hit in hits] == [BERTS_ICL, BERT_MOUTH]
     assert all(hit.snippet is None for hit in hits)
 
 
 def test_search_snippet_marks_matched_words(corpus: Corpus) -> None:
-    _, hits = corpus.search.search("markov", SearchFilters(), 0, 10)
+    _, hits = corpus.search.search("markov", SearchFilters(), 0, 10, paper_texts(corpus.index))
     assert len(hits) == 1
     assert hits[0].snippet is not None and "**Markov**" in hits[0].snippet
 
 
 def test_search_falls_back_to_any_word(corpus: Corpus) -> None:
-    total, hits = corpus.search.search("markov deberta", SearchFilters(), 0, 10)
+    total, hits = corpus.search.search("markov deberta", SearchFilters(), 0, 10, paper_texts(corpus.index))
     assert total == 2
     assert {corpus.index.papers[hit.paper].key for hit in hits} == {BERT_MOUTH, BERTS_ICL}
 

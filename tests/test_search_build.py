@@ -92,13 +92,13 @@ def test_an_abstract_never_waits_behind_a_search(records: Path, monkeypatch: pyt
     entered, release = threading.Event(), threading.Event()
     snippet = search._Snippets.best
 
-    def held(self: search._Snippets, address: Any, paper: int) -> str | None:  # the search holds on, mid-way, until released
+    def held(self: search._Snippets, paper: int) -> str | None:  # the search holds on, mid-way, until released
         entered.set()
         release.wait(10)
-        return snippet(self, address, paper)
+        return snippet(self, paper)
 
     monkeypatch.setattr(search._Snippets, "best", held)
-    running = threading.Thread(target=engine.search, args=("wombat", SearchFilters(), 0, 10))
+    running = threading.Thread(target=engine.search, args=("wombat", SearchFilters(), 0, 10, search.paper_texts(corpus.index)))
     running.start()
     try:
         assert entered.wait(10)  # a search is running in another thread

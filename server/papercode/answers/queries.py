@@ -20,7 +20,7 @@ from papercode.core.records import MAX_WORD_CHARS, REPO_KINDS
 from papercode.corpus.stages import Corpus
 from papercode.index.columns import CodeLinkRow, PaperColumns
 from papercode.index.paper_index import PaperIndex, PaperRow, SampleRow, task_key
-from papercode.index.search import SearchEngine, SearchFilters, best_status
+from papercode.index.search import SearchEngine, SearchFilters, best_status, paper_texts
 from papercode.verified.materialize import SampleOutcome
 
 from . import models, prompts
@@ -332,7 +332,7 @@ def search_papers(
         raise QueryError("invalid_argument", f"year_from {filters.year_from} is after year_to {filters.year_to}", "swap them or drop one")
     page_query = {"tool": "search", "query": " ".join(query.split()), "filters": filters, "limit": limit}
     offset = corpus.pager.decode(page_query, cursor)
-    total, hits = full_text(corpus).search(query, filters, offset, limit)
+    total, hits = full_text(corpus).search(query, filters, offset, limit, paper_texts(corpus.index))
     index = corpus.index
     results = []
     for hit in hits:

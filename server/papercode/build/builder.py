@@ -30,7 +30,7 @@ from papercode.core.ordering import PAPER_ORDER, PAPER_TIES, group
 from papercode.core.records import CodeLinkData, RecordData, SampleData
 from papercode.index.columns import BLOB_PATH, NO_LEVEL, NONE, CodeLinkRow, PaperColumns, SampleColumns, StringTable
 from papercode.index.paper_index import PaperIndex, PaperSources
-from papercode.index.search import SearchDocument
+from papercode.index.search import LIST_SEPARATOR, SearchDocument
 
 from . import corpus_wide
 from .arrays import Ints, pick, range_positions, range_starts, view
@@ -252,7 +252,7 @@ def search_values(record: RecordData, admitted: Admitted) -> tuple[Any, ...]:
         admitted.replacing,
         record.title,
         record.abstract or "",
-        " ; ".join(record.authors or ()),
+        LIST_SEPARATOR.join(record.authors or ()),
         [(task.task_slug, task.task_name or task.task_slug) for task in tasks] if tasks else [],
         list(map(_METHOD_NAME, methods)) if methods else [],
         sorted(set(filter(None, map(_FRAMEWORK, links)))) if links else [],

@@ -8,10 +8,12 @@ and ranges of the same index, so they combine with the ranking instead of post-f
 `SearchBuilder` collects each paper's document while the index is built and writes the tantivy
 index (a directory) at the end; `SearchEngine` serves one read-only. Its files are memory-mapped
 and kept open, so the directory of a fresh build can be removed at once (nothing is left behind)
-and still be copied into a snapshot. The abstracts are kept beside tantivy's files, in paper order in one file
-of their own (`papercode-abstracts`): get_paper reads one on the event loop, a slice of a memory map, where a
-stored document cost a compressed block to decompress (about 7 against 40 microseconds with cold caches).
-Searches and abstract lookups share no lock: tantivy's searcher is safe across threads and releases the GIL.
+and still be copied into a snapshot. tantivy stores no text: the abstracts are kept beside its files, in paper order
+in one file of their own (`papercode-abstracts`), so get_paper reads one on the event loop as a slice of a memory map
+(where a stored document cost a compressed block to decompress: about 7 against 40 microseconds with cold caches);
+snippets are cut from that and from the paper's title, authors, tasks and methods as the index's columns hold them
+(`paper_texts`), joined as they were indexed (`document_texts`). Searches and abstract lookups share no lock:
+tantivy's searcher is safe across threads and releases the GIL.
 `build.parallel` runs the builder in another process for large corpora.
 """
 
@@ -53,6 +55,7 @@ _MAX_TOKEN_BYTES = 100
 # A facet value is a single term: a longer one (a hostile task name) is indexed by its hash.
 _MAX_FACET_BYTES = 512
 _ANALYZER = "papercode"
+LIST_SEPARATOR = " ; "  # between the authors, the tasks, the methods of a paper, in the text indexed
 _WRITER_HEAP = 1 << 30  # a budget, not an allocation: large enough that each indexing thread makes one segment
 _TWO_THREADS_FROM = 20_000  # documents
 ENGINE_VERSION = f"tantivy {version('tantivy')}"  # part of the snapshot key: another version rebuilds
@@ -131,8 +134,8 @@ class SearchHit:
 
 def _schema() -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
-    for name in _FIELDS:  # stored for the snippets, but the abstract, which is kept in `ABSTRACTS`
-        builder.add_text_field(name, stored=name != "abstract", tokenizer_name=_ANALYZER)
+    for name in _FIELDS:  # indexed only: snippets are cut from `ABSTRACTS` and the index's columns
+        builder.add_text_field(name, tokenizer_name=_ANALYZER)
     builder.add_text_field("facet", tokenizer_name="raw", index_option="basic")  # "kind:value" terms, for the filters
     builder.add_integer_field("year", indexed=True, fast=True)
     builder.add_unsigned_field("paper", indexed=True, fast=True)
@@ -211,13 +214,33 @@ def write_index(directory: Path, documents: Iterable[SearchDocument], browse: di
         os.unlink(directory / ".tantivy-writer.lock")
 
 
+def document_texts(title: str, authors: str, tasks: Iterable[tuple[str, str]], methods: Iterable[str]) -> dict[str, str]:
+    """A paper's text fields, but its abstract, as they are indexed and as snippets are cut from them (`authors`
+    joined already, by `LIST_SEPARATOR`)."""
+    return {
+        "title": title,
+        "authors": authors,
+        "tasks": LIST_SEPARATOR.join(name for _, name in tasks),
+        "methods": LIST_SEPARATOR.join(methods),
+    }
+
+
+def paper_texts(index: PaperIndex) -> Callable[[int], dict[str, str]]:
+    """`document_texts` of a paper of `index`, from its columns: what `SearchEngine.search` cuts snippets from."""
+
+    def texts(paper: int) -> dict[str, str]:
+        row = index.papers[paper]
+        details = row.details()
+        return document_texts(row.title, LIST_SEPARATOR.join(details.authors), details.tasks, details.methods)
+
+    return texts
+
+
 def _tantivy_document(document: SearchDocument, browse: int, terms: _FacetTerms) -> tantivy.Document:
     out = tantivy.Document()
-    out.add_text("title", document.title)
-    out.add_text("abstract", document.abstract)  # indexed, not stored (see `ABSTRACTS`)
-    out.add_text("authors", document.authors)
-    out.add_text("tasks", " ; ".join(name for _, name in document.tasks))
-    out.add_text("methods", " ; ".join(document.methods))
+    out.add_text("abstract", document.abstract)
+    for field, text in document_texts(document.title, document.authors, document.tasks, document.methods).items():
+        out.add_text(field, text)
     for facet in sorted(terms.of(document)):
         out.add_text("facet", facet)
     if document.year is not None:
@@ -328,21 +351,24 @@ class SearchEngine:
             return None
         return self._abstracts[ends[paper - 1] if paper else 0 : ends[paper]].decode("utf-8", "surrogatepass") or None
 
-    def search(self, query: str, filters: SearchFilters, offset: int, limit: int) -> tuple[int, list[SearchHit]]:
-        """(total matches, one page of hits): ranked for a query, newest first for a browse."""
+    def search(
+        self, query: str, filters: SearchFilters, offset: int, limit: int, texts: Callable[[int], dict[str, str]]
+    ) -> tuple[int, list[SearchHit]]:
+        """(total matches, one page of hits): ranked for a query, newest first for a browse; a hit's snippet is cut
+        from its abstract or from `texts(paper)` (`paper_texts`)."""
         conditions = _filter_queries(filters)
         words = [_tokens(word) for word in query_terms(query)]
         if not words:
             return self._browse(conditions, offset, limit)
         searchable = [tokens for tokens in words if tokens]
         if len(searchable) == len(words):  # every word can match: papers with them all
-            total, hits = self._match(searchable, tantivy.Occur.Must, conditions, offset, limit)
+            total, hits = self._match(searchable, tantivy.Occur.Must, conditions, offset, limit, texts)
             if total or len(words) == 1:
                 return total, hits
         if not searchable:
             return 0, []
         # No paper has every word: fall back to any word, still ranked by BM25.
-        return self._match(searchable, tantivy.Occur.Should, conditions, offset, limit)
+        return self._match(searchable, tantivy.Occur.Should, conditions, offset, limit, texts)
 
     def _browse(self, conditions: list[tantivy.Query], offset: int, limit: int) -> tuple[int, list[SearchHit]]:
         query = _all_of(conditions) if conditions else tantivy.Query.all_query()
@@ -351,7 +377,13 @@ class SearchEngine:
         return _count(result), [SearchHit(paper, None) for paper in papers]
 
     def _match(
-        self, words: list[list[str]], joiner: tantivy.Occur, conditions: list[tantivy.Query], offset: int, limit: int
+        self,
+        words: list[list[str]],
+        joiner: tantivy.Occur,
+        conditions: list[tantivy.Query],
+        offset: int,
+        limit: int,
+        texts: Callable[[int], dict[str, str]],
     ) -> tuple[int, list[SearchHit]]:
         """Rank in two tiers: papers with the words in the title first, then the others, each by BM25.
 
@@ -371,10 +403,8 @@ class SearchEngine:
         if more > 0:
             addresses += [address for _, address in second.hits[:more]]
         papers = self._papers(addresses)
-        snippets = _Snippets(self._searcher, matched, len(words), self.abstract)
-        return _count(first) + _count(second), [
-            SearchHit(paper, snippets.best(address, paper)) for paper, address in zip(papers, addresses, strict=True)
-        ]
+        snippets = _Snippets(self._searcher, matched, len(words), self.abstract, texts)
+        return _count(first) + _count(second), [SearchHit(paper, snippets.best(paper)) for paper in papers]
 
     def _papers(self, addresses: list[tantivy.DocAddress]) -> list[int]:
         return cast(list[int], self._searcher.fast_field_values("paper", addresses)) if addresses else []
@@ -388,8 +418,16 @@ def _count(result: tantivy.SearchResult) -> int:
 class _Snippets:
     """The best snippet of a hit: from the field with the most distinct query words, title first on a tie."""
 
-    def __init__(self, searcher: tantivy.Searcher, query: tantivy.Query, words: int, abstract: Callable[[int], str | None]) -> None:
-        self._searcher, self._query, self._words, self._abstract = searcher, query, words, abstract
+    def __init__(
+        self,
+        searcher: tantivy.Searcher,
+        query: tantivy.Query,
+        words: int,
+        abstract: Callable[[int], str | None],
+        texts: Callable[[int], dict[str, str]],
+    ) -> None:
+        self._searcher, self._query, self._words = searcher, query, words
+        self._abstract, self._texts = abstract, texts
         self._generators: dict[str, tantivy.SnippetGenerator] = {}
 
     def _generator(self, field: str) -> tantivy.SnippetGenerator:
@@ -398,18 +436,15 @@ class _Snippets:
             generator = self._generators[field] = tantivy.SnippetGenerator.create(self._searcher, self._query, _SCHEMA, field)
         return generator
 
-    def best(self, address: tantivy.DocAddress, paper: int) -> str | None:
-        document = self._searcher.doc(address)
+    def best(self, paper: int) -> str | None:
+        texts = self._texts(paper)
         best: tuple[int, str] | None = None
         for field in _FIELDS:
-            if field == "abstract":  # not stored in the index: the generator reads it from the document it is given
-                text = self._abstract(paper)
-                if text:
-                    document.add_text("abstract", text)
-            else:
-                text = document.get_first(field)
+            text = self._abstract(paper) if field == "abstract" else texts[field]
             if not text:
                 continue
+            document = tantivy.Document()  # the generator cuts from the text of its field in the document it is given
+            document.add_text(field, text)
             snippet = self._generator(field).snippet_from_doc(document)
             found = len({snippet.fragment().encode()[span.start : span.end].lower() for span in snippet.highlighted()})
             if found and (best is None or found > best[0]):
