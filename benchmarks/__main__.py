@@ -1,5 +1,6 @@
 """`python -m benchmarks generate …` writes a synthetic corpus; `python -m benchmarks run …` measures papercode on it;
-`generate-archive` writes a synthetic Papers-with-Code archive and `archive` measures reading and building it."""
+`generate-archive` writes a synthetic Papers-with-Code archive and `archive` measures reading and building it;
+`archive-serve` serves what it built, and `index-cost` measures what its full-text index costs to build."""
 
 from __future__ import annotations
 
@@ -51,6 +52,10 @@ def main(argv: list[str] | None = None) -> int:
     from .archive_serve import add_arguments as add_serve_arguments
 
     add_serve_arguments(serve)
+    cost = sub.add_parser("index-cost", help="issue #15: what building the full-text index costs per paper (tantivy, its stemmer)")
+    from .index_cost import add_arguments as add_cost_arguments
+
+    add_cost_arguments(cost)
     plot = sub.add_parser("plot", help="plot load time and peak RSS against size from `run --json` output")
     plot.add_argument("--json", type=Path, required=True)
     plot.add_argument("--out", type=Path, default=Path(__file__).parent / "load_rss.png")
@@ -81,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:
         from .archive_serve import main as serve_main
 
         return serve_main(args)
+    if args.command == "index-cost":
+        from .index_cost import main as cost_main
+
+        return cost_main(args)
     if args.command == "archive":
         from .archive_bench import main as archive_main
 

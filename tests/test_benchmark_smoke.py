@@ -58,3 +58,15 @@ def test_smoke_measures_every_tool(tmp_path: Path) -> None:
     assert next(passed for name, passed, _ in rows if name.startswith("search ready")) is (
         result["load_vs_floor"] <= TARGET_SEARCH_READY_RATIO
     )
+
+
+def test_index_cost_indexes_the_first_records_and_reports_per_document(tmp_path: Path) -> None:
+    from benchmarks.index_cost import format_result, measure
+
+    root = write_corpus(tmp_path / "corpus", 60, seed=3, layout="files")
+    result = measure(root, 50)
+    assert result["documents"] == 50 and result["tokens"] > 0
+    assert result["write_cpu_s"] > 0 and result["analyze_stem_cpu_s"] > 0 and result["analyze_cpu_s"] > 0
+    assert result["abstracts_bytes"] >= result["abstract_chars"] and result["index_bytes"] > result["abstracts_bytes"]
+    text = format_result(root, result)
+    assert "## 50 documents" in text and "µs a document" in text and "the stemmer" in text
