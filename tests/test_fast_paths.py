@@ -188,7 +188,7 @@ def test_the_documents_must_come_in_paper_order(tmp_path: Path) -> None:
         search.write_index(tmp_path / "index", documents, {0: 0, 1: 1, 2: 2})
 
 
-@pytest.mark.parametrize("damage", ["missing", "empty", "cut short", "count too large"])
+@pytest.mark.parametrize("damage", ["missing", "empty", "cut short", "count too large", "count too small"])
 def test_a_missing_or_damaged_abstracts_file_is_refused(tmp_path: Path, damage: str) -> None:
     documents = [
         search.SearchDocument(paper, False, "t", f"abstract {paper}", "", [], [], [], [], None, None, 0, False) for paper in range(3)
@@ -200,7 +200,14 @@ def test_a_missing_or_damaged_abstracts_file_is_refused(tmp_path: Path, damage: 
     if damage == "missing":
         path.unlink()
     else:
-        path.write_bytes({"empty": b"", "cut short": data[:-3], "count too large": data[:-8] + (99).to_bytes(8, "little")}[damage])
+        path.write_bytes(
+            {
+                "empty": b"",
+                "cut short": data[:-3],
+                "count too large": data[:-8] + (99).to_bytes(8, "little"),
+                "count too small": data[:-8] + (0).to_bytes(8, "little"),
+            }[damage]
+        )
     with pytest.raises(ValueError):  # a snapshot holding it is rebuilt, never served
         SearchEngine(tmp_path / "index")
 

@@ -295,7 +295,7 @@ def _open_abstracts(handle: BinaryIO | None) -> tuple[mmap.mmap, array[int]]:
     ends = array("q")
     if count >= 0 and data >= 0:
         ends.frombytes(mapped[data : size - _OFFSET])
-    if count < 0 or data < 0 or (count and ends[-1] != data):
+    if count < 0 or data < 0 or (ends[-1] if count else 0) != data:
         mapped.close()
         raise ValueError(f"{ABSTRACTS} is cut short or damaged")
     return mapped, ends
