@@ -28,6 +28,7 @@ from papercode.answers import queries
 from papercode.cli import main as cli
 from papercode.corpus.stages import Corpus
 from papercode.edge.app import build_server
+from papercode.edge.tools import PapercodeTools
 from papercode.verified.harvest import interpreter
 from papercode.verified.materialize import Materializer, VerifiedCode
 from papercode.verified.sources import SourceFetcher
@@ -217,6 +218,33 @@ async def test_a_tampered_store_file_is_never_served_and_is_reported(corpus: Cor
     assert "code" not in got and got["withheld"] == "not_materialized"
     assert stats["load"]["by_reason"] == {"code_mismatch": 1} and stats["load"]["rejected"] == 1
     assert [problem["code"] for problem in report["problems"]] == ["code_mismatch"]
+
+
+async def test_corpus_stats_looks_at_reported_bad_files_off_the_event_loop(
+    corpus: Corpus, store: CodeStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Looking at a bad file again is a stat, and a hash when it changed: never on the event loop. With none
+    # reported, corpus_stats stays on it (a worker-thread hop would cost more than its microseconds of work).
+    read_in: list[threading.Thread] = []
+    problems = CodeStore.problems
+
+    def recorded(self: CodeStore) -> Any:
+        read_in.append(threading.current_thread())
+        return problems.fget(self)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(CodeStore, "problems", property(recorded))
+    tools = PapercodeTools(lambda: corpus, VerifiedCode(store), lambda: None)
+    loop = threading.current_thread()
+    assert not store.has_problems
+    assert not (await tools.corpus_stats()).is_error and read_in == [loop]
+    assert store.write_dir is not None
+    store.write_dir.mkdir(parents=True)
+    (store.write_dir / f"{ENTRY_SHA}.py").write_text(ENTRY_CODE.replace("SCALE = 2", "SCALE = 3"))
+    store.scan()
+    assert store.has_problems
+    result = await tools.corpus_stats()
+    assert read_in[1] is not loop and result.structured_content is not None
+    assert result.structured_content["load"]["by_reason"] == {"code_mismatch": 1}
 
 
 def _stored(corpus: Corpus, store: CodeStore) -> dict[str, Any]:

@@ -7,9 +7,10 @@ millisecond at 100k papers, BENCHMARKS.md), so those tools are `async` and answe
 worker thread and back costs more than the lookup (0.1-0.25 ms a call on a busy 2-core host; over stdio it kept
 them at 1.2-1.3x the SDK's own floor). They are get_harvested_code_for_paper (its `stored` flags come from the
 hashes the code store holds in memory, `CodeStore.holds`, once its start-up scan is done; before, they are a file
-check per showable sample, so the call runs in a worker thread), get_paper (its abstract is one stored document of
-the full-text index, read at the address the engine found for the paper as it opened: a few microseconds),
-find_papers_for_repo, corpus_stats, and the first page of list_samples_by_status. What can take longer runs in a
+check per showable sample, so the call runs in a worker thread), get_paper (its abstract is a slice of the abstracts file kept beside the
+full-text index, a memory map: a few microseconds),
+find_papers_for_repo, corpus_stats (unless the code store has bad files to look at again: then in a worker thread), and
+the first page of list_samples_by_status. What can take longer runs in a
 worker thread: search_papers (a plain function, which the SDK runs in one), a later page of list_samples_by_status
 (filtered by language or licence, skipping to its offset walks every listing rank before it: tens of milliseconds
 deep into a large corpus), and get_code's store reads and downloads.
@@ -201,4 +202,10 @@ class PapercodeTools:
     async def corpus_stats(self) -> Annotated[CallToolResult, models.CorpusStats]:
         """What the corpus holds: papers, samples, counts by status, repo kind, licence and
         language, snapshots, harvest dates and load problems."""
-        return reply(queries.corpus_stats(self.source(), self.code.store.problems, self.readiness()))
+        corpus, store, readiness = self.source(), self.code.store, self.readiness()
+
+        def stats() -> models.CorpusStats:
+            return queries.corpus_stats(corpus, store.problems, readiness)
+
+        # With bad files reported, `problems` looks at each again (a stat, a hash if it changed): in a worker thread.
+        return reply(await anyio.to_thread.run_sync(stats) if store.has_problems else stats())

@@ -150,9 +150,15 @@ class CodeStore:
         return self.scan(reread=True)
 
     @property
+    def has_problems(self) -> bool:
+        """Whether bad files have been reported (then `problems` touches files: not for the event loop)."""
+        return bool(self._problems)
+
+    @property
     def problems(self) -> list[Problem]:
         """Bad files still in the store: each reported file is looked at again (a `stat`), and
-        verified again if it changed, so one fixed or deleted since is no longer reported."""
+        verified again if it changed, so one fixed or deleted since is no longer reported. Blocking when there
+        are any (`has_problems`)."""
         with self._lock:
             reported = [(path, self._checked.get(path)) for path in self._problems]
         for path, checked in reported:
