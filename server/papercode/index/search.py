@@ -67,17 +67,19 @@ _OFFSET = array("q").itemsize
 _COPY_CHUNK = 1 << 22
 
 
-def _analyzer(*, indexing: bool) -> tantivy.TextAnalyzer:
-    """Words of letters and digits, lower case, accents folded, English stems (the query side keeps long tokens, to tell them)."""
+def text_analyzer(*, indexing: bool, stems: bool = True) -> tantivy.TextAnalyzer:
+    """Words of letters and digits, lower case, accents folded, English stems (the query side keeps long tokens, to
+    tell them). Without `stems` only for `benchmarks/index_cost.py`, which measures what the stemmer costs."""
     builder = tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-    for step in (tantivy.Filter.lowercase(), tantivy.Filter.ascii_fold(), tantivy.Filter.stemmer("english")):
+    steps = [tantivy.Filter.lowercase(), tantivy.Filter.ascii_fold()] + ([tantivy.Filter.stemmer("english")] if stems else [])
+    for step in steps:
         builder = builder.filter(step)
     if indexing:
         builder = builder.filter(tantivy.Filter.remove_long(_MAX_TOKEN_BYTES))
     return builder.build()
 
 
-_QUERY_ANALYZER = _analyzer(indexing=False)
+_QUERY_ANALYZER = text_analyzer(indexing=False)
 
 
 @functools.lru_cache(maxsize=1 << 16)  # method and framework names repeat across papers
@@ -147,7 +149,7 @@ _SCHEMA = _schema()
 
 
 def _open_index(index: tantivy.Index) -> tantivy.Index:
-    index.register_tokenizer(_ANALYZER, _analyzer(indexing=True))
+    index.register_tokenizer(_ANALYZER, text_analyzer(indexing=True))
     return index
 
 
