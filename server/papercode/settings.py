@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from papercode.archive.store import default_archive_dir, records_dir
+from papercode.archive.store import default_archive_dir
 from papercode.core.limits import Limits
 from papercode.verified.sources import DEFAULT_BASE_URL
 
@@ -74,15 +74,14 @@ class Settings:
         return Limits(self.max_file_bytes, self.max_line_bytes, self.max_string_chars)
 
     @property
-    def archive_root(self) -> Path | None:
-        """The archive's record shards, served beneath the records when `--archive` is on."""
-        return records_dir(self.archive_dir) if self.archive else None
+    def served_archive(self) -> Path | None:
+        """The archive directory served beneath the records, when `--archive` is on."""
+        return self.archive_dir if self.archive else None
 
     @property
     def roots(self) -> list[Path]:
-        """Every root the corpus is read from, in order: the records, then the archive beneath them."""
-        archive = self.archive_root
-        return [*self.records, *([archive] if archive is not None else [])]
+        """Every root the records are read from, in order."""
+        return list(self.records)
 
 
 # -- value checks: text (from a flag or the environment) -> value, or SettingError --------

@@ -20,7 +20,7 @@ from papercode.core.records import MAX_WORD_CHARS, REPO_KINDS
 from papercode.corpus.stages import Corpus
 from papercode.index.columns import CodeLinkRow, PaperColumns
 from papercode.index.paper_index import PaperIndex, PaperRow, SampleRow, task_key
-from papercode.index.search import SearchEngine, SearchFilters, best_status, paper_texts
+from papercode.index.search import Ranking, SearchFilters, best_status, paper_texts
 from papercode.verified.materialize import SampleOutcome
 
 from . import models, prompts
@@ -146,7 +146,7 @@ def _quote(text: str, most: int = 60) -> str:
     return repr(text if len(text) <= most else text[:most] + "…")
 
 
-def full_text(corpus: Corpus) -> SearchEngine:
+def full_text(corpus: Corpus) -> Ranking:
     """The corpus's search engine (and abstracts); `loading` while it is still being built."""
     if corpus.search is None:
         raise QueryError("loading", "the full-text index is still being built", "call again in a few seconds")

@@ -11,24 +11,32 @@ from __future__ import annotations
 import hashlib
 import inspect
 import operator
-import os
-import re
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import compress, repeat
-from pathlib import Path
 from typing import Any, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
-import orjson
 
-from papercode.core.ids import GITHUB_URL, REPO_NAME_PATTERN, normalize_repo
+from papercode.core.ids import GITHUB_URL
 from papercode.core.load_report import LoadReport, Problem
 from papercode.core.ordering import PAPER_ORDER, PAPER_TIES, group
 from papercode.core.records import CodeLinkData, RecordData, SampleData
-from papercode.index.columns import BLOB_PATH, NO_LEVEL, NONE, CodeLinkRow, PaperColumns, SampleColumns, StringTable
+from papercode.index.columns import (
+    BLOB_PATH,
+    NO_LEVEL,
+    NONE,
+    CodeLinkRow,
+    LinkRow,
+    PaperColumns,
+    SampleColumns,
+    StringTable,
+    details_blob,
+    link_row,
+    ordered_links,
+)
 from papercode.index.paper_index import PaperIndex, PaperSources
 from papercode.index.search import LIST_SEPARATOR, SearchDocument
 
@@ -40,9 +48,6 @@ from .repositories import LinkRepos
 
 RecordSink = Callable[[LoadedRecord, "Admitted | None"], None]
 """Told of every record the index builder reads, and what admission made of it (None: not admitted)."""
-# A code link as the details blob keeps it: the fields of `columns.CodeLinkRow`, in order (a plain
-# tuple: orjson writes it as it is, a named tuple it would not).
-LinkRow = tuple[str | None, str, bool, bool | None, str | None, str | None, str | None]
 
 
 _SHA = operator.attrgetter("code_sha256_prefix")
@@ -106,43 +111,21 @@ def default_order(samples: list[SampleData]) -> list[SampleData]:
     return list(map(samples.__getitem__, map(_LAST, keyed)))
 
 
-_PLAIN_REPO_URL = re.compile(f"{re.escape(GITHUB_URL)}({REPO_NAME_PATTERN})")
-
-
-def _repo_of(url: str) -> str | None:
-    """`ids.normalize_repo(url)`, with one regular expression for the usual `GITHUB_URL` + owner/name."""
-    plain = _PLAIN_REPO_URL.fullmatch(url)
-    if plain is not None and not plain[1].lower().endswith(".git"):
-        return plain[1].lower()
-    return normalize_repo(url)
-
-
 def _link_rows(links: list[CodeLinkData]) -> list[LinkRow]:
-    """A paper's code links, official first, then those the paper mentions, then by URL."""
-    rows: list[LinkRow] = [
-        (
-            _repo_of(link.repo_url),
-            link.repo_url,
-            bool(link.is_official),
-            None if link.mentioned_in_paper is None else bool(link.mentioned_in_paper),
-            link.framework,
-            None if link.reach is None else link.reach.status,
-            None if link.reach is None else link.reach.spdx,
-        )
-        for link in links
-    ]
-    if len(rows) < 2:
-        return rows
-    keyed = sorted(
-        zip(
-            map(operator.not_, map(_ROW_OFFICIAL, rows)),
-            map(operator.not_, map(_ROW_MENTIONED, rows)),
-            map(str.lower, map(_ROW_URL, rows)),
-            range(len(rows)),
-            strict=False,
-        )
+    """A paper's code links as the details blob keeps them, in their order (`columns.ordered_links`)."""
+    return ordered_links(
+        [
+            link_row(
+                link.repo_url,
+                bool(link.is_official),
+                None if link.mentioned_in_paper is None else bool(link.mentioned_in_paper),
+                link.framework,
+                None if link.reach is None else link.reach.status,
+                None if link.reach is None else link.reach.spdx,
+            )
+            for link in links
+        ]
     )
-    return list(map(rows.__getitem__, map(_LAST, keyed)))
 
 
 class Admitted(NamedTuple):
@@ -155,21 +138,12 @@ class Admission:
     """Which records become which papers: one per key (see `DuplicateFilter`), a duplicate's
     winner taking the loser's ordinal, a taken slug dropped (or the record, without an arXiv id).
 
-    The Papers-with-Code archive (the files under `archive`, read after every other root) is a layer
-    beneath the records: an archive row for a paper a record has already (the same arXiv id, or the
-    same slug) is not admitted, whatever either says, and its arXiv id and slug then lead to the
-    record. That is layering, not a load problem: it is counted (`archive_replaced`), not reported.
-
     The index builder and the search builder's process both run it over the same records, so
     they agree on every ordinal; `fingerprint` proves it (it covers every admitted record).
     """
 
-    def __init__(self, report: LoadReport, archive: Path | None = None) -> None:
+    def __init__(self, report: LoadReport) -> None:
         self.report = report
-        self._archive = None if archive is None else str(archive)
-        self._archive_prefix = None if archive is None else os.path.join(str(archive), "")
-        self.archive_start: int | None = None  # the first ordinal of an archive paper, once one was read
-        self.archive_replaced = 0  # archive rows whose paper a record has
         self.by_arxiv: dict[str, int] = {}
         self.by_slug: dict[str, int] = {}
         self.slugs: list[str | None] = []  # per ordinal
@@ -182,29 +156,6 @@ class Admission:
         return self._fingerprint.digest()
 
     def admit(self, item: LoadedRecord | RecordFacts) -> Admitted | None:
-        prefix = self._archive_prefix
-        if prefix is not None and (item.path.startswith(prefix) or item.path == self._archive):
-            return self._admit_archive_row(item)
-        return self._admit(item)
-
-    def _admit_archive_row(self, item: LoadedRecord | RecordFacts) -> Admitted | None:
-        if self.archive_start is None:
-            self.archive_start = len(self.slugs)  # every root before the archive has been read
-        arxiv_id, slug = item.arxiv_id, item.slug
-        ordinal = self.by_arxiv.get(arxiv_id) if arxiv_id else None
-        if ordinal is None and slug is not None:
-            ordinal = self.by_slug.get(slug)
-        if ordinal is None or ordinal >= self.archive_start:
-            return self._admit(item)  # a paper only the archive has (or a repeat within it: first kept)
-        self.archive_replaced += 1
-        if arxiv_id:
-            self.by_arxiv.setdefault(arxiv_id, ordinal)
-        if slug is not None:
-            self.by_slug.setdefault(slug, ordinal)
-        self._fingerprint.update(f"beneath {ordinal}\0{item.duplicate_key}\0{item.path}\0{item.line}\0".encode())
-        return None
-
-    def _admit(self, item: LoadedRecord | RecordFacts) -> Admitted | None:
         key, read_at = item.duplicate_key, item.read_at  # each worked out once: this runs per record
         if not self._duplicates.admit(item, key, read_at):
             return None
@@ -235,14 +186,15 @@ class Admission:
         return Admitted(ordinal, replacing, slug)
 
 
-def search_document(record: RecordData, admitted: Admitted) -> SearchDocument:
+def search_document(item: LoadedRecord, admitted: Admitted) -> SearchDocument:
     """What the search engine indexes for a record."""
-    return SearchDocument(*search_values(record, admitted))
+    return SearchDocument(*search_values(item, admitted))
 
 
-def search_values(record: RecordData, admitted: Admitted) -> tuple[Any, ...]:
+def search_values(item: LoadedRecord, admitted: Admitted) -> tuple[Any, ...]:
     """`search_document`'s fields as a plain tuple, as a record is shipped to the search builder's process (built
     positionally, with C-level loops: it runs per record; a named tuple would cost its construction again)."""
+    record = item.record
     harvest = record.syntology
     samples = harvest.samples if harvest is not None else None
     links = record.code_links
@@ -250,6 +202,7 @@ def search_values(record: RecordData, admitted: Admitted) -> tuple[Any, ...]:
     return (
         admitted.ordinal,
         admitted.replacing,
+        item.arxiv_id or admitted.slug or "",  # the paper's key, as `PaperRow.key` says it
         record.title,
         record.abstract or "",
         LIST_SEPARATOR.join(record.authors or ()),
@@ -561,12 +514,12 @@ class PartBuilder(_RecordColumns):
 class IndexBuilder(_RecordColumns):
     """Adds records one at a time (duplicates resolve in place, see `Admission`), then `finish`."""
 
-    def __init__(self, report: LoadReport, records: RecordSink | None = None, *, archive: Path | None = None) -> None:
+    def __init__(self, report: LoadReport, records: RecordSink | None = None) -> None:
         """`records` is told of each record as it is read (the search side takes its full text from
-        there, so it is never held here); `archive` is the root served beneath the others."""
+        there, so it is never held here)."""
         super().__init__()
         self.report = report
-        self._admission = Admission(report, archive)
+        self._admission = Admission(report)
         self._records = records
 
     def add_all(self, loaded: Iterable[LoadedRecord]) -> IndexBuilder:
@@ -615,10 +568,7 @@ class IndexBuilder(_RecordColumns):
             snapshots=frozenset(strings.values[i] for i in set(papers.snapshot) if i != NONE),
             read_at_range=(min(read_ats), max(read_ats)) if read_ats else None,
             arxiv_ids_sorted=sorted(self._admission.by_arxiv),
-            sources=PaperSources(
-                archive_start=len(papers) if self._admission.archive_start is None else self._admission.archive_start,
-                archive_replaced=self._admission.archive_replaced,
-            ),
+            sources=PaperSources(archive_start=len(papers)),
             **derived._asdict(),
         )
         strings.seal()
@@ -627,15 +577,11 @@ class IndexBuilder(_RecordColumns):
 
 
 def _details_blob(record: RecordData, links: list[LinkRow]) -> bytes:
-    details: dict[str, object] = {
-        "a": record.authors or [],
-        "t": [(task.task_slug, task.task_name or task.task_slug) for task in record.tasks or ()],
-        "m": [method.method_name for method in record.methods or ()],
-        "l": links,
-    }
-    for key, value in (("p", record.proceeding), ("pdf", record.url_pdf)):
-        if value is not None:
-            details[key] = value
-    # A copy of its own size: orjson's bytes keep the 4 KiB buffer it wrote into (`sys.getsizeof` does not show
-    # it; tracemalloc does), which for 600k small blobs is 2.4 GB held for nothing.
-    return memoryview(orjson.dumps(details)).tobytes()
+    return details_blob(
+        authors=record.authors or [],
+        tasks=[(task.task_slug, task.task_name or task.task_slug) for task in record.tasks or ()],
+        methods=[method.method_name for method in record.methods or ()],
+        links=links,
+        proceeding=record.proceeding,
+        url_pdf=record.url_pdf,
+    )

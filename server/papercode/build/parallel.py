@@ -45,7 +45,7 @@ from typing import IO, BinaryIO, Protocol
 from papercode.core import scratch
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, ProgressCallback
-from papercode.index.search import SearchBuilder, SearchDocument, SearchEngine, newest_first, write_index
+from papercode.index.search import SearchBuilder, SearchDocument, SearchEngine, write_index
 
 from .builder import Admission, Admitted, IndexPart, PartBuilder, RecordSink, search_document, search_values
 from .decode import LoadedRecord, iter_records
@@ -100,13 +100,11 @@ class SearchBuild(Protocol):
         ...
 
 
-def start_search_build(
-    roots: list[Path], limits: Limits, files: list[RecordFile], *, child: bool = True, archive: Path | None = None
-) -> SearchBuild:
+def start_search_build(roots: list[Path], limits: Limits, files: list[RecordFile], *, child: bool = True) -> SearchBuild:
     """A child process for a corpus of at least `CHILD_PROCESS_BYTES`, else this process."""
     if child and sum(found.size for found in files) >= CHILD_PROCESS_BYTES:
         try:
-            return ChildSearchBuild(roots, limits, files, archive)
+            return ChildSearchBuild(roots, limits, files)
         except OSError as exc:
             log.warning("cannot start the search builder process (%s); building here", exc)
     return LocalSearchBuild(files)
@@ -145,7 +143,7 @@ class LocalSearchBuild:
 
     def records(self, item: LoadedRecord, admitted: Admitted | None) -> None:
         if admitted is not None:
-            self._builder.add(search_document(item.record, admitted))
+            self._builder.add(search_document(item, admitted))
 
     @property
     def here(self) -> list[RecordFile]:
@@ -193,7 +191,7 @@ class _SharedCounts:
 class ChildSearchBuild:
     """A child process that indexes the files after the split and builds the search index on the other core."""
 
-    def __init__(self, roots: list[Path], limits: Limits, files: list[RecordFile], archive: Path | None = None) -> None:
+    def __init__(self, roots: list[Path], limits: Limits, files: list[RecordFile]) -> None:
         self._split = split_point(files)
         self._files = files
         self._shipped: IO[bytes] | None = None
@@ -205,7 +203,6 @@ class ChildSearchBuild:
             self._path = self._entries[1].path
             job = {
                 "roots": [str(root) for root in roots],
-                "archive": None if archive is None else str(archive),
                 "limits": [limits.max_file_bytes, limits.max_line_bytes, limits.max_string_chars],
                 "files": files,
                 "split": self._split,
@@ -330,11 +327,11 @@ _FRAME = struct.Struct("<II")  # a shipped record: the lengths of its head and o
 
 
 def ship(stream: IO[bytes], item: LoadedRecord, admitted: Admitted | None) -> None:
-    """Write a record as read (its facts and date) and, when admitted, its search document (else nothing).
+    """Write a record as read (its facts) and, when admitted, its search document (else nothing).
 
     Plain tuples: pickling a named tuple costs a class lookup each time."""
-    head = pickle.dumps((item.path, item.line, item.arxiv_id, item.slug, item.read_at, item.record.date), protocol=pickle.HIGHEST_PROTOCOL)
-    body = b"" if admitted is None else pickle.dumps(search_values(item.record, admitted), protocol=pickle.HIGHEST_PROTOCOL)
+    head = pickle.dumps((item.path, item.line, item.arxiv_id, item.slug, item.read_at), protocol=pickle.HIGHEST_PROTOCOL)
+    body = b"" if admitted is None else pickle.dumps(search_values(item, admitted), protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(_FRAME.pack(len(head), len(body)) + head + body)
 
 
@@ -347,14 +344,13 @@ class _Documents:
         self._path = path
         self._handle: BinaryIO | None = None
 
-    def frames(self) -> Iterator[tuple[RecordFacts, str | None, int, int]]:
-        """Each record in the file: its facts, date, and where its document is (length 0: none)."""
+    def frames(self) -> Iterator[tuple[RecordFacts, int, int]]:
+        """Each record in the file: its facts, and where its document is (length 0: none)."""
         self._handle = open(self._path, "rb")  # noqa: SIM115 - closed by close()
         with open(self._path, "rb", buffering=1 << 20) as stream:
             while frame := stream.read(_FRAME.size):
                 head, body = _FRAME.unpack(frame)
-                *record, date = pickle.loads(stream.read(head))
-                yield RecordFacts(*record), date, stream.tell(), body
+                yield RecordFacts(*pickle.loads(stream.read(head))), stream.tell(), body
                 stream.seek(body, os.SEEK_CUR)
 
     def document(self, where: int, length: int) -> SearchDocument:
@@ -416,25 +412,23 @@ def main(argv: list[str]) -> int:
     sources = (
         [_Documents(scratch / "records"), _Documents(scratch / "documents")] if split < len(files) else [_Documents(scratch / "documents")]
     )
-    archive = job["archive"]
-    admission = Admission(LoadReport(), None if archive is None else Path(archive))  # the index build reports the problems
-    final: dict[int, tuple[str | None, _Documents, int, int, bool]] = {}  # paper -> its last admitted record
+    admission = Admission(LoadReport())  # the index build reports the problems
+    final: dict[int, tuple[str, _Documents, int, int, bool]] = {}  # paper -> its key and last admitted record
     for source in sources:
-        for record, date, where, length in source.frames():
+        for record, where, length in source.frames():
             admitted = admission.admit(record)
             if admitted is not None:
                 if not length:  # the other process did not admit it: the two are not reading the same records
                     raise SearchBuildFailed(f"{record.path}: admitted here, not where it was read")
-                final[admitted.ordinal] = (date, source, where, length, admitted.replacing)
+                final[admitted.ordinal] = (record.arxiv_id or admitted.slug or "", source, where, length, admitted.replacing)
     papers = sorted(final)
-    browse = newest_first([(paper, final[paper][0]) for paper in papers])
 
     def in_order() -> Iterator[SearchDocument]:
         for paper in papers:
-            _, source, where, length, replacing = final[paper]
-            yield source.document(where, length)._replace(paper=paper, replacing=replacing)
+            key, source, where, length, replacing = final[paper]
+            yield source.document(where, length)._replace(paper=paper, replacing=replacing, key=key)
 
-    write_index(directory, in_order(), browse)
+    write_index(directory, in_order(), len(papers))
     for source in sources:
         source.close()
     sys.stdout.write(f"ok {admission.fingerprint.hex()}")

@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingError as error:
         return fail(f"{error}. Next: see papercode {args.command} --help")
     logs.configure(settings.log_level)
-    problem = records_problem(settings.records) or archive_problem(settings)
+    problem = records_problem(settings.records)
     if problem:
         return fail(problem)
     if args.command != "config":
@@ -186,7 +186,7 @@ def clear_leftovers(settings: Settings) -> None:
 
 
 def open_corpus(settings: Settings) -> Corpus:
-    return Corpus.open(settings.roots, settings.limits, settings.cache_dir, LoadProgress(), archive=settings.archive_root)
+    return Corpus.open(settings.roots, settings.limits, settings.cache_dir, LoadProgress(), archive_dir=settings.served_archive)
 
 
 def verified_code(settings: Settings) -> VerifiedCode:
@@ -206,25 +206,15 @@ def records_problem(roots: Iterable[Path]) -> str | None:
     return None
 
 
-def archive_problem(settings: Settings) -> str | None:
-    """Why `--archive` cannot be served (one line with the next step), or None."""
-    if settings.archive_root is not None and not any(settings.archive_root.glob("*.jsonl*")):
-        return (
-            f"--archive: no archive in {settings.archive_dir}. Next: run `papercode archive fetch` (downloads it) or "
-            "`papercode archive build SOURCE...` (from files you have), or pass --archive-dir"
-        )
-    return None
-
-
 def build_live_server(settings: Settings, auth: tuple[StaticTokens, AuthSettings] | None = None) -> tuple[PapercodeServer, LiveCorpus]:
     """The server over a live corpus of `settings.records` (built in the background once it runs),
     with verified code (and HTTP auth, when given)."""
     from papercode.corpus.reload import BuildProgress, LiveCorpus, ready_line
-    from papercode.corpus.snapshot import records_key
+    from papercode.corpus.snapshot import records_part, served_key
     from papercode.corpus.stages import Stage, open_stages
     from papercode.edge.app import build_server
 
-    roots, archive = settings.roots, settings.archive_root
+    roots, archive = settings.roots, settings.served_archive
     terminal, build = LoadProgress(), BuildProgress()
 
     def progress(done: int, total: int, records: int) -> None:
@@ -232,8 +222,10 @@ def build_live_server(settings: Settings, auth: tuple[StaticTokens, AuthSettings
         terminal(done, total, records)
 
     live = LiveCorpus(
-        stages=lambda key: open_stages(roots, settings.limits, settings.cache_dir, progress, key, archive=archive),
-        fingerprint=lambda: records_key(roots, settings.limits),
+        stages=lambda key: open_stages(
+            roots, settings.limits, settings.cache_dir, progress, key and records_part(key), archive_dir=archive
+        ),
+        fingerprint=lambda: served_key(roots, settings.limits, archive),
         progress=build,
     )
 
@@ -343,7 +335,8 @@ async def call_tool(settings: Settings, tool: str, pairs: list[str]) -> int:
 
 def check(settings: Settings) -> int:
     """Load the records and verify every file in the code store; exit 1 if anything is wrong."""
-    report = Corpus.load(settings.roots, settings.limits, LoadProgress(), archive=settings.archive_root).index.report
+    corpus = Corpus.load(settings.roots, settings.limits, LoadProgress(), archive_dir=settings.served_archive)
+    report = corpus.index.report
     store = CodeStore.for_records(settings.code_dir, settings.records)
     verified, bad = store.verify_all()
     out = sys.stdout.write
@@ -352,10 +345,18 @@ def check(settings: Settings) -> int:
     out(f"records: {report.records_read} read, {report.records_indexed} indexed\n")
     out(f"problems: {report.rejected} rejected, {report.warnings} warnings\n")
     out(f"code store: {verified} verified, {bad} bad ({', '.join(map(str, store.dirs))})\n")
+    if settings.archive:
+        archive = corpus.archive
+        if archive is None:
+            out(f"archive: {corpus.archive_note}\n")
+        else:
+            out(
+                f"archive: build {archive.build_id} ({len(archive):,} papers, data of {archive.manifest.snapshot}), {settings.archive_dir}\n"
+            )
     _print_grouped(
         ((problem.severity, problem.code), f"{problem.where()}: {problem.reason}") for problem in [*report.problems, *store.problems]
     )
-    return 1 if report.rejected or bad else 0
+    return 1 if report.rejected or bad or corpus.archive_note else 0
 
 
 def materialize(settings: Settings, args: argparse.Namespace) -> int:

@@ -45,6 +45,7 @@ from papercode.build.files import find_record_files
 from papercode.core import scratch
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport
+from papercode.index.archive_layer import current_build_id
 from papercode.index.paper_index import PaperIndex
 from papercode.index.search import ENGINE_VERSION, SearchEngine
 
@@ -84,6 +85,23 @@ def records_key(roots: list[Path], limits: Limits) -> bytes:
         digest.update("\0".join(columns[0]).encode(errors="surrogateescape"))
         digest.update(array("q", columns[1]).tobytes() + array("q", columns[2]).tobytes())
     return digest.digest()
+
+
+def served_key(roots: list[Path], limits: Limits, archive_dir: Path | None) -> bytes:
+    """What `--watch` compares: the records' key and, with an archive, which of its builds is current (a new build is
+    reopened as changed records are rebuilt)."""
+    key = records_key(roots, limits)
+    return key if archive_dir is None else with_archive(key, current_build_id(archive_dir))
+
+
+def with_archive(records: bytes, build_id: str | None) -> bytes:
+    """A records key (`records_key`) with the archive build served beneath them (None: none could be)."""
+    return records + b"\0archive\0" + (build_id or "").encode()
+
+
+def records_part(key: bytes) -> bytes:
+    """The records key within a `served_key`."""
+    return key[: hashlib.sha256().digest_size]
 
 
 def snapshot_path(cache_dir: Path, roots: list[Path]) -> Path:

@@ -4,6 +4,8 @@
 records are built, and the corpus is handed over twice: as soon as keyed lookups work (the
 search index is still being built, in another process for a large corpus), then complete.
 An intact snapshot of other records (they changed since) is served meanwhile, marked stale.
+With an archive, each stage of the records is laid over it (`index.layers`, `index.overlay`): the archive is opened,
+never built, and an archive that cannot be served leaves the records served alone, with the reason (`archive_note`).
 This is the only module that composes a `Corpus` from its parts.
 """
 
@@ -22,32 +24,46 @@ from papercode.build.parallel import SearchBuildFailed, start_search_build
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, ProgressCallback
 from papercode.core.paging import Pager
+from papercode.index.archive_layer import ArchiveLayer, ArchiveUnavailable, current_build_id, open_archive
+from papercode.index.layers import LayeredIndex, compose
+from papercode.index.overlay import LayeredSearch, OverlayProblem
 from papercode.index.paper_index import PaperIndex
-from papercode.index.search import SearchEngine
+from papercode.index.search import Ranking, SearchEngine
 
 from . import snapshot
 
 log = logging.getLogger(__name__)
 
 
+ARCHIVE_NEXT = "run `papercode archive fetch` (downloads it) or `papercode archive build SOURCE...` (from files you have)"
+
+
 @dataclass(frozen=True, slots=True)
 class Corpus:
     index: PaperIndex
-    search: SearchEngine | None  # None while the full text is still being built (a "keyed" stage)
+    search: Ranking | None  # None while the full text is still being built (a "keyed" stage)
     pager: Pager
     records_key: bytes | None = None  # what the records looked like when it was built (see `snapshot`)
+    archive_note: str | None = None  # why the archive asked for is not served (with what to run); None when it is
 
     @classmethod
-    def compose(cls, index: PaperIndex, search: SearchEngine | None, records_key: bytes | None = None) -> Corpus:
-        return cls(index=index, search=search, pager=Pager(index.fingerprint), records_key=records_key)
+    def compose(
+        cls, index: PaperIndex, search: Ranking | None, records_key: bytes | None = None, archive_note: str | None = None
+    ) -> Corpus:
+        return cls(index=index, search=search, pager=Pager(index.fingerprint), records_key=records_key, archive_note=archive_note)
+
+    @property
+    def archive(self) -> ArchiveLayer | None:
+        """The archive served beneath the records, if any."""
+        return self.index.archive if isinstance(self.index, LayeredIndex) else None
 
     @classmethod
     def load(
-        cls, roots: list[Path], limits: Limits | None = None, progress: ProgressCallback | None = None, *, archive: Path | None = None
+        cls, roots: list[Path], limits: Limits | None = None, progress: ProgressCallback | None = None, *, archive_dir: Path | None = None
     ) -> Corpus:
-        """Build from the records (cold start), search included; `archive` is the root served beneath the others."""
-        *_, complete = build_stages(roots, limits or Limits(), progress, archive=archive)
-        return complete
+        """Build from the records (cold start), search included, above the archive in `archive_dir` (if given)."""
+        *_, complete = build_stages(roots, limits or Limits(), progress)
+        return over_archive(complete, _open_archive(archive_dir))
 
     @classmethod
     def open(
@@ -58,14 +74,15 @@ class Corpus:
         progress: ProgressCallback | None = None,
         key: bytes | None = None,
         *,
-        archive: Path | None = None,
+        archive_dir: Path | None = None,
     ) -> Corpus:
-        """Warm start from a current snapshot in `cache_dir` when there is one; else build and save one.
+        """Warm start from a current snapshot in `cache_dir` when there is one; else build and save one; above the
+        archive in `archive_dir` (if given).
 
         `key` is `snapshot.records_key(roots, limits)` when the caller has it already.
         """
-        *_, last = _stages(roots, limits or Limits(), cache_dir, progress, key, stale=False, archive=archive)
-        return last.corpus
+        *_, last = _stages(roots, limits or Limits(), cache_dir, progress, key, stale=False)
+        return over_archive(last.corpus, _open_archive(archive_dir))
 
 
 StageKind = Literal["stale", "keyed", "complete"]
@@ -85,7 +102,7 @@ def open_stages(
     progress: ProgressCallback | None = None,
     key: bytes | None = None,
     *,
-    archive: Path | None = None,
+    archive_dir: Path | None = None,
 ) -> Iterator[Stage]:
     """Blocking generator, run in a worker thread.
 
@@ -94,10 +111,57 @@ def open_stages(
       corpus) at once, then builds: "keyed" as soon as keyed lookups work, then "complete" (and
       writes the new snapshot).
     - no usable snapshot (none, corrupt, foreign format): "keyed" then "complete".
-    A corrupt or foreign snapshot is never yielded. `archive`, when given, is one of `roots`: the
-    Papers-with-Code archive, served beneath the other records (see `build.builder.Admission`).
+    A corrupt or foreign snapshot is never yielded. With `archive_dir`, every stage is laid over the archive there
+    (opened first: a start pays nothing more for it).
     """
-    return _stages(roots, limits, cache_dir, progress, key, stale=True, archive=archive)
+    archive = _open_archive(archive_dir)
+    for stage in _stages(roots, limits, cache_dir, progress, key, stale=True):
+        yield replace(stage, corpus=over_archive(stage.corpus, archive))
+
+
+@dataclass(frozen=True, slots=True)
+class _Archive:
+    """The archive asked for, as a start found it: opened, or why not; and the build `current` named."""
+
+    layer: ArchiveLayer | None = None
+    note: str | None = None
+    build_id: str | None = None
+
+
+def _open_archive(archive_dir: Path | None) -> _Archive | None:
+    """The archive in `archive_dir` (None: none asked for)."""
+    if archive_dir is None:
+        return None
+    build_id = current_build_id(archive_dir)
+    try:
+        layer = open_archive(archive_dir)
+    except ArchiveUnavailable as exc:
+        note = f"the archive is not served: {exc}. Next: {ARCHIVE_NEXT}"
+        log.warning("%s", note)
+        return _Archive(None, note, build_id)
+    log.info("archive build %s opened (%d papers)", layer.build_id, len(layer))
+    return _Archive(layer, None, layer.build_id)
+
+
+def over_archive(records: Corpus, archive: _Archive | None) -> Corpus:
+    """The records' corpus laid over the archive (as it is when none was asked for; with the reason when it cannot be
+    served). Its `records_key` names the build too, as `snapshot.served_key` does."""
+    if archive is None:
+        return records
+    key = None if records.records_key is None else snapshot.with_archive(records.records_key, archive.build_id)
+    if archive.layer is None:
+        return replace(records, records_key=key, archive_note=archive.note)
+    index = compose(records.index, archive.layer)
+    search = None
+    if records.search is not None:
+        assert isinstance(index, LayeredIndex) and index.ordinals is not None and isinstance(records.search, SearchEngine)
+        try:
+            search = LayeredSearch(archive.layer, records.index, records.search, index.ordinals)
+        except OverlayProblem as exc:
+            note = f"the archive is not served: {exc}"
+            log.warning("%s", note)
+            return replace(records, records_key=key, archive_note=note)
+    return Corpus.compose(index, search, key)
 
 
 def _stages(
@@ -108,10 +172,9 @@ def _stages(
     key: bytes | None,
     *,
     stale: bool,
-    archive: Path | None,
 ) -> Iterator[Stage]:
     if cache_dir is None:
-        for corpus in build_stages(roots, limits, progress, archive=archive):
+        for corpus in build_stages(roots, limits, progress):
             yield Stage("complete" if corpus.search is not None else "keyed", corpus, None)
         return
     path = snapshot.snapshot_path(cache_dir, roots)
@@ -130,24 +193,23 @@ def _stages(
         log.warning("snapshot %s was built from other records (they changed); rebuilding", path)
         if stale:
             yield Stage("stale", restored, found.built_at)
-    for corpus in build_stages(roots, limits, progress, archive=archive):
+    for corpus in build_stages(roots, limits, progress):
         corpus = replace(corpus, records_key=key)
         if corpus.search is None:
             yield Stage("keyed", corpus, None)
         else:
             yield Stage("complete", corpus, None)  # served first; the snapshot is written when the caller asks for more
+            assert isinstance(corpus.search, SearchEngine)  # the records' own: a layered one is never snapshotted
             snapshot.save(path, key, corpus.index, corpus.search)
 
 
-def build_stages(
-    roots: list[Path], limits: Limits, progress: ProgressCallback | None = None, *, child: bool = True, archive: Path | None = None
-) -> Iterator[Corpus]:
+def build_stages(roots: list[Path], limits: Limits, progress: ProgressCallback | None = None, *, child: bool = True) -> Iterator[Corpus]:
     """Build from the records: the corpus without search as soon as keyed lookups work, then complete."""
     report = LoadReport()
     files = [found for root in roots for found in find_record_files(root, report)]
-    search = start_search_build(roots, limits, files, child=child, archive=archive)
+    search = start_search_build(roots, limits, files, child=child)
     try:
-        builder = IndexBuilder(report, search.records, archive=archive)
+        builder = IndexBuilder(report, search.records)
         builder.add_all(iter_records(roots, report, limits, search.progress(progress, len(files)), files=search.here))
         part = search.part()
         if part is not None:
@@ -158,7 +220,7 @@ def build_stages(
         index = builder.finish()
     except SearchBuildFailed as exc:
         log.warning("%s; building here", exc)
-        yield from build_stages(roots, limits, progress, child=False, archive=archive)
+        yield from build_stages(roots, limits, progress, child=False)
         return
     except BaseException:
         search.cancel()
@@ -183,7 +245,7 @@ def build_stages(
         engine = search.result(index.fingerprint)
     except SearchBuildFailed as exc:  # build both again, here, from one read of the records
         log.warning("%s; building the index and its search again in this process", exc)
-        *_, complete = build_stages(roots, limits, progress, child=False, archive=archive)
+        *_, complete = build_stages(roots, limits, progress, child=False)
         yield complete
         return
     yield Corpus.compose(index, engine)

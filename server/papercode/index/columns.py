@@ -8,6 +8,8 @@ far faster than objects do (strings are packed into one buffer there: see `packe
 
 from __future__ import annotations
 
+import operator
+import re
 from array import array
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
@@ -15,7 +17,7 @@ from typing import Any, NamedTuple, cast
 
 import orjson
 
-from papercode.core.ids import GITHUB_URL, SHA_PREFIX_FORMAT
+from papercode.core.ids import GITHUB_URL, REPO_NAME_PATTERN, SHA_PREFIX_FORMAT, normalize_repo
 from papercode.core.records import OFFICIAL_KIND
 
 from .packed import PackedBytes, PackedStrings
@@ -64,6 +66,64 @@ class CodeLinkRow(NamedTuple):
     framework: str | None
     reach_status: str | None
     licence: str | None
+
+
+# A code link as the details blob keeps it: the fields of `CodeLinkRow`, in order (a plain tuple: orjson writes it as
+# it is, a named tuple it would not).
+LinkRow = tuple[str | None, str, bool, bool | None, str | None, str | None, str | None]
+_PLAIN_REPO_URL = re.compile(f"{re.escape(GITHUB_URL)}({REPO_NAME_PATTERN})")
+_LAST = operator.itemgetter(-1)
+
+
+def repo_key(url: str) -> str | None:
+    """`ids.normalize_repo(url)`, with one regular expression for the usual `GITHUB_URL` + owner/name."""
+    plain = _PLAIN_REPO_URL.fullmatch(url)
+    if plain is not None and not plain[1].lower().endswith(".git"):
+        return plain[1].lower()
+    return normalize_repo(url)
+
+
+def link_row(
+    url: str, official: bool, mentioned: bool | None, framework: str | None, reach: str | None = None, licence: str | None = None
+) -> LinkRow:
+    """A code link as the details blob keeps it (its repository key worked out here)."""
+    return (repo_key(url), url, official, mentioned, framework, reach, licence)
+
+
+def ordered_links(rows: list[LinkRow]) -> list[LinkRow]:
+    """A paper's code links as every answer lists them: official first, then those the paper mentions, then by URL
+    (any case), then as given."""
+    if len(rows) < 2:
+        return rows
+    keyed = sorted(
+        zip(
+            [not row[2] for row in rows],
+            [not row[3] for row in rows],
+            [row[1].lower() for row in rows],
+            range(len(rows)),
+            strict=True,
+        )
+    )
+    return list(map(rows.__getitem__, map(_LAST, keyed)))
+
+
+def details_blob(
+    *,
+    authors: list[str],
+    tasks: list[tuple[str, str]],
+    methods: list[str],
+    links: list[LinkRow],
+    proceeding: str | None,
+    url_pdf: str | None,
+) -> bytes:
+    """A paper's display details as one compact JSON blob (`PaperRow.details` reads it back)."""
+    details: dict[str, object] = {"a": authors, "t": tasks, "m": methods, "l": links}
+    for key, value in (("p", proceeding), ("pdf", url_pdf)):
+        if value is not None:
+            details[key] = value
+    # A copy of its own size: orjson's bytes keep the 4 KiB buffer it wrote into (`sys.getsizeof` does not show
+    # it; tracemalloc does), which for 600k small blobs is 2.4 GB held for nothing.
+    return memoryview(orjson.dumps(details)).tobytes()
 
 
 @dataclass(frozen=True, slots=True)

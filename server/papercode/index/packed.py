@@ -9,13 +9,19 @@ which holds them in a third of the memory.
 
 from __future__ import annotations
 
+import mmap
 import operator
 from array import array
 from collections.abc import Iterable, Sequence
 from itertools import accumulate, islice, repeat
-from typing import overload
+from typing import Self, TypeAlias, overload
 
 import numpy as np
+
+# What the three parts can be: built in memory (bytes, array, bytearray) or mapped from a file (`index.mapped`).
+Buffer: TypeAlias = "bytes | bytearray | mmap.mmap"
+Ints: TypeAlias = "array[int] | memoryview"
+Flags: TypeAlias = "bytearray | memoryview"
 
 
 class _Packed:
@@ -27,10 +33,17 @@ class _Packed:
         present = [b"" if item is None else item for item in listed]
         self._set(b"".join(present), array("q", accumulate(map(len, present))), bytearray(map(operator.is_, listed, repeat(None))))
 
-    def _set(self, data: bytes | bytearray, ends: array[int], missing: bytearray) -> None:
+    def _set(self, data: Buffer, ends: Ints, missing: Flags) -> None:
         self._data = data
         self._ends = ends
         self._missing = missing
+
+    @classmethod
+    def mapped(cls, data: mmap.mmap | bytes, ends: memoryview, missing: memoryview) -> Self:
+        """Over a column's three parts as `index.mapped` maps them (read-only; slices of `data` are bytes)."""
+        packed = cls.__new__(cls)
+        packed._set(data, ends, missing)
+        return packed
 
     def __len__(self) -> int:
         return len(self._ends)
@@ -43,10 +56,10 @@ class _Packed:
         start = self._ends[i - 1] if i else 0
         return self._data[start : self._ends[i]]
 
-    def __getstate__(self) -> tuple[bytes | bytearray, array[int], bytearray]:
+    def __getstate__(self) -> tuple[Buffer, Ints, Flags]:
         return self._data, self._ends, self._missing
 
-    def __setstate__(self, state: tuple[bytes | bytearray, array[int], bytearray]) -> None:
+    def __setstate__(self, state: tuple[Buffer, Ints, Flags]) -> None:
         self._data, self._ends, self._missing = state
 
 
@@ -89,17 +102,16 @@ class PackedStrings(_Packed, Sequence[str | None]):
 
     def extend(self, values: list[str]) -> None:
         """Append `values` (no None), in a few C-level passes rather than one per string."""
-        if not isinstance(self._data, bytearray):
-            self._data = bytearray(self._data)
+        ends, missing = self._growing()
         joined = "".join(values)
         data = joined.encode("utf-8", "surrogatepass")
         if len(data) == len(joined):  # all ASCII: each string's bytes are its characters
             lengths: Iterable[int] = map(len, values)
         else:
             lengths = (len(value.encode("utf-8", "surrogatepass")) for value in values)
-        self._ends.extend(islice(accumulate(lengths, initial=len(self._data)), 1, None))
-        self._data += data
-        self._missing += bytes(len(values))
+        ends.extend(islice(accumulate(lengths, initial=len(self._data)), 1, None))
+        self._grow_data(data)
+        missing += bytes(len(values))
 
     def extend_packed(self, other: PackedStrings, positions: Iterable[int] | None = None) -> None:
         """Append `other`'s items at `positions` (all of them, in order, when None)."""
@@ -110,12 +122,24 @@ class PackedStrings(_Packed, Sequence[str | None]):
                     raise ValueError("extend_packed copies strings, not missing values")
                 self.extend([value])
             return
+        ends, missing = self._growing()
+        offset = len(self._data)
+        assert not isinstance(other._data, mmap.mmap)  # built in memory, as the builder's parts are
+        self._grow_data(other._data)
+        ends.frombytes((np.frombuffer(other._ends, dtype=np.int64) + offset).tobytes())
+        missing += other._missing
+
+    def _growing(self) -> tuple[array[int], bytearray]:
+        """The parts as they grow: in memory (a mapped column is read-only)."""
+        if not isinstance(self._ends, array) or not isinstance(self._missing, bytearray):
+            raise TypeError("a mapped column is read-only")
         if not isinstance(self._data, bytearray):
             self._data = bytearray(self._data)
-        offset = len(self._data)
-        self._data += other._data
-        self._ends.frombytes((np.frombuffer(other._ends, dtype=np.int64) + offset).tobytes())
-        self._missing += other._missing
+        return self._ends, self._missing
+
+    def _grow_data(self, data: bytes | bytearray) -> None:
+        assert isinstance(self._data, bytearray)  # `_growing` made it one
+        self._data += data
 
 
 class PackedBytes(_Packed, Sequence[bytes]):
@@ -147,7 +171,19 @@ class SortedKeys:
     def __init__(self, mapping: dict[str, int]) -> None:
         keys = sorted(mapping)
         self._keys = PackedStrings(keys)
-        self._values = array("q", map(mapping.__getitem__, keys))
+        self._values: Ints = array("q", map(mapping.__getitem__, keys))
+
+    @classmethod
+    def mapped(cls, keys: PackedStrings, values: memoryview) -> SortedKeys:
+        """Over keys sorted by their UTF-8 bytes and their values, as `index.mapped` maps them."""
+        lookup = cls.__new__(cls)
+        lookup._keys, lookup._values = keys, values
+        return lookup
+
+    @property
+    def keys(self) -> PackedStrings:
+        """Every key, in order."""
+        return self._keys
 
     def get(self, key: str, /) -> int | None:
         # Bisection over the keys' UTF-8 bytes, which sort as their code points do: no string decoded, no call a
@@ -168,8 +204,8 @@ class SortedKeys:
     def __len__(self) -> int:
         return len(self._values)
 
-    def __getstate__(self) -> tuple[PackedStrings, array[int]]:
+    def __getstate__(self) -> tuple[PackedStrings, Ints]:
         return self._keys, self._values
 
-    def __setstate__(self, state: tuple[PackedStrings, array[int]]) -> None:
+    def __setstate__(self, state: tuple[PackedStrings, Ints]) -> None:
         self._keys, self._values = state

@@ -23,7 +23,6 @@ import contextlib
 import functools
 import hashlib
 import mmap
-import operator
 import os
 import re
 import shutil
@@ -59,7 +58,7 @@ LIST_SEPARATOR = " ; "  # between the authors, the tasks, the methods of a paper
 _WRITER_HEAP = 1 << 30  # a budget, not an allocation: large enough that each indexing thread makes one segment
 _TWO_THREADS_FROM = 20_000  # documents
 ENGINE_VERSION = f"tantivy {version('tantivy')}"  # part of the snapshot key: another version rebuilds
-_LOCK_FILES = (".tantivy-meta.lock", ".tantivy-writer.lock")
+LOCK_FILES = (".tantivy-meta.lock", ".tantivy-writer.lock")
 # Every paper's abstract (UTF-8, in paper order; then the end offset of each, then their count, 8 bytes each),
 # written beside the index as it is built, and so copied into a snapshot with the index's files and their CRCs.
 ABSTRACTS = "papercode-abstracts"
@@ -101,8 +100,9 @@ class SearchDocument(NamedTuple):
     Plain values only: it crosses between processes as a pickled tuple.
     """
 
-    paper: int
+    paper: int  # the `paper` value: the paper's ordinal (an archive's papers: `ARCHIVE_BASE` + its ordinal there)
     replacing: bool  # supersedes a document added before for the same paper (a duplicate's winner)
+    key: str  # the paper's id (arXiv id, else slug): with the date, its place in the browsing order
     title: str
     abstract: str
     authors: str
@@ -141,14 +141,14 @@ def _schema() -> tantivy.Schema:
     builder.add_text_field("facet", tokenizer_name="raw", index_option="basic")  # "kind:value" terms, for the filters
     builder.add_integer_field("year", indexed=True, fast=True)
     builder.add_unsigned_field("paper", indexed=True, fast=True)
-    builder.add_unsigned_field("browse", fast=True)  # rank in the newest-first order
+    builder.add_unsigned_field("browse", fast=True)  # `browse_value`: the newest-first order
     return builder.build()
 
 
-_SCHEMA = _schema()
+SCHEMA = _schema()
 
 
-def _open_index(index: tantivy.Index) -> tantivy.Index:
+def open_index(index: tantivy.Index) -> tantivy.Index:
     index.register_tokenizer(_ANALYZER, text_analyzer(indexing=True))
     return index
 
@@ -166,54 +166,80 @@ class SearchBuilder:
     def write(self, directory: Path) -> None:
         """Write the index into `directory` (created empty); the builder is then spent."""
         documents, self._documents = self._documents, {}
-        in_order = [documents[paper] for paper in sorted(documents)]
-        write_index(directory, in_order, newest_first([(document.paper, document.date) for document in in_order]))
+        write_index(directory, [documents[paper] for paper in sorted(documents)], len(documents))
 
     def close(self) -> None:
         self._documents.clear()
 
 
-def newest_first(dates: list[tuple[int, str | None]]) -> dict[int, int]:
-    """Each paper's rank in the browsing order, from (paper, date) in paper order: by date, newest
-    first, then by paper; papers with no date last."""
-    dated = [entry for entry in dates if entry[1] is not None]
-    dated.sort(key=_DATE, reverse=True)  # stable: equal dates stay in paper order
-    ranked = chain(dated, (entry for entry in dates if entry[1] is None))
-    return {paper: rank for rank, (paper, _) in enumerate(ranked)}
+_NO_DAY = 99_999_999  # after every YYYYMMDD: a paper without a date comes last
 
 
-_DATE = operator.itemgetter(1)
+def browse_value(date: str | None, key: str) -> int:
+    """A paper's place in the browsing order (ascending: newest first, then by a hash of its id; no date last).
+
+    Computed from the paper alone, so the archive's index (built once) and the records' (built at each start) agree
+    on it, and one search over both browses in one order."""
+    day = int(date[:4] + date[5:7] + date[8:10]) if date and len(date) >= 10 and date[:4].isdigit() else None
+    newest = _NO_DAY - day if day is not None and 0 <= day < _NO_DAY else _NO_DAY
+    return newest << 32 | zlib.crc32(key.encode("utf-8", "surrogatepass"))
 
 
-def write_index(directory: Path, documents: Iterable[SearchDocument], browse: dict[int, int]) -> None:
-    """Write the index of `documents` (one per paper, in paper order) into `directory` (created empty);
-    `browse` is each paper's rank in the browsing order (see `newest_first`).
+class IndexWriting:
+    """An index being written: `add` each paper's document, in paper order, then `finish`.
+
+    The abstracts go into their own file beside the index (`ABSTRACTS`), each at its paper's place. With `base`, the
+    papers are those from `base` on (an archive's: `ARCHIVE_BASE`), and the file holds theirs only."""
+
+    def __init__(self, directory: Path, *, threads: int, heap: int = _WRITER_HEAP, base: int = 0) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self._directory, self._base = directory, base
+        self._index = open_index(tantivy.Index(SCHEMA, path=str(directory)))
+        self._writer = self._index.writer(heap_size=heap, num_threads=threads)
+        self._terms = FacetTerms()
+        self._ends = array("q")
+        self._abstracts: BinaryIO = open(directory / ABSTRACTS, "wb", buffering=1 << 20)  # noqa: SIM115 - closed by finish()
+        self._written = 0
+
+    def add(self, document: SearchDocument) -> None:
+        ends, place = self._ends, document.paper - self._base
+        if place < len(ends):
+            raise ValueError(f"the documents must come one per paper, in paper order: paper {document.paper} came after {len(ends) - 1}")
+        self._writer.add_document(tantivy_document(document, self._terms))
+        ends.extend([self._written] * (place - len(ends)))  # papers without a document have no abstract
+        self._written += self._abstracts.write(document.abstract.encode("utf-8", "surrogatepass"))
+        ends.append(self._written)
+
+    def finish(self) -> None:
+        """Commit, wait for merges, close the abstracts file: the index is complete."""
+        self._abstracts.write(self._ends.tobytes() + len(self._ends).to_bytes(_OFFSET, "little"))
+        self._abstracts.close()
+        self._writer.commit()
+        self._writer.wait_merging_threads()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._directory / ".tantivy-writer.lock")
+
+    def abandon(self) -> None:
+        self._abstracts.close()
+        with contextlib.suppress(Exception):
+            self._writer.rollback()
+
+
+def write_index(directory: Path, documents: Iterable[SearchDocument], count: int) -> None:
+    """Write the index of `documents` (`count` of them, one per paper, in paper order) into `directory` (created empty).
 
     Documents go in by paper, so equal scores rank by paper. A small corpus is indexed on one
     thread (one segment: the same order in every build); a large one on two (two segments, each
     in paper order: equal scores rank by segment, then by paper).
     """
-    directory.mkdir(parents=True, exist_ok=True)
-    index = _open_index(tantivy.Index(_SCHEMA, path=str(directory)))
-    writer = index.writer(heap_size=_WRITER_HEAP, num_threads=2 if len(browse) >= _TWO_THREADS_FROM else 1)
-    terms = _FacetTerms()
-    ends = array("q")
-    with open(directory / ABSTRACTS, "wb") as abstracts:
-        written = 0
+    writing = IndexWriting(directory, threads=2 if count >= _TWO_THREADS_FROM else 1)
+    try:
         for document in documents:
-            if document.paper < len(ends):
-                raise ValueError(
-                    f"the documents must come one per paper, in paper order: paper {document.paper} came after {len(ends) - 1}"
-                )
-            writer.add_document(_tantivy_document(document, browse[document.paper], terms))
-            ends.extend([written] * (document.paper - len(ends)))  # papers without a document have no abstract
-            written += abstracts.write(document.abstract.encode("utf-8", "surrogatepass"))
-            ends.append(written)
-        abstracts.write(ends.tobytes() + len(ends).to_bytes(_OFFSET, "little"))
-    writer.commit()
-    writer.wait_merging_threads()
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(directory / ".tantivy-writer.lock")
+            writing.add(document)
+    except BaseException:
+        writing.abandon()
+        raise
+    writing.finish()
 
 
 def document_texts(title: str, authors: str, tasks: Iterable[tuple[str, str]], methods: Iterable[str]) -> dict[str, str]:
@@ -227,6 +253,31 @@ def document_texts(title: str, authors: str, tasks: Iterable[tuple[str, str]], m
     }
 
 
+def documents_of(index: PaperIndex, abstract: Callable[[int], str | None]) -> Iterator[SearchDocument]:
+    """Every paper's document as the build indexed it, from the index's columns and its abstracts (`abstract`): what an
+    overlay lays over the archive's index (`index.overlay`). Proven equal to the built documents by the tests."""
+    samples = index.samples
+    for paper in index.papers:
+        details = paper.details()
+        links = details.code_links
+        yield SearchDocument(
+            paper=paper.ordinal,
+            replacing=False,
+            key=paper.key,
+            title=paper.title,
+            abstract=abstract(paper.ordinal) or "",
+            authors=LIST_SEPARATOR.join(details.authors),
+            tasks=details.tasks,
+            methods=details.methods,
+            frameworks=sorted({link.framework for link in links if link.framework}),
+            statuses=sorted({samples.status_of(i) for i in paper.samples}),
+            date=paper.date,
+            year=paper.year,
+            samples=len(paper.samples),
+            official=any(link.is_official for link in links),
+        )
+
+
 def paper_texts(index: PaperIndex) -> Callable[[int], dict[str, str]]:
     """`document_texts` of a paper of `index`, from its columns: what `SearchEngine.search` cuts snippets from."""
 
@@ -238,7 +289,7 @@ def paper_texts(index: PaperIndex) -> Callable[[int], dict[str, str]]:
     return texts
 
 
-def _tantivy_document(document: SearchDocument, browse: int, terms: _FacetTerms) -> tantivy.Document:
+def tantivy_document(document: SearchDocument, terms: FacetTerms) -> tantivy.Document:
     out = tantivy.Document()
     out.add_text("abstract", document.abstract)
     for field, text in document_texts(document.title, document.authors, document.tasks, document.methods).items():
@@ -248,7 +299,7 @@ def _tantivy_document(document: SearchDocument, browse: int, terms: _FacetTerms)
     if document.year is not None:
         out.add_integer("year", document.year)
     out.add_unsigned("paper", document.paper)
-    out.add_unsigned("browse", browse)
+    out.add_unsigned("browse", browse_value(document.date, document.key))
     return out
 
 
@@ -264,7 +315,7 @@ class _Terms(dict[str, str]):
         return term
 
 
-class _FacetTerms:
+class FacetTerms:
     """The facet terms of documents, for one build (so what it learns goes with it)."""
 
     def __init__(self) -> None:
@@ -285,73 +336,59 @@ class _FacetTerms:
         return facets
 
 
-def _open_abstracts(handle: BinaryIO | None) -> tuple[mmap.mmap, array[int]]:
-    """The abstracts file, mapped, and each paper's end offset in it; ValueError when it is missing or cut short
-    (a snapshot then rebuilds)."""
-    if handle is None:
-        raise ValueError(f"{ABSTRACTS} is missing")
-    mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-    size = len(mapped)
-    count = int.from_bytes(mapped[size - _OFFSET :], "little") if size >= _OFFSET else -1
-    data = size - _OFFSET * (count + 1)
-    ends = array("q")
-    if count >= 0 and data >= 0:
-        ends.frombytes(mapped[data : size - _OFFSET])
-    if count < 0 or data < 0 or (ends[-1] if count else 0) != data:
-        mapped.close()
-        raise ValueError(f"{ABSTRACTS} is cut short or damaged")
-    return mapped, ends
+class Abstracts:
+    """An abstracts file (`ABSTRACTS`), mapped: every paper's abstract, in paper order; then each one's end offset,
+    then their count (8 bytes each). `ValueError` when it is missing or cut short (a snapshot then rebuilds)."""
 
+    def __init__(self, handle: BinaryIO | None) -> None:
+        if handle is None:
+            raise ValueError(f"{ABSTRACTS} is missing")
+        size = os.fstat(handle.fileno()).st_size
+        if size < _OFFSET:
+            raise ValueError(f"{ABSTRACTS} is cut short or damaged")
+        mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        count = int.from_bytes(mapped[size - _OFFSET :], "little")
+        data = size - _OFFSET * (count + 1)
+        ends = memoryview(mapped)[max(data, 0) : size - _OFFSET].cast("q") if data >= 0 else None
+        if ends is None or (ends[-1] if count else 0) != data:
+            if ends is not None:
+                ends.release()
+            mapped.close()
+            raise ValueError(f"{ABSTRACTS} is cut short or damaged")
+        self._mapped, self._ends = mapped, ends
 
-class SearchEngine:
-    """Serves one tantivy index read-only: every paper's title, abstract, authors, tasks and methods, with facets for the filters."""
+    @classmethod
+    def open(cls, path: Path) -> Abstracts:
+        with open(path, "rb") as handle:
+            return cls(handle)
 
-    def __init__(self, directory: Path, *, remove: bool = False) -> None:
-        """Open the index in `directory` (never modified). With `remove`, the directory is removed
-        once open: the engine keeps reading its files, and nothing is left behind when it goes."""
-        self._files: dict[str, BinaryIO] = {}
-        try:
-            for entry in sorted(os.scandir(directory), key=lambda entry: entry.name):
-                if entry.is_file() and entry.name not in _LOCK_FILES:
-                    self._files[entry.name] = open(entry.path, "rb")  # noqa: SIM115 - closed by close()
-            index = _open_index(tantivy.Index.open(str(directory)))
-            index.config_reader(reload_policy="Manual")
-            self._searcher = index.searcher()
-            self._abstracts, self._ends = _open_abstracts(self._files.get(ABSTRACTS))
-        except BaseException:
-            self.close()
-            raise
-        if remove:
-            shutil.rmtree(directory, ignore_errors=True)
+    def __len__(self) -> int:
+        return len(self._ends)
 
-    def close(self) -> None:
-        files, self._files = self._files, {}
-        for handle in files.values():
-            handle.close()
-        if (abstracts := getattr(self, "_abstracts", None)) is not None:
-            abstracts.close()
-
-    def __del__(self) -> None:
-        self.close()
-
-    def save_image(self, directory: Path) -> Iterator[tuple[str, int, int]]:
-        """Copy the index's files into `directory` (for warm starts); yields each file's (name, bytes, CRC-32)."""
-        for name, handle in self._files.items():
-            crc = size = 0
-            handle.seek(0)
-            with open(directory / name, "wb") as out:
-                while chunk := handle.read(_COPY_CHUNK):
-                    out.write(chunk)
-                    crc = zlib.crc32(chunk, crc)
-                    size += len(chunk)
-            yield name, size, crc
-
-    def abstract(self, paper: int) -> str | None:
-        """A paper's abstract: the full text lives here once, not also in the index (a slice of `ABSTRACTS`)."""
+    def get(self, paper: int) -> str | None:
+        """Paper `paper`'s abstract (None: it has none, or there is no such paper)."""
         ends = self._ends
         if not 0 <= paper < len(ends):
             return None
-        return self._abstracts[ends[paper - 1] if paper else 0 : ends[paper]].decode("utf-8", "surrogatepass") or None
+        return self._mapped[ends[paper - 1] if paper else 0 : ends[paper]].decode("utf-8", "surrogatepass") or None
+
+    def close(self) -> None:
+        self._ends.release()
+        self._mapped.close()
+
+
+class Ranking:
+    """Search over one tantivy searcher (`search`): what the records' own engine and the layered one share. A subclass
+    sets `_searcher`, says where the abstracts are (`abstract`) and how a document's `paper` value becomes a paper."""
+
+    _searcher: tantivy.Searcher
+
+    def abstract(self, paper: int) -> str | None:
+        raise NotImplementedError
+
+    def _ordinals(self, values: list[int]) -> list[int]:
+        """The papers of these `paper` values (the records' own index: the same numbers)."""
+        return values
 
     def search(
         self, query: str, filters: SearchFilters, offset: int, limit: int, texts: Callable[[int], dict[str, str]]
@@ -409,7 +446,56 @@ class SearchEngine:
         return _count(first) + _count(second), [SearchHit(paper, snippets.best(paper)) for paper in papers]
 
     def _papers(self, addresses: list[tantivy.DocAddress]) -> list[int]:
-        return cast(list[int], self._searcher.fast_field_values("paper", addresses)) if addresses else []
+        return self._ordinals(cast(list[int], self._searcher.fast_field_values("paper", addresses))) if addresses else []
+
+
+class SearchEngine(Ranking):
+    """Serves one tantivy index read-only: every paper's title, abstract, authors, tasks and methods, with facets for the filters."""
+
+    def __init__(self, directory: Path, *, remove: bool = False) -> None:
+        """Open the index in `directory` (never modified). With `remove`, the directory is removed
+        once open: the engine keeps reading its files, and nothing is left behind when it goes."""
+        self._files: dict[str, BinaryIO] = {}
+        try:
+            for entry in sorted(os.scandir(directory), key=lambda entry: entry.name):
+                if entry.is_file() and entry.name not in LOCK_FILES:
+                    self._files[entry.name] = open(entry.path, "rb")  # noqa: SIM115 - closed by close()
+            index = open_index(tantivy.Index.open(str(directory)))
+            index.config_reader(reload_policy="Manual")
+            self._searcher = index.searcher()
+            self.abstracts = Abstracts(self._files.get(ABSTRACTS))
+        except BaseException:
+            self.close()
+            raise
+        if remove:
+            shutil.rmtree(directory, ignore_errors=True)
+
+    def close(self) -> None:
+        files, self._files = self._files, {}
+        for handle in files.values():
+            handle.close()
+        if (abstracts := getattr(self, "abstracts", None)) is not None:
+            abstracts.close()
+            del self.abstracts
+
+    def __del__(self) -> None:
+        self.close()
+
+    def save_image(self, directory: Path) -> Iterator[tuple[str, int, int]]:
+        """Copy the index's files into `directory` (for warm starts); yields each file's (name, bytes, CRC-32)."""
+        for name, handle in self._files.items():
+            crc = size = 0
+            handle.seek(0)
+            with open(directory / name, "wb") as out:
+                while chunk := handle.read(_COPY_CHUNK):
+                    out.write(chunk)
+                    crc = zlib.crc32(chunk, crc)
+                    size += len(chunk)
+            yield name, size, crc
+
+    def abstract(self, paper: int) -> str | None:
+        """A paper's abstract: the full text lives here once, not also in the index (a slice of `ABSTRACTS`)."""
+        return self.abstracts.get(paper)
 
 
 def _count(result: tantivy.SearchResult) -> int:
@@ -435,7 +521,7 @@ class _Snippets:
     def _generator(self, field: str) -> tantivy.SnippetGenerator:
         generator = self._generators.get(field)
         if generator is None:
-            generator = self._generators[field] = tantivy.SnippetGenerator.create(self._searcher, self._query, _SCHEMA, field)
+            generator = self._generators[field] = tantivy.SnippetGenerator.create(self._searcher, self._query, SCHEMA, field)
         return generator
 
     def best(self, paper: int) -> str | None:
@@ -480,9 +566,9 @@ def _tokens(word: str) -> list[str]:
 
 def _in_field(field: str, tokens: list[str]) -> tantivy.Query:
     if len(tokens) == 1:
-        return tantivy.Query.term_query(_SCHEMA, field, tokens[0])
+        return tantivy.Query.term_query(SCHEMA, field, tokens[0])
     phrase: list[str | tuple[int, str]] = list(tokens)
-    return tantivy.Query.phrase_query(_SCHEMA, field, phrase)
+    return tantivy.Query.phrase_query(SCHEMA, field, phrase)
 
 
 def _any_field(tokens: list[str]) -> tantivy.Query:
@@ -511,9 +597,9 @@ def _filter_queries(filters: SearchFilters) -> list[tantivy.Query]:
 
     def facet(*terms: str) -> None:
         query = (
-            tantivy.Query.term_query(_SCHEMA, "facet", terms[0])
+            tantivy.Query.term_query(SCHEMA, "facet", terms[0])
             if len(terms) == 1
-            else tantivy.Query.term_set_query(_SCHEMA, "facet", list(terms))
+            else tantivy.Query.term_set_query(SCHEMA, "facet", list(terms))
         )
         found.append(tantivy.Query.const_score_query(query, 0.0))
 
@@ -527,7 +613,7 @@ def _filter_queries(filters: SearchFilters) -> list[tantivy.Query]:
     if filters.official_code is not None:
         facet("official:yes" if filters.official_code else "official:no")
     if filters.year_from is not None or filters.year_to is not None:
-        years = tantivy.Query.range_query(_SCHEMA, "year", tantivy.FieldType.Integer, filters.year_from, filters.year_to)
+        years = tantivy.Query.range_query(SCHEMA, "year", tantivy.FieldType.Integer, filters.year_from, filters.year_to)
         found.append(tantivy.Query.const_score_query(years, 0.0))
     return found
 

@@ -1,0 +1,180 @@
+"""The archive's serving form, written as its papers stream in: what every server maps at start instead of building.
+
+For each paper the build keeps (`ServingWriter.add`), in order: its paper columns (`index.mapped`, as
+`index.archive_layer` reads them), its abstract, and its search document, handed to tantivy's indexing threads at once
+(they index on both cores while this thread reads the next rows). What needs every paper (the arXiv id and slug keys,
+sorted; the repositories' paper lists) is written at the end, from a few compact arrays.
+
+A paper's values are those a server would have made of the same record (`index.columns.details_blob`,
+`ordered_links`, the keys as `core.ids` lower-cases them), so an archive paper answers exactly as a record of it would.
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from papercode.index.archive_layer import ARCHIVE_BASE, BLOB_COLUMN, COLUMNS, INT_COLUMNS, KEY_COLUMNS, REPO_COLUMNS, SEARCH
+from papercode.index.columns import LinkRow, details_blob, ordered_links
+from papercode.index.mapped import ColumnWriter, FileFacts, PackedWriter, file_facts
+from papercode.index.search import LIST_SEPARATOR, LOCK_FILES, IndexWriting, SearchDocument
+
+# tantivy's indexing memory for the archive: a budget, split between its two threads; each thread writes a segment
+# whenever its half fills, so the archive's index has a few segments (an overlay never merges them: see
+# `index.overlay`), and the build's memory stays bounded whatever the archive's size.
+INDEX_HEAP: Final = 640 << 20
+INDEX_THREADS: Final = 2
+
+Json = dict[str, Any]
+
+
+def _year(date: str | None) -> int:
+    return int(date[:4]) if date and len(date) >= 4 and date[:4].isdigit() else -1
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What a finished build wrote: every file (relative to the build, with its size and sha256), the search index's
+    segments, and the papers."""
+
+    files: dict[str, FileFacts]
+    search_segments: int
+    papers: int
+
+
+class ServingWriter:
+    """One archive build, written into `build` (a new directory) as papers are added."""
+
+    def __init__(self, build: Path, *, heap: int = INDEX_HEAP, threads: int = INDEX_THREADS) -> None:
+        self._build = build
+        self._columns = ColumnWriter(build / COLUMNS)
+        strings = self._columns.strings
+        self._arxiv_id, self._slug, self._title, self._date, self._url_abs = (
+            strings(name) for name in ("arxiv_id", "slug", "title", "date", "url_abs")
+        )
+        self._blob: PackedWriter = self._columns.blobs(BLOB_COLUMN)
+        self._year, self._n_authors = array("i"), array("i")
+        self._keys: list[str] = []  # each paper's key (arXiv id, else slug): the repositories' order
+        self._by_arxiv: dict[str, int] = {}
+        self._by_slug: dict[str, int] = {}
+        self._repo_names: dict[str, int] = {}  # repository key -> its number
+        self._repo_paper, self._repo_number = array("i"), array("i")
+        self._repo_official = bytearray()
+        self._search = IndexWriting(build / SEARCH, threads=threads, heap=heap, base=ARCHIVE_BASE)
+        self.papers = 0
+
+    def add(self, *, slug: str, arxiv_id: str | None, record: Json, links: list[LinkRow]) -> None:
+        """The next paper: its (lower-case) slug, its arXiv id, the record the build made of its row (`url`, `title`,
+        `date`, `proceeding`, `authors`, `abstract`, `url_abs`, `url_pdf`, `tasks`, `methods`: those it has) and its code
+        links (`columns.link_row`)."""
+        a = self.papers
+        links = ordered_links(links)
+        date, authors, title = record.get("date"), record.get("authors") or [], record["title"]
+        tasks = [(task["task_slug"], task.get("task_name") or task["task_slug"]) for task in record.get("tasks") or ()]
+        methods = [method["method_name"] for method in record.get("methods") or ()]
+        key = arxiv_id or slug
+        self._arxiv_id.append(arxiv_id)
+        self._slug.append(slug)
+        self._title.append(title)
+        self._date.append(date)
+        self._url_abs.append(record.get("url_abs"))
+        self._blob.append(
+            details_blob(
+                authors=authors,
+                tasks=tasks,
+                methods=methods,
+                links=links,
+                proceeding=record.get("proceeding"),
+                url_pdf=record.get("url_pdf"),
+            )
+        )
+        year = _year(date)
+        self._year.append(year)
+        self._n_authors.append(len(authors))
+        self._keys.append(key)
+        if arxiv_id:
+            self._by_arxiv[arxiv_id] = a
+        self._by_slug[slug] = a
+        for link in links:
+            repo = link[0]
+            if repo is not None:
+                number = self._repo_names.setdefault(repo, len(self._repo_names))
+                self._repo_paper.append(a)
+                self._repo_number.append(number)
+                self._repo_official.append(link[2])
+        self._search.add(
+            SearchDocument(
+                paper=ARCHIVE_BASE + a,
+                replacing=False,
+                key=key,
+                title=title,
+                abstract=record.get("abstract") or "",
+                authors=LIST_SEPARATOR.join(authors),
+                tasks=tasks,
+                methods=methods,
+                frameworks=sorted({link[4] for link in links if link[4]}),
+                statuses=[],
+                date=date,
+                year=None if year < 0 else year,
+                samples=0,
+                official=any(link[2] for link in links),
+            )
+        )
+        self.papers += 1
+
+    def finish(self) -> Written:
+        """Write what needs every paper, commit the search index, sync everything: the build is complete."""
+        columns = self._columns
+        for name in INT_COLUMNS:
+            columns.ints(name, getattr(self, f"_{name}"))
+        for name, mapping in zip(KEY_COLUMNS, (self._by_arxiv, self._by_slug), strict=True):
+            keys = sorted(mapping)
+            columns.packed(f"{name}.keys", keys)
+            columns.ints(f"{name}.values", array("q", map(mapping.__getitem__, keys)))
+        self._write_repositories()
+        self._keys = []
+        self._search.finish()
+        files = {f"{COLUMNS}/{name}": facts for name, facts in columns.close().items()}
+        search = self._build / SEARCH
+        files.update({f"{SEARCH}/{path.name}": file_facts(path) for path in sorted(search.iterdir()) if path.name not in LOCK_FILES})
+        return Written(files, segment_count(search), self.papers)
+
+    def _write_repositories(self) -> None:
+        """Each repository's papers, official first, then by paper key; the names sorted (`ArchiveLayer.papers_for_repo`)."""
+        names = sorted(self._repo_names, key=self._repo_names.__getitem__)  # by number
+        keys = self._keys
+        entries = sorted(
+            zip(self._repo_number, self._repo_official, self._repo_paper, strict=True),
+            key=lambda entry: (names[entry[0]], not entry[1], keys[entry[2]], entry[2]),
+        )
+        listed: list[str] = []
+        offsets, papers, officials = array("q", [0]), array("i"), array("i")
+        for number, official, paper in entries:
+            if not listed or listed[-1] != names[number]:
+                if listed:
+                    offsets.append(len(papers))
+                listed.append(names[number])
+                officials.append(0)
+            officials[-1] += official
+            papers.append(paper)
+        if listed:
+            offsets.append(len(papers))
+        columns = self._columns
+        columns.packed(REPO_COLUMNS[0], listed)
+        columns.ints(REPO_COLUMNS[1], offsets)
+        columns.ints(REPO_COLUMNS[2], papers)
+        columns.ints(REPO_COLUMNS[3], officials)
+
+    def discard(self) -> None:
+        """Stop without finishing (the build failed or was interrupted): the caller removes the directory."""
+        self._columns.discard()
+        self._search.abandon()
+
+
+def segment_count(directory: Path) -> int:
+    """How many segments the tantivy index in `directory` has (its `meta.json` lists them)."""
+    return len(orjson.loads((directory / "meta.json").read_bytes())["segments"])

@@ -1,0 +1,308 @@
+"""The Papers-with-Code archive as a server serves it: one build of it, opened read-only and memory-mapped.
+
+`papercode archive build` writes the archive in its serving form once (see `archive.serving`); here it is opened at
+every start without being read: the paper columns, the keys, the repository lists and the abstracts are mapped
+(`index.mapped`), and the tantivy index beside them is searched through an overlay (`index.search`). Nothing here
+makes a Python object per paper, so a start costs milliseconds and the archive's pages are the page cache's, shared
+by every server on the machine.
+
+The layout of an archive directory is declared here, once, for the build that writes it and the server that reads it:
+`current` (a symlink) names the build being served, `builds/<id>/` holds each build, `archive.json` in it is the
+manifest. A server holds a shared lock on the build it opened for as long as it serves it, so a build never removes
+one a live server uses.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import itertools
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any, Final, cast
+
+import orjson
+
+from .columns import NONE, PaperColumns, StringTable
+from .mapped import ColumnProblem, FileFacts, MappedColumns
+from .packed import SortedKeys
+from .search import ABSTRACTS, Abstracts
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - no shared lock: a build then never removes an old build while it could be served
+    fcntl = None  # type: ignore[assignment]
+
+FORMAT: Final = "papercode-archive"
+FORMAT_VERSION: Final = 2
+MANIFEST: Final = "archive.json"
+CURRENT: Final = "current"
+BUILDS: Final = "builds"
+COLUMNS: Final = "papers"  # the paper columns' directory in a build
+SEARCH: Final = "search"  # the tantivy index's directory in a build
+ARCHIVE_BASE: Final = 1 << 32  # the search index's `paper` value of archive paper `a` is ARCHIVE_BASE + a
+_BUILD_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}")
+_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+# The paper columns, as `PaperColumns` names them, and how each is stored.
+STRING_COLUMNS: Final = ("arxiv_id", "slug", "title", "date", "url_abs")
+BLOB_COLUMN: Final = "blob"
+INT_COLUMNS: Final = ("year", "n_authors")  # int32 ("i")
+KEY_COLUMNS: Final = ("arxiv", "slug")  # `<name>.keys` (packed, sorted) and `<name>.values` (int64: the paper)
+# packed sorted names; int64 offsets into the papers; int32 papers (official first, then by key); int32 how many official
+REPO_COLUMNS: Final = ("repo.names", "repo.offsets", "repo.papers", "repo.officials")
+
+
+class ArchiveUnavailable(Exception):
+    """No archive can be served from this directory: the reason, in one line, with the next step."""
+
+
+def build_id_is_valid(text: str) -> bool:
+    return _BUILD_ID.fullmatch(text) is not None
+
+
+def valid_day(value: object) -> str | None:
+    """`value` when it is a real date written YYYY-MM-DD, not after today; else None."""
+    if type(value) is not str or not _DAY.fullmatch(value):
+        return None
+    try:
+        day = date.fromisoformat(value)
+    except ValueError:
+        return None
+    return value if day <= date.today() else None
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """What a build's `archive.json` says, checked."""
+
+    build_id: str
+    snapshot: str  # the date of the data, YYYY-MM-DD
+    papers: int
+    files: dict[str, FileFacts]  # every file of the build (relative path -> size and sha256)
+    search_segments: int
+    raw: dict[str, Any]  # the whole manifest, for `check` and the summary
+
+    @classmethod
+    def read(cls, build: Path) -> Manifest:
+        """The manifest of the build in `build`; `ArchiveUnavailable` when it is missing, of another format, or
+        not one papercode wrote."""
+        path = build / MANIFEST
+        try:
+            raw = orjson.loads(path.read_bytes())
+        except FileNotFoundError:
+            raise ArchiveUnavailable(f"{build.name} has no {MANIFEST}") from None
+        except (OSError, orjson.JSONDecodeError) as exc:
+            raise ArchiveUnavailable(f"{build.name}/{MANIFEST} cannot be read ({exc})") from None
+        if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+            raise ArchiveUnavailable(f"{build.name}/{MANIFEST} is not a papercode archive manifest")
+        version = raw.get("format_version")
+        if version != FORMAT_VERSION:
+            raise ArchiveUnavailable(f"the archive is of format {version!r}, and this papercode serves format {FORMAT_VERSION}")
+        try:
+            files = {str(name): FileFacts(int(facts["bytes"]), str(facts["sha256"])) for name, facts in raw["files"].items()}
+            build_id, papers, segments = str(raw["build_id"]), int(raw["counts"]["papers"]), int(raw["search"]["segments"])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ArchiveUnavailable(f"{build.name}/{MANIFEST} lacks a field or has a wrong one ({exc!r})") from None
+        snapshot = valid_day(raw.get("snapshot"))
+        if snapshot is None or not build_id_is_valid(build_id) or papers < 0:
+            raise ArchiveUnavailable(f"{build.name}/{MANIFEST} has a malformed build id, date or count")
+        if any(not _inside(name) for name in files):
+            raise ArchiveUnavailable(f"{build.name}/{MANIFEST} names files outside its build")
+        return cls(build_id, snapshot, papers, files, segments, raw)
+
+
+def _inside(name: str) -> bool:
+    parts = name.split("/")
+    return bool(parts) and all(part not in ("", ".", "..") and "\\" not in part for part in parts)
+
+
+def current_build(archive_dir: Path) -> Path | None:
+    """The build directory `archive_dir/current` names (resolved), or None when there is none."""
+    link = archive_dir / CURRENT
+    try:
+        target = os.readlink(link)
+    except OSError:
+        return None
+    build = (archive_dir / target).resolve() if not os.path.isabs(target) else Path(target)
+    builds = (archive_dir / BUILDS).resolve()
+    if build.parent != builds or not build_id_is_valid(build.name):
+        return None
+    return build
+
+
+def current_build_id(archive_dir: Path) -> str | None:
+    """The id of the build `current` names: what `--watch` compares (cheap: one readlink)."""
+    build = current_build(archive_dir)
+    return None if build is None else build.name
+
+
+@dataclass(frozen=True, slots=True)
+class Repeated(Sequence[Any]):
+    """A column with the same value for every paper (read_at, claim, samples: the archive has none)."""
+
+    value: Any
+    length: int
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self.value] * len(range(*i.indices(self.length)))
+        if not -self.length <= i < self.length:
+            raise IndexError(i)
+        return self.value
+
+
+class ArchiveLayer:
+    """One archive build, opened read-only: its papers (ordinals 0..papers-1, in build order), their keys, the
+    repositories their code links name, their abstracts, and where its search index is."""
+
+    def __init__(self, build: Path, manifest: Manifest, *, lock: int | None = None) -> None:
+        self.build = build
+        self.manifest = manifest
+        self._lock = lock
+        self._columns = MappedColumns(build, {name: facts for name, facts in manifest.files.items() if name.startswith(COLUMNS + "/")})
+        self.abstracts: Abstracts | None = None
+        try:
+            self._open_columns()
+            self.abstracts = Abstracts.open(build / SEARCH / ABSTRACTS)
+            if len(self.abstracts) > manifest.papers:
+                raise ColumnProblem(f"{ABSTRACTS} holds {len(self.abstracts):,} papers, more than the archive's {manifest.papers:,}")
+        except BaseException:
+            self.close()
+            raise
+
+    def _open_columns(self) -> None:
+        columns, prefix, count = self._columns, COLUMNS + "/", self.manifest.papers
+        strings = StringTable()
+        strings.values = [self.manifest.snapshot]
+        papers = PaperColumns(strings)
+        for name in STRING_COLUMNS:
+            setattr(papers, name, columns.strings(prefix + name))
+        papers.blob = columns.blobs(prefix + BLOB_COLUMN)
+        for name in INT_COLUMNS:
+            setattr(papers, name, columns.ints(prefix + name, "i"))
+        papers.read_at = Repeated(None, count)
+        papers.snapshot = Repeated(0, count)  # type: ignore[assignment]
+        papers.claim = Repeated(NONE, count)  # type: ignore[assignment]
+        papers.start = papers.end = Repeated(0, count)  # type: ignore[assignment]
+        lengths = {len(getattr(papers, name)) for name in (*STRING_COLUMNS, BLOB_COLUMN, *INT_COLUMNS)}
+        if lengths != {count}:
+            raise ColumnProblem(f"the paper columns hold {sorted(lengths)} papers, and the manifest says {count:,}")
+        self.papers = papers
+        self.by_arxiv, self.by_slug = (
+            SortedKeys.mapped(columns.strings(f"{prefix}{name}.keys"), columns.ints(f"{prefix}{name}.values", "q")) for name in KEY_COLUMNS
+        )
+        self.repo_names = columns.strings(prefix + REPO_COLUMNS[0])
+        self.repo_offsets = columns.ints(prefix + REPO_COLUMNS[1], "q")
+        self.repo_papers = columns.ints(prefix + REPO_COLUMNS[2], "i")
+        self.repo_officials = columns.ints(prefix + REPO_COLUMNS[3], "i")
+        names = len(self.repo_names)
+        if len(self.repo_offsets) != names + 1 or len(self.repo_officials) != names or self.repo_offsets[-1] != len(self.repo_papers):
+            raise ColumnProblem("the repository lists disagree with their names (cut short or damaged)")
+
+    @property
+    def build_id(self) -> str:
+        return self.manifest.build_id
+
+    @property
+    def search_dir(self) -> Path:
+        return self.build / SEARCH
+
+    def __len__(self) -> int:
+        return self.manifest.papers
+
+    def papers_for_repo(self, repo: str) -> Sequence[int] | None:
+        """The archive papers whose code links name `repo` (a repository key), official first, then by paper key."""
+        position = self._repo(repo)
+        return None if position is None else self.repo_papers[self.repo_offsets[position] : self.repo_offsets[position + 1]]
+
+    def officials_for_repo(self, repo: str) -> int:
+        """How many of `papers_for_repo(repo)`, from the first, link to it as their official code."""
+        position = self._repo(repo)
+        return 0 if position is None else self.repo_officials[position]
+
+    def _repo(self, repo: str) -> int | None:
+        names = cast(Sequence[str], self.repo_names)  # a name is never missing
+        position = bisect.bisect_left(names, repo)
+        return position if position < len(names) and names[position] == repo else None
+
+    def arxiv_ids_with_prefix(self, prefix: str, most: int) -> list[str]:
+        keys = cast(Sequence[str], self.by_arxiv.keys)  # a key is never missing
+        start = bisect.bisect_left(keys, prefix)
+        found = itertools.takewhile(lambda key: key is not None and key.startswith(prefix), (keys[i] for i in range(start, len(keys))))
+        return [key for key in itertools.islice(found, most) if key is not None]
+
+    def close(self) -> None:
+        """Let the build go: its maps (once no column is in use) and the shared lock that kept it from removal."""
+        self._columns.close()
+        if self._lock is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._lock)
+            self._lock = None
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def open_archive(archive_dir: Path) -> ArchiveLayer:
+    """The current build of the archive in `archive_dir`, opened; `ArchiveUnavailable` (with what to run) otherwise.
+
+    Never writes: the directory may be another user's, or a read-only volume.
+    """
+    for _ in range(3):  # a build switched and removed the one resolved between the readlink and the lock: look again
+        build = current_build(archive_dir)
+        if build is None:
+            raise ArchiveUnavailable(_missing_reason(archive_dir))
+        lock = _shared_lock(build)
+        if lock is False:
+            continue
+        try:
+            manifest = Manifest.read(build)
+            if manifest.build_id != build.name:
+                raise ArchiveUnavailable(f"{build.name}/{MANIFEST} names build {manifest.build_id}")
+            return ArchiveLayer(build, manifest, lock=lock or None)
+        except (ColumnProblem, ValueError) as exc:
+            _release(lock)
+            raise ArchiveUnavailable(f"the archive's build {build.name} is damaged: {exc}") from None
+        except BaseException:
+            _release(lock)
+            raise
+    raise ArchiveUnavailable("the archive kept changing while it was opened (builds in quick succession?)")
+
+
+def _missing_reason(archive_dir: Path) -> str:
+    if (archive_dir / MANIFEST).is_file():
+        return "the archive there is of format 1 (record shards), which this papercode no longer serves"
+    if not archive_dir.exists():
+        return f"there is no archive in {archive_dir.name}"
+    return f"{archive_dir.name} holds no complete archive build"
+
+
+def _shared_lock(build: Path) -> int | bool:
+    """A descriptor holding a shared lock on `build` (True where locks do not exist); False when the build is being
+    removed (a build holds it exclusively) or is gone."""
+    if fcntl is None:  # pragma: no cover
+        return True
+    try:
+        fd = os.open(build, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return False
+    return fd
+
+
+def _release(lock: int | bool) -> None:
+    if type(lock) is int:
+        with contextlib.suppress(OSError):
+            os.close(lock)

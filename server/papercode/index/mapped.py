@@ -1,0 +1,246 @@
+"""Columns written once, then mapped read-only: a directory of plain files, one per column part.
+
+The archive is built into this form once (`papercode archive build`) and opened at every start without reading it:
+each file is memory-mapped, so its pages are the page cache's, shared by every server on the machine, and loaded only
+where a query reads them. Nothing here is pickled or decoded at open.
+
+A column is one or three files, named for what they hold:
+- integers: `<name>.<typecode>` (an `array` typecode: `i` int32, `q` int64, `B` uint8), read as a `memoryview` cast
+  to that type (an item is a Python int, no numpy scalar);
+- strings or bytes, packed as `index.packed` holds them: `<name>.data` (every value, back to back), `<name>.ends.q`
+  (where each ends) and `<name>.missing.B` (1 where a value is None), read as `PackedStrings` / `PackedBytes`.
+
+`ColumnWriter` streams them to disk (a column can grow value by value, as a build reads its rows) and returns each
+file's size and sha256, which the archive's manifest keeps: `MappedColumns` checks every size at open (a cut or
+missing file is refused at once), and `verify` checks every byte against the sha256 (the build's and `papercode
+archive verify`'s job, not a start's).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import mmap
+import os
+from array import array
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Final, Literal
+
+from .packed import PackedBytes, PackedStrings
+
+_DATA, _ENDS, _MISSING = ".data", ".ends.q", ".missing.B"
+_BUFFER: Final = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class FileFacts:
+    """A written file, as a manifest lists it."""
+
+    bytes: int
+    sha256: str
+
+
+class ColumnProblem(ValueError):
+    """A column file is missing, or is not the size or the content its manifest says."""
+
+
+class _File:
+    """One file being written: buffered, its length and sha256 counted as it goes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._stream: BinaryIO = open(path, "wb")  # noqa: SIM115 - closed by close()
+        self._digest = hashlib.sha256()
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
+        self.length = 0
+
+    def write(self, data: bytes) -> None:
+        self._pending.append(data)
+        self._pending_bytes += len(data)
+        self.length += len(data)
+        if self._pending_bytes >= _BUFFER:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            joined = b"".join(self._pending)
+            self._digest.update(joined)
+            self._stream.write(joined)
+            self._pending, self._pending_bytes = [], 0
+
+    def close(self) -> FileFacts:
+        self._flush()
+        self._stream.flush()
+        os.fsync(self._stream.fileno())
+        self._stream.close()
+        return FileFacts(self.length, self._digest.hexdigest())
+
+    def discard(self) -> None:
+        self._stream.close()
+
+
+class PackedWriter:
+    """A column of strings (or bytes) written value by value: `append(value)`, None for a missing one."""
+
+    def __init__(self, directory: Path, name: str, *, text: bool) -> None:
+        self._data = _File(directory / (name + _DATA))
+        self._ends = array("q")
+        self._missing = bytearray()
+        self._text = text
+        self.name = name
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    def append(self, value: str | bytes | None) -> None:
+        if value is None:
+            self._missing.append(1)
+        else:
+            self._missing.append(0)
+            self._data.write(value.encode("utf-8", "surrogatepass") if isinstance(value, str) else value)
+        self._ends.append(self._data.length)
+
+    def extend(self, values: Iterable[str | bytes | None]) -> None:
+        for value in values:
+            self.append(value)
+
+    def close(self, directory: Path) -> dict[str, FileFacts]:
+        facts = {self.name + _DATA: self._data.close()}
+        facts[self.name + _ENDS] = _write_file(directory / (self.name + _ENDS), self._ends.tobytes())
+        facts[self.name + _MISSING] = _write_file(directory / (self.name + _MISSING), bytes(self._missing))
+        return facts
+
+    def discard(self) -> None:
+        self._data.discard()
+
+
+class ColumnWriter:
+    """The columns of one directory: packed ones written as they grow, integer ones given whole; `close()` syncs
+    them and returns each file's facts (name -> size and sha256)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+        self._packed: list[PackedWriter] = []
+        self._facts: dict[str, FileFacts] = {}
+
+    def strings(self, name: str) -> PackedWriter:
+        return self._add(PackedWriter(self.directory, name, text=True))
+
+    def blobs(self, name: str) -> PackedWriter:
+        return self._add(PackedWriter(self.directory, name, text=False))
+
+    def _add(self, writer: PackedWriter) -> PackedWriter:
+        self._packed.append(writer)
+        return writer
+
+    def packed(self, name: str, values: Iterable[str | bytes | None]) -> None:
+        """A whole packed column at once (`values` in order)."""
+        writer = PackedWriter(self.directory, name, text=True)
+        writer.extend(values)
+        self._facts.update(writer.close(self.directory))
+
+    def ints(self, name: str, values: array[int]) -> None:
+        """A whole integer column (its typecode names the file)."""
+        file = f"{name}.{values.typecode}"
+        self._facts[file] = _write_file(self.directory / file, values.tobytes())
+
+    def close(self) -> dict[str, FileFacts]:
+        for writer in self._packed:
+            self._facts.update(writer.close(self.directory))
+        self._packed = []
+        return dict(self._facts)
+
+    def discard(self) -> None:
+        for writer in self._packed:
+            writer.discard()
+        self._packed = []
+
+
+def _write_file(path: Path, data: bytes) -> FileFacts:
+    with open(path, "wb") as stream:
+        stream.write(data)
+        stream.flush()
+        os.fsync(stream.fileno())
+    return FileFacts(len(data), hashlib.sha256(data).hexdigest())
+
+
+class MappedColumns:
+    """The columns of a directory, mapped read-only. Every file the manifest lists must be there with its size."""
+
+    def __init__(self, directory: Path, files: Mapping[str, FileFacts]) -> None:
+        self.directory = directory
+        self._files = dict(files)
+        self._maps: dict[str, mmap.mmap | bytes] = {}
+        for name, facts in self._files.items():
+            self._maps[name] = _map(directory / name, facts.bytes)
+
+    def close(self) -> None:
+        maps, self._maps = self._maps, {}
+        for mapped in maps.values():
+            if isinstance(mapped, mmap.mmap):
+                with contextlib.suppress(BufferError):  # a view of it is still held by a column in use: it goes with that
+                    mapped.close()
+
+    def _get(self, file: str) -> mmap.mmap | bytes:
+        try:
+            return self._maps[file]
+        except KeyError:
+            raise ColumnProblem(f"{file} is not among the archive's files") from None
+
+    def ints(self, name: str, typecode: Literal["i", "q", "B"]) -> memoryview:
+        return memoryview(self._get(f"{name}.{typecode}")).cast(typecode)
+
+    def strings(self, name: str) -> PackedStrings:
+        return PackedStrings.mapped(*self._packed_parts(name))
+
+    def blobs(self, name: str) -> PackedBytes:
+        return PackedBytes.mapped(*self._packed_parts(name))
+
+    def _packed_parts(self, name: str) -> tuple[mmap.mmap | bytes, memoryview, memoryview]:
+        data, ends, missing = (self._get(name + suffix) for suffix in (_DATA, _ENDS, _MISSING))
+        ends_view, missing_view = memoryview(ends).cast("q"), memoryview(missing)
+        if len(ends_view) != len(missing_view) or (len(ends_view) and ends_view[-1] != len(data)):
+            raise ColumnProblem(f"the {name} column's parts disagree (cut short or damaged)")
+        return data, ends_view, missing_view
+
+
+def _map(path: Path, size: int) -> mmap.mmap | bytes:
+    """`path` mapped read-only (an empty file as b"", which mmap refuses); `ColumnProblem` unless it has `size` bytes."""
+    try:
+        with open(path, "rb") as stream:
+            actual = os.fstat(stream.fileno()).st_size
+            if actual != size:
+                raise ColumnProblem(f"{path.name} has {actual:,} bytes, not the {size:,} its manifest says (cut short or replaced)")
+            return mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+    except OSError as exc:
+        raise ColumnProblem(f"{path.name} cannot be read: {exc.strerror or exc}") from None
+
+
+def file_facts(path: Path) -> FileFacts:
+    """A file's size and sha256, read whole (`OSError` when it cannot be read)."""
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as stream:
+        while chunk := stream.read(_BUFFER * 4):
+            digest.update(chunk)
+            size += len(chunk)
+    return FileFacts(size, digest.hexdigest())
+
+
+def verify(directory: Path, files: Mapping[str, FileFacts]) -> list[str]:
+    """Every file's bytes against its size and sha256: the problems found (none: intact)."""
+    problems = []
+    for name, facts in files.items():
+        try:
+            found = file_facts(directory / name)
+        except OSError as exc:
+            problems.append(f"{name}: cannot be read: {exc.strerror or exc}")
+            continue
+        if found != facts:
+            problems.append(
+                f"{name}: its bytes are not those the build wrote ({'size' if found.bytes != facts.bytes else 'sha256'} differs)"
+            )
+    return problems

@@ -1,0 +1,103 @@
+"""One search over the records and the archive: the archive's index, built once, with the records' papers laid over it.
+
+At each start a small overlay index is made in the scratch area: a symlink to every file of the archive's index (its
+segments are never rewritten: deletes go to new files), a copy of its `meta.json`, then one commit that deletes the
+archive papers the records replace and adds the records' papers. One searcher then serves both, ranked with one set
+of statistics, so a paper scores the same whether the archive or a record holds its text. The overlay directory is
+removed as soon as the searcher is open (its files stay mapped), so nothing of it outlives the process.
+
+Guards: tantivy must find the archive's index compatible and of this schema, and the commit must add one segment and
+merge none (the archive is built with few segments, so its segments never reach a merge level; a merge would not harm
+its files, only cost time): otherwise `OverlayProblem`, and the server serves the records alone, saying why.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from pathlib import Path
+from typing import Final
+
+import tantivy
+
+from papercode.core import scratch
+
+from .archive_layer import ARCHIVE_BASE, ArchiveLayer
+from .layers import Ordinals
+from .paper_index import PaperIndex
+from .search import ABSTRACTS, LOCK_FILES, SCHEMA, FacetTerms, Ranking, SearchEngine, documents_of, open_index, tantivy_document
+
+log = logging.getLogger(__name__)
+
+OVERLAY_PREFIX: Final = "papercode-overlay-"  # the scratch directory of an overlay being made (see `core.scratch`)
+_OVERLAY_HEAP: Final = 64 << 20  # the records are few: one small segment
+_NOT_LINKED: Final = frozenset({"meta.json", ".managed.json", ABSTRACTS, *LOCK_FILES})  # copied, tantivy's own, or not tantivy's
+
+
+class OverlayProblem(RuntimeError):
+    """The archive's index cannot take an overlay (another schema or tantivy version, or it would be merged)."""
+
+
+class LayeredSearch(Ranking):
+    """Search over the archive's index with the records' papers laid over it (see the module docstring)."""
+
+    def __init__(self, archive: ArchiveLayer, records: PaperIndex, records_search: SearchEngine, ordinals: Ordinals) -> None:
+        self._archive, self._records_search, self._layers = archive, records_search, ordinals
+        overlay = scratch.directory(OVERLAY_PREFIX)
+        try:
+            self._searcher = _overlay(archive, overlay.path, records, records_search, ordinals)
+        finally:
+            overlay.remove()  # the searcher has every file open and mapped
+
+    def abstract(self, paper: int) -> str | None:
+        if paper < self._layers.records:
+            return self._records_search.abstract(paper)
+        if paper >= len(self._layers):
+            return None
+        abstracts = self._archive.abstracts
+        return None if abstracts is None else abstracts.get(self._layers.archive_paper(paper))
+
+    def _ordinals(self, values: list[int]) -> list[int]:
+        of_archive = self._layers.of_archive
+        return [value if value < ARCHIVE_BASE else of_archive(value - ARCHIVE_BASE) for value in values]
+
+
+def _overlay(
+    archive: ArchiveLayer, directory: Path, records: PaperIndex, records_search: SearchEngine, ordinals: Ordinals
+) -> tantivy.Searcher:
+    source = archive.search_dir
+    for entry in os.scandir(source):
+        if entry.name not in _NOT_LINKED and entry.is_file():
+            os.symlink(os.path.join(source, entry.name), directory / entry.name)
+    shutil.copyfile(source / "meta.json", directory / "meta.json")
+    if not tantivy.Index.is_compatible(str(directory)):
+        raise OverlayProblem(
+            "the archive's search index was written by another tantivy version. Next: rebuild it (papercode archive build)"
+        )
+    try:
+        index = open_index(tantivy.Index(SCHEMA, path=str(directory)))
+    except ValueError as exc:
+        raise OverlayProblem(f"the archive's search index has another schema ({exc}). Next: rebuild it (papercode archive build)") from None
+    writer = index.writer(heap_size=_OVERLAY_HEAP, num_threads=1)
+    if ordinals.replaced:
+        values = [ARCHIVE_BASE + a for a in sorted(ordinals.replaced)]
+        writer.delete_documents_by_query(tantivy.Query.term_set_query(SCHEMA, "paper", values))
+    terms = FacetTerms()
+    added = 0
+    for document in documents_of(records, records_search.abstract):
+        writer.add_document(tantivy_document(document, terms))
+        added += 1
+    writer.commit()
+    writer.wait_merging_threads()
+    del writer
+    opened = open_index(tantivy.Index.open(str(directory)))
+    opened.config_reader(reload_policy="Manual")
+    searcher = opened.searcher()
+    expected = archive.manifest.search_segments + (1 if added else 0)
+    if searcher.num_segments != expected:
+        raise OverlayProblem(
+            f"laying the records over the archive's index merged its segments ({searcher.num_segments}, not {expected}). "
+            "Next: rebuild the archive (papercode archive build)"
+        )
+    return searcher
