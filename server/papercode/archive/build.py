@@ -19,21 +19,21 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
 import orjson
 
+from papercode.index.archive_layer import FORMAT, FORMAT_VERSION, MANIFEST, current_build
+from papercode.index.columns import LinkRow, link_row
+
 from . import store
+from .builds import NewBuild
 from .progress import BuildProgress
 from .rows import LICENCE, LICENCE_URL, Json, Tally, Vocabulary, arxiv_id, day, flag, paper_slug, repo_url
+from .serving import ServingWriter, Written
 from .sources import NOT_AN_OBJECT, Batch, SourceFile, classify, find_sources, json_batches, parquet_batches
 
-FORMAT: Final = "papercode-archive"
-FORMAT_VERSION: Final = 1
-MAX_SHARDS: Final = 16
-SHARD_CHUNK_BYTES: Final = 1 << 18
 _SNAPSHOT = re.compile(r"\d{4}-\d{2}-\d{2}")
-_DUMP_OPTIONS: Final = orjson.OPT_APPEND_NEWLINE
 
 BASIS_GIVEN: Final = "given with --snapshot"
 BASIS_COMMIT: Final = "the dataset commit's date"
@@ -52,13 +52,6 @@ def check_snapshot(text: str) -> str:
 
 
 @dataclass(slots=True)
-class Shard:
-    name: str
-    bytes: int = 0
-    records: int = 0
-
-
-@dataclass(slots=True)
 class BuildSummary:
     """What a build wrote and what it dropped. `manifest()` is the `archive.json` it wrote."""
 
@@ -73,7 +66,8 @@ class BuildSummary:
     link_rows: int = 0  # rows read from links tables
     rejected: Tally = field(default_factory=Tally)
     warnings: Tally = field(default_factory=Tally)
-    shards: list[Shard] = field(default_factory=list)
+    build_id: str = ""
+    written: Written | None = None
     built_at: str = ""
     seconds: float = 0.0
 
@@ -82,23 +76,19 @@ class BuildSummary:
         return self.papers_from_abstracts + self.papers_from_links
 
     @property
-    def records_dir(self) -> Path:
-        return store.records_dir(self.archive_dir)
-
-    @property
     def bytes_written(self) -> int:
-        return sum(shard.bytes for shard in self.shards)
+        return sum(facts.bytes for facts in self.written.files.values()) if self.written else 0
 
     def manifest(self) -> Json:
         return {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
+            "build_id": self.build_id,
             "built_at": self.built_at,
             "snapshot": self.snapshot,
             "snapshot_basis": self.snapshot_basis,
             "licence": LICENCE,
             "licence_url": LICENCE_URL,
-            "records_dir": store.RECORDS,
             "counts": {
                 "papers": self.papers,
                 "papers_from_abstracts": self.papers_from_abstracts,
@@ -112,7 +102,10 @@ class BuildSummary:
             },
             "rejected": self.rejected.as_json(),
             "warnings": self.warnings.as_json(),
-            "shards": [{"name": shard.name, "bytes": shard.bytes, "records": shard.records} for shard in self.shards],
+            "search": {"segments": self.written.search_segments if self.written else 0},
+            "files": {
+                name: {"bytes": facts.bytes, "sha256": facts.sha256} for name, facts in (self.written.files if self.written else {}).items()
+            },
             "sources": [_source_json(source) for source in self.sources],
         }
 
@@ -157,29 +150,29 @@ def build_archive(
     files = [classify(path) for path in find_sources([Path(source) for source in sources], skip=[out])]
     store.check_out_dir(out)
     _reject_sources_inside(files, out)
-    _fill_commit_dates(files, commit_dates or {}, store.read_manifest(out))
+    _fill_commit_dates(files, commit_dates or {}, store.read_manifest(current_build(out) or out))
     day_of_data, basis = (snapshot, BASIS_GIVEN) if snapshot else _snapshot_of(files)
     summary = BuildSummary(Path(os.path.abspath(out)), day_of_data, basis, files)
     ordered = [f for f in files if f.table == "links"] + [f for f in files if f.table == "papers"]
     progress = progress if progress is not None else BuildProgress(sum(f.size for f in files))
-    staging = store.Staging(out)
-    with staging as tmp:
-        records = store.records_dir(tmp)
-        records.mkdir()
-        builder = _Builder(summary, _ShardWriter(records), progress)
+    new = NewBuild(out)
+    with new as directory:
+        writer = ServingWriter(directory)
+        builder = _Builder(summary, writer, progress)
         try:
             builder.run(ordered)
-            builder.writer.close()
+            progress.stage("indexing: the last papers, then the keys and repositories")
+            summary.written = writer.finish()
         except BaseException:
-            builder.writer.discard()  # the directory goes with the staging; the error is what matters
+            writer.discard()  # the directory goes with the build; the error is what matters
             raise
         finally:
             progress.finish()
-        summary.shards = builder.writer.shards
+        summary.build_id = new.build_id
         summary.built_at = datetime.now(UTC).isoformat(timespec="seconds")
         summary.seconds = time.monotonic() - started
-        _write_manifest(tmp, summary)
-        staging.commit()
+        _write_manifest(directory, summary)
+        new.commit()
     return summary
 
 
@@ -214,72 +207,17 @@ def _snapshot_of(files: list[SourceFile]) -> tuple[str, str]:
 
 def _write_manifest(directory: Path, summary: BuildSummary) -> None:
     data = orjson.dumps(summary.manifest(), option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
-    with open(directory / store.MANIFEST, "wb") as stream:
+    with open(directory / MANIFEST, "wb") as stream:
         stream.write(data)
         stream.flush()
         os.fsync(stream.fileno())
-
-
-class _ShardWriter:
-    """Records into up to `MAX_SHARDS` `.jsonl` files, balanced by bytes: records are gathered into chunks of
-    about `SHARD_CHUNK_BYTES`, each chunk appended to the smallest shard (a small archive has few shards)."""
-
-    def __init__(self, directory: Path) -> None:
-        self._directory = directory
-        self.shards = [Shard(f"papers-{i:02d}.jsonl") for i in range(MAX_SHARDS)]
-        self._files: list[IO[bytes] | None] = [None] * MAX_SHARDS
-        self._chunk: list[bytes] = []
-        self._chunk_bytes = 0
-
-    def write(self, record: bytes) -> None:
-        self._chunk.append(record)
-        self._chunk_bytes += len(record)
-        if self._chunk_bytes >= SHARD_CHUNK_BYTES:
-            self._flush()
-
-    def _flush(self) -> None:
-        if not self._chunk:
-            return
-        index = min(range(MAX_SHARDS), key=lambda i: self.shards[i].bytes)
-        stream = self._files[index]
-        if stream is None:
-            # held open across chunks; `close()` closes every shard
-            stream = self._files[index] = open(self._directory / self.shards[index].name, "wb")  # noqa: SIM115
-        stream.write(b"".join(self._chunk))
-        shard = self.shards[index]
-        shard.bytes += self._chunk_bytes
-        shard.records += len(self._chunk)
-        self._chunk, self._chunk_bytes = [], 0
-
-    def discard(self) -> None:
-        """Close every shard without writing what is left (a failed build)."""
-        for stream in self._files:
-            if stream is not None:
-                stream.close()
-        self._files = [None] * MAX_SHARDS
-        self._chunk, self._chunk_bytes = [], 0
-
-    def close(self) -> None:
-        """Write what is left, sync every shard to disk, close. The list keeps only shards written."""
-        try:
-            self._flush()
-            for stream in self._files:
-                if stream is not None:
-                    stream.flush()
-                    os.fsync(stream.fileno())
-        finally:
-            for stream in self._files:
-                if stream is not None:
-                    stream.close()
-            self._files = [None] * MAX_SHARDS
-            self.shards = [shard for shard in self.shards if shard.records]
 
 
 _Link = tuple[tuple[int, int, int, str], Json]
 
 
 class _Builder:
-    def __init__(self, summary: BuildSummary, writer: _ShardWriter, progress: BuildProgress) -> None:
+    def __init__(self, summary: BuildSummary, writer: ServingWriter, progress: BuildProgress) -> None:
         self.summary = summary
         self.writer = writer
         self.progress = progress
@@ -291,7 +229,7 @@ class _Builder:
         self.by_arxiv: dict[str, str] = {}  # arXiv id -> the slug that has it
         self.pending: dict[str, list[_Link]] = {}  # slug -> its links, while the links tables are read
         self.link_papers: dict[str, tuple[str, Any, Any, Any, Any, SourceFile]] = {}  # slug -> the paper as its first link names it
-        self.fragments: dict[str, tuple[orjson.Fragment, int]] = {}  # slug -> (its code_links as JSON, how many)
+        self.fragments: dict[str, list[LinkRow]] = {}  # slug -> its code links
         self._done_bytes = 0.0
 
     # -- driving ---------------------------------------------------------------------------
@@ -360,9 +298,8 @@ class _Builder:
         self.summary.link_rows += batch.count
 
     def _finish_links(self) -> None:
-        """Each paper's links as one JSON fragment: a repository once (the first row wins), official first,
-        then mentioned in the paper, then mentioned on GitHub, then by URL (the order the real records show)."""
-        dumps, fragment = orjson.dumps, orjson.Fragment
+        """Each paper's links: a repository once (the first row wins), official first, then mentioned in the paper,
+        then mentioned on GitHub, then by URL (the order the real records show)."""
         for key, links in self.pending.items():
             urls: set[str] = set()
             kept: list[_Link] = []
@@ -374,15 +311,14 @@ class _Builder:
                 urls.add(url)
                 kept.append(item)
             kept.sort(key=_sort_key)
-            self.fragments[key] = (fragment(dumps([link for _, link in kept])), len(kept))
+            self.fragments[key] = [_link_row(link) for _, link in kept]
         self.pending.clear()
 
     # -- papers ----------------------------------------------------------------------------
 
     def _papers(self, source: SourceFile, batch: Batch) -> None:
         seen, dropped, by_arxiv, fragments = self.seen, self.dropped, self.by_arxiv, self.fragments
-        rejected, warnings, write, dumps = self.rejected, self.warnings, self.writer.write, orjson.dumps
-        origin: Json = {"archive": source.label, "snapshot": self.summary.snapshot, "licence_url": LICENCE_URL, "row_kind": "abstracts"}
+        rejected, warnings, add = self.rejected, self.warnings, self.writer.add
         written = links_written = 0
         number = batch.first
         for purl, title, raw_arxiv, raw_date, proceeding, authors, abstract, url_abs, url_pdf, tasks, methods in batch.rows:
@@ -439,16 +375,13 @@ class _Builder:
                 record["url_abs"] = url_abs
             if type(url_pdf) is str and url_pdf:
                 record["url_pdf"] = url_pdf
-            record["source"] = origin
-            links = fragments.pop(key, None)
-            if links is not None:
-                record["code_links"] = links[0]
-                links_written += links[1]
+            links = fragments.pop(key, None) or []
+            links_written += len(links)
             if tasks:
                 record["tasks"] = tasks
             if methods:
                 record["methods"] = methods
-            write(dumps(record, option=_DUMP_OPTIONS))
+            add(slug=key, arxiv_id=record.get("arxiv_id"), record=record, links=links)
             written += 1
         self.summary.paper_rows += batch.count
         self.summary.papers_from_abstracts += written
@@ -456,13 +389,12 @@ class _Builder:
 
     def _links_only(self) -> None:
         """The papers only the links tables name, from the first link's fields (`row_kind: links`)."""
-        rejected, warnings, write, dumps = self.rejected, self.warnings, self.writer.write, orjson.dumps
-        origins: dict[int, Json] = {}
+        rejected, warnings, add = self.rejected, self.warnings, self.writer.add
         for key, (slug, title, raw_arxiv, url_abs, url_pdf, source) in self.link_papers.items():
             links = self.fragments.pop(key, None)
             if links is None:  # written with its papers row
                 continue
-            fragment, count = links
+            count = len(links)
             where = f"{source.path.name}, paper_url …/{slug}"
             if key in self.dropped:
                 rejected.add("links_of_rejected_paper", where, f"{count} link(s) of a paper dropped as a duplicate", count)
@@ -487,17 +419,7 @@ class _Builder:
                 record["url_abs"] = url_abs
             if type(url_pdf) is str and url_pdf:
                 record["url_pdf"] = url_pdf
-            origin = origins.get(id(source))
-            if origin is None:
-                origin = origins[id(source)] = {
-                    "archive": source.label,
-                    "snapshot": self.summary.snapshot,
-                    "licence_url": LICENCE_URL,
-                    "row_kind": "links",
-                }
-            record["source"] = origin
-            record["code_links"] = fragment
-            write(dumps(record, option=_DUMP_OPTIONS))
+            add(slug=key, arxiv_id=record.get("arxiv_id"), record=record, links=links)
             self.summary.papers_from_links += 1
             self.summary.code_links += count
         self.link_papers.clear()
@@ -505,3 +427,9 @@ class _Builder:
 
 def _sort_key(item: _Link) -> tuple[int, int, int, str]:
     return item[0]
+
+
+def _link_row(link: Json) -> LinkRow:
+    """A link as the serving form keeps it (`columns.link_row`), as a server reads it from a record."""
+    mentioned = link.get("mentioned_in_paper")
+    return link_row(link["repo_url"], bool(link.get("is_official")), None if mentioned is None else bool(mentioned), link.get("framework"))

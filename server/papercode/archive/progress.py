@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from papercode.core.terminal import TerminalProgress
+from papercode.core.terminal import TerminalProgress, duration
 
 
 class BuildProgress(TerminalProgress):
@@ -18,6 +18,10 @@ class BuildProgress(TerminalProgress):
         if self.enabled:
             done = min(int(done_bytes), self._total - 1)  # the line ends with `finish`, not when the bytes are in
             self.draw(done, self._total, f"{done / self._total:4.0%} {what}, {papers:,} papers, {links:,} links")
+
+    def stage(self, what: str) -> None:
+        """A stage after the rows are read (its length unknown): its name, and the time so far."""
+        self.show(f"{what} ({duration(self.elapsed())} so far)")
 
     def finish(self) -> None:
         self.clear()

@@ -69,7 +69,7 @@ def check_out_dir(out: Path) -> None:
         return
     if not out.is_dir():
         raise NotAnArchive(f"--out {out}: exists and is not a directory. Next: pass a new directory or an archive papercode built")
-    if not (out / MANIFEST).is_file() and any(out.iterdir()):
+    if not (out / MANIFEST).is_file() and not (out / "builds").is_dir() and any(out.iterdir()):
         raise NotAnArchive(
             f"--out {out}: not empty and not a papercode archive (no {MANIFEST}); it would be replaced. "
             "Next: pass a new or empty directory, or an archive papercode built"

@@ -39,6 +39,13 @@ class TerminalProgress:
         eta = "done" if done >= total else f"ETA {duration(remaining)}"
         return f"{self._label}: {detail}, {eta}   "
 
+    def show(self, text: str) -> None:
+        """Draw `text` after the label at once (a step whose length is unknown); the next `draw` or `clear` replaces it."""
+        if self.enabled:
+            self._stream.write(f"\r{self._label}: {text}" + " " * 10)
+            self._stream.flush()
+            self._last_draw = time.monotonic()
+
     def elapsed(self) -> float:
         return time.monotonic() - self._started
 
