@@ -14,11 +14,11 @@ from datetime import UTC, date, datetime
 from typing import Any, Final, cast
 
 from papercode.core.ids import canonical_arxiv_id
+from papercode.core.names import name_slug
 
 LICENCE: Final = "CC BY-SA 4.0"
 LICENCE_URL: Final = "https://creativecommons.org/licenses/by-sa/4.0/legalcode"
 
-_NON_SLUG = re.compile(r"[^a-z0-9]+")
 _NEW_STYLE_ARXIV = re.compile(r"\d{4}\.\d{4,5}").fullmatch  # the common case, checked before the full parser
 _BARE_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9_.\-]+").fullmatch
 # http(s), a host, then a path with something in it; no white space anywhere
@@ -27,11 +27,6 @@ _BAD_SLUG_CHARS = frozenset("/?# \t\r\n")
 _EXAMPLE_CHARS = 200
 
 Json = dict[str, Any]
-
-
-def name_slug(name: str) -> str:
-    """A task's or method's slug: lower case, each run of other characters one `-` (`Multi-Head Attention` -> `multi-head-attention`)."""
-    return _NON_SLUG.sub("-", name.lower()).strip("-")
 
 
 def paper_slug(paper_url: object) -> str | None:
