@@ -12,12 +12,16 @@ A paper's values are those a server would have made of the same record (`index.c
 from __future__ import annotations
 
 from array import array
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Final
 
 import orjson
 
+from papercode.core.names import title_key
 from papercode.index.archive_layer import ARCHIVE_BASE, BLOB_COLUMN, COLUMNS, INT_COLUMNS, KEY_COLUMNS, REPO_COLUMNS, SEARCH
 from papercode.index.columns import LinkRow, details_blob, ordered_links
 from papercode.index.mapped import ColumnWriter, FileFacts, PackedWriter, file_facts
@@ -32,8 +36,27 @@ INDEX_THREADS: Final = 2
 Json = dict[str, Any]
 
 
+_FIRST = itemgetter(0)
+
+
 def _year(date: str | None) -> int:
     return int(date[:4]) if date and len(date) >= 4 and date[:4].isdigit() else -1
+
+
+AMBIGUOUS: Final = -1  # a title key several papers share: `PaperKeys.by_title` names none of them
+
+
+@dataclass(frozen=True, slots=True)
+class PaperKeys:
+    """What tables read after the papers join against: each paper's archive ordinal by arXiv id, by (lower-case) slug,
+    and by title (`core.names.title_key`; `AMBIGUOUS` where several papers share it), how many papers name each task
+    (by its slug, as the papers' own `tasks` give it), and which papers have code."""
+
+    by_arxiv: Mapping[str, int]
+    by_slug: Mapping[str, int]
+    by_title: Mapping[str, int]
+    task_papers: Mapping[str, int]
+    repo_papers: Sequence[int]  # the paper of each code link that names a repository
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +72,8 @@ class Written:
 class ServingWriter:
     """One archive build, written into `build` (a new directory) as papers are added."""
 
-    def __init__(self, build: Path, *, heap: int = INDEX_HEAP, threads: int = INDEX_THREADS) -> None:
+    def __init__(self, build: Path, *, heap: int = INDEX_HEAP, threads: int = INDEX_THREADS, results: bool = False) -> None:
+        """`results`: tables of results follow the papers (`paper_keys`), so their titles and tasks are kept too."""
         self._build = build
         self._columns = ColumnWriter(build / COLUMNS)
         strings = self._columns.strings
@@ -65,6 +89,10 @@ class ServingWriter:
         self._repo_paper, self._repo_number = array("i"), array("i")
         self._repo_official = bytearray()
         self._search = IndexWriting(build / SEARCH, threads=threads, heap=heap, base=ARCHIVE_BASE)
+        self._results = results
+        self._by_title: dict[str, int] = {}
+        self._task_papers: Counter[str] = Counter()
+        self._more_files: dict[str, FileFacts] = {}
         self.papers = 0
 
     def add(self, *, slug: str, arxiv_id: str | None, record: Json, links: list[LinkRow]) -> None:
@@ -99,6 +127,10 @@ class ServingWriter:
         if arxiv_id:
             self._by_arxiv[arxiv_id] = a
         self._by_slug[slug] = a
+        if self._results:
+            by_title, title_of = self._by_title, title_key(title)
+            by_title[title_of] = AMBIGUOUS if title_of in by_title else a
+            self._task_papers.update(map(_FIRST, tasks))
         for link in links:
             repo = link[0]
             if repo is not None:
@@ -126,6 +158,14 @@ class ServingWriter:
         )
         self.papers += 1
 
+    def paper_keys(self) -> PaperKeys:
+        """The papers added so far, keyed for the tables read after them (titles and tasks only with `results`)."""
+        return PaperKeys(self._by_arxiv, self._by_slug, self._by_title, self._task_papers, self._repo_paper)
+
+    def add_files(self, files: Mapping[str, FileFacts]) -> None:
+        """Files another writer put in the build (relative path -> facts): listed in the manifest with the rest."""
+        self._more_files.update(files)
+
     def finish(self) -> Written:
         """Write what needs every paper, commit the search index, sync everything: the build is complete."""
         columns = self._columns
@@ -141,6 +181,8 @@ class ServingWriter:
         files = {f"{COLUMNS}/{name}": facts for name, facts in columns.close().items()}
         search = self._build / SEARCH
         files.update({f"{SEARCH}/{path.name}": file_facts(path) for path in sorted(search.iterdir()) if path.name not in LOCK_FILES})
+        files.update(self._more_files)
+        self._by_title, self._task_papers = {}, Counter()
         return Written(files, segment_count(search), self.papers)
 
     def _write_repositories(self) -> None:
