@@ -28,11 +28,12 @@ from papercode.index.archive_layer import FORMAT, FORMAT_VERSION, MANIFEST, curr
 from papercode.index.columns import LinkRow, link_row
 
 from . import store
+from .boards import BoardsBuilder, BoardsSummary
 from .builds import NewBuild
 from .progress import BuildProgress
 from .rows import LICENCE, LICENCE_URL, Json, Tally, Vocabulary, arxiv_id, day, flag, paper_slug, repo_url
 from .serving import ServingWriter, Written
-from .sources import NOT_AN_OBJECT, Batch, SourceFile, classify, find_sources, json_batches, parquet_batches
+from .sources import CATALOGUE_TABLES, NOT_AN_OBJECT, Batch, SourceFile, classify, find_sources, json_batches, parquet_batches
 
 _SNAPSHOT = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -69,6 +70,7 @@ class BuildSummary:
     warnings: Tally = field(default_factory=Tally)
     build_id: str = ""
     written: Written | None = None
+    boards: BoardsSummary | None = None  # the leaderboards, tasks, methods and datasets, when their tables were given
     built_at: str = ""
     seconds: float = 0.0
 
@@ -100,6 +102,7 @@ class BuildSummary:
                 "rejected": self.rejected.total(),
                 "warnings": self.warnings.total(),
                 "bytes": self.bytes_written,
+                **({"boards": self.boards.as_json()} if self.boards is not None else {}),
             },
             "rejected": self.rejected.as_json(),
             "warnings": self.warnings.as_json(),
@@ -155,14 +158,18 @@ def build_archive(
     day_of_data, basis = (snapshot, BASIS_GIVEN) if snapshot else _snapshot_of(files)
     summary = BuildSummary(Path(os.path.abspath(out)), day_of_data, basis, files)
     ordered = [f for f in files if f.table == "links"] + [f for f in files if f.table == "papers"]
+    catalogues = [f for f in files if f.table in CATALOGUE_TABLES]
     progress = progress if progress is not None else BuildProgress(sum(f.size for f in files))
     new = NewBuild(out)
     with new as directory:
-        writer = ServingWriter(directory)
+        writer = ServingWriter(directory, results=bool(catalogues))
         builder = _Builder(summary, writer, progress)
         try:
             hold("archive-reading")
             builder.run(ordered)
+            if catalogues:
+                summary.boards = _boards(catalogues, directory, writer, summary, progress, sum(f.size for f in ordered))
+                writer.add_files(summary.boards.files)
             progress.stage("indexing: the last papers, then the keys and repositories")
             summary.written = writer.finish()
             hold("archive-indexed")
@@ -177,6 +184,23 @@ def build_archive(
         _write_manifest(directory, summary)
         new.commit()
     return summary
+
+
+def _boards(
+    sources: list[SourceFile], directory: Path, writer: ServingWriter, summary: BuildSummary, progress: BuildProgress, done: float
+) -> BoardsSummary:
+    """The catalogue tables, read once the papers are (their results join those papers), written into the build."""
+    boards = BoardsBuilder(writer.paper_keys(), writer.papers, summary.rejected, summary.warnings)
+    for source in sources:
+
+        def show(share: float, source: SourceFile = source, before: float = done) -> None:
+            progress.update(before + share * source.size, source.path.name, summary.papers, summary.link_rows)
+
+        show(0.0)
+        boards.read(source, show)
+        done += source.size
+    progress.stage("indexing: the leaderboards")
+    return boards.write(directory)
 
 
 def _reject_sources_inside(files: list[SourceFile], out: Path) -> None:
