@@ -27,6 +27,7 @@ from typing import Any, Final, cast
 
 import orjson
 
+from .boards import BOARDS, Boards
 from .columns import NONE, PaperColumns, StringTable
 from .mapped import ColumnProblem, FileFacts, MappedColumns
 from .packed import SortedKeys
@@ -169,7 +170,10 @@ class ArchiveLayer:
         self._lock = lock
         self._columns = MappedColumns(build, {name: facts for name, facts in manifest.files.items() if name.startswith(COLUMNS + "/")})
         self.abstracts: Abstracts | None = None
+        self.boards: Boards | None = None  # the leaderboards, tasks, methods and datasets: only when the build has them
         try:
+            if any(name.startswith(BOARDS + "/") for name in manifest.files):
+                self.boards = Boards(build, manifest.files)
             self._open_columns()
             self.abstracts = Abstracts.open(build / SEARCH / ABSTRACTS)
             if len(self.abstracts) > manifest.papers:
@@ -242,6 +246,8 @@ class ArchiveLayer:
     def close(self) -> None:
         """Let the build go: its maps (once no column is in use) and the shared lock that kept it from removal."""
         self._columns.close()
+        if self.boards is not None:
+            self.boards.close()
         if self._lock is not None:
             with contextlib.suppress(OSError):
                 os.close(self._lock)
