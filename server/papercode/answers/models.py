@@ -118,6 +118,15 @@ class CodeLink(Answer):
     licence: str | None = None
 
 
+class PaperResult(Answer):
+    task: str
+    dataset: str
+    model: str | None = None
+    values: dict[str, str]
+    rank: int | None = Field(default=None, description="By the board's first metric")
+    of: int
+
+
 class PaperDetail(PaperRef):
     query: Query
     authors: list[str]
@@ -134,6 +143,8 @@ class PaperDetail(PaperRef):
     code_links: list[CodeLink]
     more_code_links: int | None = None
     samples: SampleCounts
+    results: list[PaperResult] | None = Field(default=None, description="On the archive's leaderboards: get_leaderboard")
+    more_results: int | None = None
     snapshot: str | None = None
     read_at: str | None = None
     attribution: str = ATTRIBUTION
@@ -197,3 +208,86 @@ class CorpusStats(Answer):
     load: LoadSummary
     ready: str | None = None  # what is not ready yet; absent once everything is
     attribution: str = ATTRIBUTION
+
+
+# -- leaderboards (get_leaderboard, describe, get_paper's results) ------------------------------
+
+
+class ResultPaper(PaperRef):
+    date: str | None = None
+
+
+class RowCode(Answer):
+    repo: str
+    official: bool
+    more: int | None = Field(default=None, description="Other repositories")
+
+
+class RowHarvest(Answer):
+    samples: int
+    best_status: str
+
+
+class BoardRow(Answer):
+    rank: int | None = Field(default=None, description="None: value missing or not a number")
+    model: str | None = None
+    values: dict[str, str] = Field(description="As typed")
+    paper: ResultPaper | None = None
+    extra_data: bool | None = None
+    code: RowCode | None = None
+    harvest: RowHarvest | None = Field(default=None, description="Code with Papers samples; pass paper to get_harvested_code_for_paper")
+
+
+class BoardBest(Answer):
+    model: str | None = None
+    value: str
+    paper: str | None = None
+
+
+class BoardSummary(Answer):
+    dataset: str
+    metrics: list[str]
+    rows: int
+    best: BoardBest | None = Field(default=None, description="By the first metric")
+
+
+class Leaderboard(Answer):
+    task: str
+    dataset: str | None = None
+    metric: str | None = None
+    direction: str | None = None
+    order: Literal["desc", "asc"] | None = None
+    metrics: list[str] | None = None
+    total: int
+    rows: list[BoardRow] | None = None
+    benchmarks: list[BoardSummary] | None = Field(default=None, description="Without dataset: pick one")
+    subtasks: list[str] | None = None
+    next_cursor: str | None = None
+    note: str | None = None
+    attribution: str = ARCHIVE_ATTRIBUTION
+
+
+class BenchmarkRef(Answer):
+    task: str | None = None
+    dataset: str
+    rows: int
+
+
+class Description(Answer):
+    kind: Literal["task", "method", "dataset"]
+    name: str
+    full_name: str | None = None
+    description: str | None = None
+    area: str | None = None
+    parent: str | None = None
+    subtasks: list[str] | None = None
+    benchmarks: list[BenchmarkRef] | None = None
+    more_benchmarks: int | None = None
+    papers: int | None = None
+    year: int | None = None
+    paper: PaperRef | None = None
+    collections: list[str] | None = None
+    modalities: list[str] | None = None
+    tasks: list[str] | None = None
+    homepage: str | None = None
+    attribution: str = ARCHIVE_ATTRIBUTION

@@ -27,7 +27,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, BeforeValidator, Field
 
-from papercode.answers import models, queries
+from papercode.answers import leaderboards, models, queries
 from papercode.core.ids import arxiv_id_from_number
 from papercode.core.records import REPO_KIND_CHOICES_TEXT, STATUS_CHOICES_TEXT, STATUS_ORDER_TEXT
 from papercode.corpus.stages import Corpus
@@ -119,6 +119,8 @@ class PapercodeTools:
             ToolRegistration(self.find_papers_for_repo, READ_ONLY),
             ToolRegistration(self.get_code, fetching),
             ToolRegistration(self.corpus_stats, READ_ONLY),
+            ToolRegistration(self.get_leaderboard, READ_ONLY),
+            ToolRegistration(self.describe, READ_ONLY),
         ]
 
     def register(self, server: MCPServer) -> None:
@@ -209,3 +211,34 @@ class PapercodeTools:
 
         # With bad files reported, `problems` looks at each again (a stat, a hash if it changed): in a worker thread.
         return reply(await anyio.to_thread.run_sync(stats) if store.has_problems else stats())
+
+    async def get_leaderboard(
+        self,
+        task: Annotated[str, Field(description="As written, e.g. semantic segmentation")],
+        dataset: Annotated[str | None, Field(description="Omit to list the task's benchmarks")] = None,
+        metric: Annotated[str | None, Field(description="Default: the benchmark's first")] = None,
+        order: Annotated[str | None, Field(description="asc or desc; default: the metric's direction")] = None,
+        has_code: Annotated[bool | None, Field(description="Only rows with (true) or without (false) code")] = None,
+        status: Annotated[
+            str | None, Field(description="Only rows whose paper has a harvested sample of this status (several: comma-separated)")
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=queries.MAX_LIMIT)] = 10,
+        cursor: Cursor = None,
+    ) -> Annotated[CallToolResult, models.Leaderboard]:
+        """Results on a benchmark, best first: metric values, paper, code (official first) and how the paper's harvested
+        code ran. Without dataset: the task's benchmarks. Next: get_harvested_code_for_paper(paper)."""
+
+        def board() -> dict[str, Any]:
+            return leaderboards.leaderboard_shown(self.source(), task, dataset, metric, order, has_code, status, limit, cursor)
+
+        # Unfiltered, a page is read from the board's stored order: microseconds. A filter looks at the whole board.
+        return reply(board() if has_code is None and not status else await anyio.to_thread.run_sync(board))
+
+    async def describe(
+        self,
+        kind: Annotated[str, Field(description="task, method or dataset")],
+        name: Annotated[str, Field(description="As written: any case, a slug, a synonym")],
+    ) -> Annotated[CallToolResult, models.Description]:
+        """A task (description, parent, subtasks, benchmarks), method (full name, year, introducing paper) or dataset
+        (modalities, tasks, benchmarks) of the Papers-with-Code archive. Next: get_leaderboard."""
+        return reply(leaderboards.describe_shown(self.source(), kind, name))
