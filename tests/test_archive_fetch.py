@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 
 from archive_tables import archive_records, assert_bundled_papers_back, bundled_rows, write_parquet
+from conftest import THIS_CHECKOUT
 from hub_stand_in import Dataset, HubStandIn
 from papercode.archive import read_manifest
 from papercode.cli import main as cli
 
 PAPERS, LINKS = "pwc-archive/papers-with-abstracts", "pwc-archive/links-between-paper-and-code"
-SERVER = Path(cli.__file__).resolve().parents[1]
 INSTALL = "pip install 'papercode[archive]'"
 
 
@@ -51,7 +51,7 @@ def fetch(out: Path, hf_home: Path, endpoint: str, **extra: str) -> subprocess.C
         if not name.startswith(("HF_", "HUGGINGFACE_")) and name.lower() not in ("http_proxy", "https_proxy", "all_proxy")
     }
     environment.update(
-        PYTHONPATH=str(SERVER),
+        **THIS_CHECKOUT,  # this checkout's code, not the virtualenv's install
         HF_ENDPOINT=endpoint,
         HF_HOME=str(hf_home),
         HF_HUB_DISABLE_PROGRESS_BARS="1",
