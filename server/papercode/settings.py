@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from papercode.archive.store import default_archive_dir, records_dir
 from papercode.core.limits import Limits
+from papercode.core.paths import given_path, xdg_base
 from papercode.verified.sources import DEFAULT_BASE_URL
 
 Transport = Literal["stdio", "sse", "streamable-http"]
@@ -38,8 +39,7 @@ def bundled_records_dir() -> Path:
 
 def user_cache_dir() -> Path:
     """`$XDG_CACHE_HOME/papercode`, else `~/.cache/papercode`."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "papercode"
+    return xdg_base("XDG_CACHE_HOME", ".cache") / "papercode"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,13 +122,14 @@ def _one_of(choices: tuple[str, ...], *, upper: bool = False) -> Callable[[str],
 
 
 def _directory(text: str) -> Path:
-    if not text.strip():
+    path = given_path(text)  # as the archive build reads PAPERCODE_ARCHIVE_DIR: one treatment of a path everywhere
+    if path is None:
         raise SettingError("must be a directory path, got an empty value")
-    return Path(text).expanduser()
+    return path
 
 
 def _directories(text: str) -> tuple[Path, ...]:
-    paths = tuple(Path(part).expanduser() for part in text.split(os.pathsep) if part.strip())
+    paths = tuple(path for part in text.split(os.pathsep) if (path := given_path(part)) is not None)
     if not paths:
         raise SettingError(f"must be one or more directories ({os.pathsep!r}-separated), got an empty value")
     return paths

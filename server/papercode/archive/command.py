@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .store import default_archive_dir
+from .manifest import check_snapshot
+from .store import default_archive_dir, real_out
 
 
 def add_parser(subparsers: Any) -> None:
@@ -51,7 +52,7 @@ def fail(message: str, code: int = 2) -> int:
 
 def run(args: argparse.Namespace) -> int:
     command = f"archive {args.archive_command}"
-    from .build import build_archive, check_snapshot
+    from .build import build_archive
     from .sources import BadInput, MissingDependency
     from .store import ArchiveBusy, NotAnArchive
 
@@ -92,16 +93,18 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return fail(f"{command}: interrupted. The previous archive is unchanged", 130)
     try:
-        print_summary(summary)
+        print_summary(summary, args.out if args.out is not None else default_archive_dir())
     except BrokenPipeError:  # `papercode archive build ... | head`: the archive is built, the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
-def print_summary(summary: Any) -> None:
-    """The build's summary on stdout: where, what, and every reason rows were dropped, with an example."""
+def print_summary(summary: Any, given: Path) -> None:
+    """The build's summary on stdout: where (and which symlink led there, when `given` was one), what, and every
+    reason rows were dropped, with an example."""
     out = sys.stdout.write
-    out(f"archive: {summary.archive_dir} ({len(summary.shards)} shards, {summary.bytes_written / 1e6:,.1f} MB)\n")
+    through = f", through the symlink {given}" if Path(summary.archive_dir) != Path(os.path.abspath(given)) else ""
+    out(f"archive: {summary.archive_dir} ({len(summary.shards)} shards, {summary.bytes_written / 1e6:,.1f} MB{through})\n")
     out(f"snapshot: {summary.snapshot} ({summary.snapshot_basis})\n")
     out(
         f"papers: {summary.papers:,} written ({summary.papers_from_abstracts:,} from {summary.paper_rows:,} papers rows, "
@@ -112,5 +115,5 @@ def print_summary(summary: Any) -> None:
         out(f"{title}: {tally.total():,}\n")
         for reason, count in sorted(tally.counts.items()):
             out(f"  {reason} ({count:,}): e.g. {tally.examples[reason]}\n")
-    where = "" if Path(summary.archive_dir) == default_archive_dir() else f" --archive-dir {summary.archive_dir}"
+    where = "" if Path(summary.archive_dir) == real_out(default_archive_dir()) else f" --archive-dir {summary.archive_dir}"
     out(f"built in {summary.seconds:,.1f}s. Serve it beneath the records: papercode serve --archive{where}\n")
