@@ -68,6 +68,7 @@ class Settings:
     stateless: bool = False
     max_sessions: int = 100
     session_idle_timeout: float = 600.0
+    fetch_stall_timeout: float = 60.0
 
     @property
     def limits(self) -> Limits:
@@ -182,6 +183,7 @@ ANSWER_COMMANDS = frozenset({"serve", "call"})
 CACHED_COMMANDS = frozenset({"serve", "call", "materialize"})
 CODE_COMMANDS = frozenset({"serve", "call", "materialize"})
 SERVE = frozenset({"serve"})
+FETCH = frozenset({"archive fetch"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,6 +434,16 @@ OPTIONS: tuple[Option, ...] = (
         "PAPERCODE_SESSION_IDLE_TIMEOUT",
         "SECONDS",
     ),
+    Option(
+        "fetch_stall_timeout",
+        "--stall-timeout",
+        "a download that receives under 64 KiB in this long is stopped (exit 1; run it again to go on)",
+        "60",
+        FETCH,
+        _positive(float, "a number of seconds"),
+        "PAPERCODE_FETCH_STALL_TIMEOUT",
+        "SECONDS",
+    ),
 )
 
 
@@ -470,7 +482,7 @@ def _checked(parse: Callable[[str], Any], text: str, source: str) -> Any:
 def options_markdown() -> str:
     """The README's settings table, rendered from `OPTIONS`."""
     rows = ["| flag | environment | default | commands | meaning |", "|---|---|---|---|---|"]
-    order = ("serve", "call", "check", "materialize", "config")
+    order = ("serve", "call", "check", "materialize", "config", "archive fetch")
     for option in OPTIONS:
         flag = f"`{option.flag} {option.metavar}`" if option.metavar else f"`{option.flag}`"
         if option.repeatable:

@@ -1,9 +1,10 @@
 """`papercode archive build | fetch`: the command line of the archive package.
 
-`add_parser(subparsers)` adds the `archive` command to papercode's parser; `run(args)` runs it and returns
-the exit code: 0 done, 1 the work failed (no network and nothing cached, another build running, a write
-failed), 2 bad input (a source, `--out`, `--snapshot`, a missing optional dependency), each as one line on
-stderr. The summary goes to stdout. Nothing heavy is imported until a command runs.
+`add_parser(subparsers)` adds the `archive` command to papercode's parser; `run(args, stall_timeout)` runs it and
+returns the exit code: 0 done, 1 the work failed (no network and nothing cached, a download refused or stalled,
+another build running, a write failed), 2 bad input (a source, `--out`, `--snapshot`, a missing optional
+dependency), each as one line on stderr. The summary goes to stdout; off a terminal, `fetch` says on stderr each
+file it downloaded. Nothing heavy is imported until a command runs.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from .manifest import check_snapshot
 from .store import default_archive_dir, real_out
 
 
-def add_parser(subparsers: Any) -> None:
-    """Add `archive build` and `archive fetch` to papercode's subcommands (`parser.add_subparsers(...)`)."""
+def add_parser(subparsers: Any) -> dict[str, argparse.ArgumentParser]:
+    """Add `archive build` and `archive fetch` to papercode's subcommands (`parser.add_subparsers(...)`); returns
+    their parsers by command (`archive build`, `archive fetch`), for the settings that apply to them."""
     archive = subparsers.add_parser("archive", help="build records from the Papers-with-Code archive (or fetch it from Hugging Face)")
     actions = archive.add_subparsers(dest="archive_command", required=True, metavar="{build,fetch}")
     build = actions.add_parser(
@@ -43,6 +45,7 @@ def add_parser(subparsers: Any) -> None:
             metavar="YYYY-MM-DD",
             help="the date of the data; default: the dataset commit's date when known, else the newest source file's modification date",
         )
+    return {"archive build": build, "archive fetch": fetch}
 
 
 def fail(message: str, code: int = 2) -> int:
@@ -50,7 +53,9 @@ def fail(message: str, code: int = 2) -> int:
     return code
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, stall_timeout: float) -> int:
+    """Run `archive build` or `archive fetch` (a download that receives too little in `stall_timeout` seconds is
+    stopped); the exit code."""
     command = f"archive {args.archive_command}"
     from .build import build_archive
     from .sources import BadInput, MissingDependency
@@ -66,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
             from .fetch import FetchError, fetch_datasets
 
             try:
-                fetched = fetch_datasets()
+                fetched = fetch_datasets(stall_timeout=stall_timeout, announce=None if sys.stderr.isatty() else _say)
             except FetchError as exc:
                 return fail(f"{command}: {exc}", 1)
             if fetched.offline_reason:
@@ -97,6 +102,11 @@ def run(args: argparse.Namespace) -> int:
     except BrokenPipeError:  # `papercode archive build ... | head`: the archive is built, the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(f"papercode: {line}\n")
+    sys.stderr.flush()
 
 
 def print_summary(summary: Any, given: Path) -> None:
