@@ -306,6 +306,11 @@ class _Counted(httpx2.SyncByteStream):
     def close(self) -> None:
         self._stream.close()
 
+    @property
+    def elapsed(self) -> Any:
+        """What httpx2's own stream measured, for `Response.elapsed`."""
+        return getattr(self._stream, "elapsed", None)
+
 
 def _watch_the_client(watch: _Watch) -> None:
     """huggingface_hub's shared HTTP client, made from now on with `watch` among its response hooks. The library's
