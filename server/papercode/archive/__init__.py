@@ -9,14 +9,14 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from .store import ArchiveBusy, NotAnArchive, default_archive_dir, read_manifest, records_dir
+from .manifest import BadManifest, check_snapshot, read_manifest
+from .store import ArchiveBusy, NotAnArchive, default_archive_dir, records_dir
 
-# The build's modules load on first use: `serve` reads where the archive is (`store`) on every start, and has no
-# use for the rest.
+# The build's modules load on first use: `serve` reads where the archive is (`store`) and its manifest on every
+# start, and has no use for the rest.
 _LAZY = {
     "BuildSummary": "build",
     "build_archive": "build",
-    "check_snapshot": "build",
     "BadInput": "sources",
     "MissingDependency": "sources",
 }
@@ -32,6 +32,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ArchiveBusy",
     "BadInput",
+    "BadManifest",
     "BuildSummary",
     "MissingDependency",
     "NotAnArchive",

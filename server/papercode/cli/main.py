@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from papercode import __version__
+from papercode.archive import BadManifest, read_manifest
 from papercode.archive import command as archive_command
 from papercode.archive.store import clear_leftovers as archive_leftovers
 from papercode.build.parallel import BUILD_PREFIX, SEARCH_PREFIX
@@ -66,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         "materialize": commands.add_parser("materialize", help="fill the verified code store from local clones or GitHub"),
         "config": commands.add_parser("config", help="print the configuration snippet for an MCP host, with this installation's paths"),
     }
-    archive_command.add_parser(commands)
+    subcommands.update(archive_command.add_parser(commands))
     for option in OPTIONS:
         for command, sub in subcommands.items():
             if command in option.commands:
@@ -120,19 +121,21 @@ def gc_policy() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     gc_policy()
     args = build_parser().parse_args(argv)
-    if args.command == "archive":
-        return archive_command.run(args)
+    command = f"archive {args.archive_command}" if args.command == "archive" else args.command
     try:
-        settings = settings_for(args.command, given_flags(args))
+        settings = settings_for(command, given_flags(args))
     except SettingError as error:
-        return fail(f"{error}. Next: see papercode {args.command} --help")
+        return fail(f"{error}. Next: see papercode {command} --help")
+    if args.command == "archive":
+        remove_scratch_on_exit()  # a build's directory goes with it however it ends, short of kill -9
+        return archive_command.run(args, settings.fetch_stall_timeout)
     logs.configure(settings.log_level)
+    if args.command != "config":  # first: a build killed as it switched archives left the archive aside
+        remove_scratch_on_exit()
+        clear_leftovers(settings)
     problem = records_problem(settings.records) or archive_problem(settings)
     if problem:
         return fail(problem)
-    if args.command != "config":
-        remove_scratch_on_exit()
-        clear_leftovers(settings)
     try:
         if args.command == "check":
             return check(settings)
@@ -208,11 +211,17 @@ def records_problem(roots: Iterable[Path]) -> str | None:
 
 def archive_problem(settings: Settings) -> str | None:
     """Why `--archive` cannot be served (one line with the next step), or None."""
-    if settings.archive_root is not None and not any(settings.archive_root.glob("*.jsonl*")):
+    if settings.archive_root is None:
+        return None
+    if not any(settings.archive_root.glob("*.jsonl*")):
         return (
             f"--archive: no archive in {settings.archive_dir}. Next: run `papercode archive fetch` (downloads it) or "
             "`papercode archive build SOURCE...` (from files you have), or pass --archive-dir"
         )
+    try:
+        read_manifest(settings.archive_dir)
+    except BadManifest as error:
+        return f"--archive: {error}. Next: rebuild it: `papercode archive fetch`, or `papercode archive build SOURCE...`"
     return None
 
 
