@@ -1,9 +1,9 @@
 """An archive's manifest, `archive.json`: papercode's mark on a directory it wrote, and what a build remembers.
 
-Only a directory whose manifest carries papercode's format marker is ever replaced or removed (`store`). A manifest
-of another format version is one this papercode does not read: `serve --archive` and `check --archive` refuse it
-(the next step is a rebuild, which replaces it). Nothing read from a manifest is trusted further than it is checked:
-a date must be a real day, not after today; a dataset commit, 40 lower-case hex characters.
+Only a directory whose manifest carries papercode's format marker is ever replaced or removed (`store`). The format
+itself (marker, version, the bounded read) is declared with the serving form, in `index.archive_layer`; what a build
+takes from a previous manifest is checked here: a date must be a real day, not after today (`core.days`); a dataset
+commit, 40 lower-case hex characters.
 """
 
 from __future__ import annotations
