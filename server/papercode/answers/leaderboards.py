@@ -18,7 +18,7 @@ import numpy as np
 from papercode.core.errors import QueryError
 from papercode.core.ids import parse_arxiv_id
 from papercode.core.metrics import direction_text
-from papercode.core.names import NameKind, name_key, name_keys
+from papercode.core.names import NameKind, name_key, name_keys, same_numbers
 from papercode.corpus.stages import Corpus
 from papercode.index.boards import EXTRA_NO, EXTRA_YES, LIST_SEPARATOR, ROW_OWN_CODE, Boards, Order
 from papercode.index.columns import repo_key
@@ -86,6 +86,8 @@ def resolve(boards: Boards, kind: NameKind, asked: str) -> int:
     text = _asked(asked, kind)
     column = f"{kind}.name"
     found = boards.find(kind, text)
+    if kind == "task":  # the task key merges doubled digits: `Atari 2600` must not find `Atari 260`
+        found = [i for i in found if same_numbers(text, boards.strings[column][i] or "")]
     if len(found) == 1:
         return found[0]
     if found:

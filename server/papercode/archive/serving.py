@@ -130,7 +130,7 @@ class ServingWriter:
         if self._results:
             by_title, title_of = self._by_title, title_key(title)
             by_title[title_of] = AMBIGUOUS if title_of in by_title else a
-            self._task_papers.update(map(_FIRST, tasks))
+            self._task_papers.update(set(map(_FIRST, tasks)))  # a paper counts once for a slug it names twice
         for link in links:
             repo = link[0]
             if repo is not None:

@@ -3,7 +3,7 @@
 One rule, one place: `search_papers`' `task` and `method` filters key the index's facets with it, and the leaderboard
 tools (`get_leaderboard`, `describe`) key the archive's tasks, methods, datasets and metrics with it, so a name found by
 one is found by the other. Case, white space, hyphens and underscores never matter; task names also merge the usual
-spelling variants (`Language Modelling` / `Language Modeling`). A slug (`semantic-segmentation`, the lower-cased name
+spelling variants (`Language Modelling` / `Language Modeling`); datasets and metrics are keyed as methods are. A slug (`semantic-segmentation`, the lower-cased name
 with every run of other characters one `-`) is one more way to write a name: `name_keys` gives both.
 """
 
@@ -18,6 +18,7 @@ NameKind = Literal["task", "method", "dataset", "metric"]
 
 _NON_SLUG = re.compile(r"[^a-z0-9]+")
 _SEPARATORS = re.compile(r"[\s_\-]+")
+_NUMBERS = re.compile(r"\d+")
 _SPELLING = ((re.compile(r"(.)\1"), r"\1"), (re.compile(r"isation"), "ization"), (re.compile(r"our\b"), "or"))
 
 
@@ -42,8 +43,15 @@ def task_key(name: str) -> str:
 
 
 def name_key(kind: NameKind, text: str) -> str:
-    """The key of a name of `kind`: methods as `search_papers` keys methods, the rest as it keys tasks."""
-    return facet_value(text) if kind == "method" else task_key(text)
+    """The key of a name of `kind`: tasks as `search_papers` keys tasks; methods, datasets and metrics as it keys
+    methods (no spelling merges: `CIFAR-100` is not `CIFAR-10`)."""
+    return task_key(text) if kind == "task" else facet_value(text)
+
+
+def same_numbers(a: str, b: str) -> bool:
+    """Whether two names hold the same numbers (`task_key` merges doubled characters, digits too: `Atari 2600` and
+    `Atari 260` share a key, and are not one task)."""
+    return _NUMBERS.findall(a) == _NUMBERS.findall(b)
 
 
 def name_keys(kind: NameKind, names: Iterable[str]) -> set[str]:
