@@ -366,7 +366,8 @@ def test_rows_come_best_first_by_the_first_metric_ties_by_date_unparsed_last(cor
     assert (answer["metric"], answer["direction"], answer["order"], answer["metrics"]) == (MIOU, "higher is better", "desc", [MIOU, "FPS"])
     assert models_of(answer) == ["Twin", "SegNet", "DeepLab", "PSPNet", "BERT-seg", "Ghost", "Titled"]
     assert [row.get("rank") for row in answer["rows"]] == [1, 2, 3, 4, 5, 6, None]
-    assert [row["values"].get(MIOU) for row in answer["rows"]] == ["1.2k", "82.0", "82.0", "81.2 ± 0.3", "80.1%", "79.0", "-"]
+    assert [row["values"][0] for row in answer["rows"]] == ["1.2k", "82.0", "82.0", "81.2 ± 0.3", "80.1%", "79.0", "-"]
+    assert [row["values"][1] for row in answer["rows"]] == ["", "", "", "", "12", "", "30"]  # "": not reported
     assert answer["total"] == 7 and "next_cursor" not in answer
 
 
@@ -374,7 +375,8 @@ def test_a_lower_is_better_metric_ranks_ascending_and_says_so(corpus: Corpus) ->
     answer = board(corpus, "Image Generation", "CIFAR-10")
     assert (answer["metric"], answer["direction"], answer["order"]) == ("FID", "lower is better", "asc")
     assert models_of(answer) == ["GAN-B", "GAN-A", "GAN-C"]
-    assert answer["rows"][-1]["values"] == {"FID": "n/a"} and "rank" not in answer["rows"][-1]
+    assert answer["metrics"] == ["FID", "Inception score", INJECTION]
+    assert answer["rows"][-1]["values"] == ["n/a", "", ""] and "rank" not in answer["rows"][-1]
 
 
 def test_order_overrides_the_direction_and_the_answer_says_both(corpus: Corpus) -> None:
@@ -389,7 +391,7 @@ def test_order_overrides_the_direction_and_the_answer_says_both(corpus: Corpus) 
 def test_another_metric_ranks_by_its_values_and_rows_without_it_come_last(corpus: Corpus) -> None:
     answer = board(corpus, "Semantic Segmentation", CITYSCAPES, metric="fps")
     assert models_of(answer)[:2] == ["Titled", "BERT-seg"] and [row.get("rank") for row in answer["rows"][:3]] == [1, 2, None]
-    assert list(answer["rows"][0]["values"]) == ["FPS", MIOU]  # the metric ranked by first
+    assert answer["metrics"] == ["FPS", MIOU] and answer["rows"][0]["values"] == ["30", "-"]  # the metric ranked by first
 
 
 def test_a_row_shows_its_paper_extra_data_code_official_first_and_its_harvest(corpus: Corpus) -> None:
@@ -482,8 +484,8 @@ def test_numbers_in_a_dump_are_shown_as_written_and_datasets_differing_in_a_numb
     )
     build_archive([tmp_path / "sources"], tmp_path / "archive", snapshot="2025-07-28")
     corpus = Corpus.load([write_records(tmp_path / "records", records())], archive_dir=tmp_path / "archive")
-    assert board(corpus, "image classification", "cifar-10")["rows"][0]["values"] == {"Accuracy": "95"}
-    assert board(corpus, "image classification", "CIFAR 100")["rows"][0]["values"] == {"Accuracy": "81.25"}
+    assert board(corpus, "image classification", "cifar-10")["rows"][0]["values"] == ["95"]
+    assert board(corpus, "image classification", "CIFAR 100")["rows"][0]["values"] == ["81.25"]
     assert describe(corpus, "task", "atari 260")["name"] == "Atari 260"
     error = refused(lambda: describe(corpus, "task", "Atari 2600"))  # the task key merges doubled digits: not the numbers
     assert error.code == "not_found" and "'Atari 2600 Games'" in error.detail
@@ -491,8 +493,8 @@ def test_numbers_in_a_dump_are_shown_as_written_and_datasets_differing_in_a_numb
 
 def test_an_injection_shaped_metric_name_is_data(corpus: Corpus) -> None:
     answer = board(corpus, "Image Generation", "CIFAR-10", metric=INJECTION)
-    assert answer["metric"] == INJECTION and answer["metrics"][-1] == INJECTION
-    assert answer["rows"][0]["values"] == {INJECTION: "1", "FID": "3.5", "Inception score": "9.1"}
+    assert answer["metric"] == INJECTION and "other_metrics" not in answer
+    assert answer["metrics"] == [INJECTION, "FID", "Inception score"] and answer["rows"][0]["values"] == ["1", "3.5", "9.1"]
     assert orjson.loads(orjson.dumps(answer)) == answer
 
 
@@ -593,7 +595,7 @@ def test_get_paper_caps_the_results_and_counts_the_rest(tmp_path: Path) -> None:
     build_archive([tmp_path / "sources"], tmp_path / "archive", snapshot="2025-07-28")
     corpus = Corpus.load([write_records(tmp_path / "records", records())], archive_dir=tmp_path / "archive")
     answer = queries.paper_detail_shown(corpus, "deeplab")
-    assert len(answer["results"]) == leaderboards.RESULTS_SHOWN and answer["more_results"] == 3
+    assert len(answer["results"]) == leaderboards.RESULTS_SHOWN and answer["more_results"] == 13 - leaderboards.RESULTS_SHOWN
 
 
 # -- the tables, in every form -----------------------------------------------------------------
@@ -687,14 +689,17 @@ def test_a_board_of_a_hundred_thousand_rows_pages_and_filters_bounded(tmp_path: 
     write_dump(sources / "evaluation-tables.json.gz", [task("Huge", [benchmark("Big", ["Accuracy"], rows)])])
     build_archive([sources], tmp_path / "archive", snapshot="2025-07-28")
     corpus = Corpus.load([write_records(tmp_path / "records", records())], archive_dir=tmp_path / "archive")
-    first = board(corpus, "Huge", "Big", limit=100)
-    values = [float(row["values"]["Accuracy"].rstrip("%")) for row in first["rows"]]
+    first = board(corpus, "Huge", "Big", limit=leaderboards.MAX_ROWS)
+    values = [float(row["values"][0].rstrip("%")) for row in first["rows"]]
     assert first["total"] == n and values == sorted(values, reverse=True) and values[0] == (n - 1) / 1000
     assert len(orjson.dumps(first)) / 4 < 25_000
     last = board(corpus, "Huge", "Big", order="asc", limit=1)
-    assert last["rows"][0]["values"]["Accuracy"] == "0.000%" and last["rows"][0]["rank"] == 1
-    with_code = board(corpus, "Huge", "Big", has_code=True, limit=100)
+    assert last["rows"][0]["values"] == ["0.000%"] and last["rows"][0]["rank"] == 1
+    with_code = board(corpus, "Huge", "Big", has_code=True, limit=leaderboards.MAX_ROWS)
     assert with_code["total"] == n // 1000 and all(row["code"]["official"] for row in with_code["rows"])
+    second = board(corpus, "Huge", "Big", has_code=True, limit=leaderboards.MAX_ROWS, cursor=with_code["next_cursor"])
+    assert len(with_code["rows"]) + len(second["rows"]) == n // 1000 and "next_cursor" not in second
+    assert refused(lambda: board(corpus, "Huge", "Big", limit=leaderboards.MAX_ROWS + 1)).code == "invalid_argument"
 
 
 def test_a_missing_paper_and_a_description_of_ten_megabytes_are_served_bounded(built: Built) -> None:
@@ -704,3 +709,29 @@ def test_a_missing_paper_and_a_description_of_ten_megabytes_are_served_bounded(b
     assert archive is not None and archive.boards is not None
     stored = archive.boards.strings["method.description"][built.corpus.archive.boards.find("method", "adam")[0]]
     assert stored is not None and len(stored) <= 8_000
+
+
+# -- on the wire -------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_the_tools_answer_on_the_wire_exactly_what_leaderboards_answers(corpus: Corpus) -> None:
+    from mcp import Client
+
+    from papercode.edge.app import build_server
+
+    calls: list[tuple[str, dict[str, Any], Callable[..., dict[str, Any]]]] = [
+        ("get_leaderboard", {"task": "semseg", "dataset": CITYSCAPES, "limit": 2}, leaderboards.leaderboard_shown),
+        ("get_leaderboard", {"task": "semseg", "dataset": CITYSCAPES, "has_code": True, "status": "ran"}, leaderboards.leaderboard_shown),
+        ("get_leaderboard", {"task": "Semantic Segmentation"}, leaderboards.leaderboard_shown),
+        ("describe", {"kind": "dataset", "name": "cityscapes"}, leaderboards.describe_shown),
+    ]
+    async with Client(build_server(lambda: corpus)) as client:
+        for tool, arguments, shown in calls:
+            sent = await client.call_tool(tool, arguments)
+            assert sent.is_error is False and sent.structured_content == shown(corpus, **arguments)
+            (block,) = sent.content
+            assert block.type == "text" and orjson.loads(block.text) == sent.structured_content
+        refused = await client.call_tool("get_leaderboard", {"task": "semseg", "dataset": "cityscapes"})
+        assert refused.is_error is True and refused.content[0].type == "text"
+        assert refused.content[0].text.startswith("ambiguous: ") and "Next:" in refused.content[0].text

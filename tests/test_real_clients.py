@@ -218,7 +218,7 @@ def answer(run: InspectorRun) -> dict[str, Any]:
     return structured
 
 
-def test_inspector_lists_the_seven_tools_with_portable_schemas(inspector: Inspector) -> None:
+def test_inspector_lists_the_tools_with_portable_schemas(inspector: Inspector) -> None:
     run = inspector("--method", "tools/list", "--strict")
     assert run.exit_code == 0, run.output
     assert sorted(tool["name"] for tool in run.result["tools"]) == TOOLS

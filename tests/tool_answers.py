@@ -1,4 +1,4 @@
-"""The seven tools' answers straight from `papercode.answers.queries`, asked with the tools' own names and
+"""The tools' answers straight from `papercode.answers` (`queries`, `leaderboards`), asked with the tools' own names and
 arguments: what the queries-layer tests assert on, and what the MCP round trip compares the wire with.
 
 `shown` is an answer as the edge sends it (JSON, nulls left out); `tests/test_mcp_roundtrip.py` checks that
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from papercode.answers import queries
+from papercode.answers import leaderboards, models, queries
 from papercode.answers.models import CodeAnswer
 from papercode.core.errors import QueryError
 from papercode.corpus.stages import Corpus
@@ -44,6 +44,10 @@ def ask(corpus: Corpus, tool: str, **arguments: Any) -> BaseModel:
         return queries.papers_for_repo(corpus, **arguments)
     if tool == "corpus_stats":
         return queries.corpus_stats(corpus, **arguments)
+    if tool == "get_leaderboard":
+        return models.Leaderboard.model_validate(leaderboards.leaderboard_shown(corpus, **arguments))
+    if tool == "describe":
+        return models.Description.model_validate(leaderboards.describe_shown(corpus, **arguments))
     raise AssertionError(f"no such tool here: {tool}")
 
 

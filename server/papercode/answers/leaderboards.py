@@ -30,11 +30,13 @@ from . import models, queries
 
 NAME_CHARS: Final = 300
 DESCRIPTION_CHARS: Final = 1_500
+MAX_ROWS: Final = 50  # a page of a leaderboard (or of a task's benchmarks) at most
 VALUES_SHOWN: Final = 6  # of a row's metric values, the sorted one and the board's first ones
-METRICS_SHOWN: Final = 5  # of a benchmark's metrics, in a task's list of benchmarks
+METRICS_SHOWN: Final = 3  # of a benchmark's metrics, in a task's list of benchmarks
 SUBTASKS_SHOWN: Final = 20
 BENCHMARKS_SHOWN: Final = 10  # in describe
-RESULTS_SHOWN: Final = 10  # in get_paper
+RESULTS_SHOWN: Final = 5  # in get_paper
+RESULT_VALUES: Final = 3  # of a result's metric values, in get_paper
 NAMES_SHOWN: Final = 10  # in an `ambiguous` or `not_found` error
 KINDS: Final = ("task", "method", "dataset")
 ADD_BOARDS: Final = (
@@ -70,7 +72,7 @@ def _asked(value: str, what: str) -> str:
         raise QueryError(
             "invalid_argument",
             f"{what} is empty" if not text else f"{what} is over {NAME_CHARS} characters",
-            f"pass a {what} name as people write it, e.g. semantic segmentation",
+            f"pass a {what} name as people write it (any case; a slug will do)",
         )
     return text
 
@@ -178,7 +180,10 @@ def leaderboard_shown(
 ) -> dict[str, Any]:
     """A benchmark's rows best first (`models.Leaderboard`, as shown); without `dataset`, the task's benchmarks."""
     boards = _boards(corpus)
-    queries.check_limit(limit)
+    if not 1 <= limit <= MAX_ROWS:
+        raise QueryError(
+            "invalid_argument", f"limit must be 1..{MAX_ROWS}, got {limit}", f"call again with a limit between 1 and {MAX_ROWS}"
+        )
     t = resolve(boards, "task", task)
     if order is not None and order not in ("asc", "desc"):
         raise QueryError(
@@ -209,7 +214,8 @@ def leaderboard_shown(
         matching = _filtered(corpus, boards, view.rows.start, boards.metric_places(m, chosen), has_code, statuses)
         total = len(matching)
         places = matching[offset : offset + limit].tolist()
-    rows, harvested = _rows(corpus, boards, view.rows.start, view.metrics, m, chosen, places)
+    shown_metrics = _shown_metrics(view.metrics, m)
+    rows, harvested = _rows(corpus, boards, view.rows.start, shown_metrics, m, chosen, places)
     direction = direction_text(lower) + ("" if chosen == default else f"; shown {chosen} as asked")
     end = offset + len(rows)
     return queries.shown(
@@ -218,7 +224,8 @@ def leaderboard_shown(
         metric=boards.strings["metric.name"][m],
         direction=direction,
         order=chosen,
-        metrics=[boards.strings["metric.name"][i] for i in view.metrics],
+        metrics=[boards.strings["metric.name"][i] for i in shown_metrics],
+        other_metrics=[boards.strings["metric.name"][i] for i in view.metrics if i not in shown_metrics] or None,
         total=total,
         rows=rows,
         next_cursor=corpus.pager.encode(page_query, end) if end < total else None,
@@ -275,9 +282,10 @@ def _replaced(ordinals: Ordinals) -> np.ndarray:
 
 
 def _rows(
-    corpus: Corpus, boards: Boards, row_start: int, metrics: range, metric: int, order: Order, places: Sequence[int]
+    corpus: Corpus, boards: Boards, row_start: int, metrics: list[int], metric: int, order: Order, places: Sequence[int]
 ) -> tuple[list[dict[str, Any]], bool]:
-    """The rows at `places` of a board-metric's order, as shown; and whether any carries harvest facts."""
+    """The rows at `places` of a board-metric's order, as shown (their values: of `metrics`); and whether any carries
+    harvest facts."""
     if not places:
         return [], False
     local, ranks = [], []
@@ -285,11 +293,10 @@ def _rows(
         at, ranked = boards.ordered(metric, order, place, place + 1)
         local.append(at[0])
         ranks.append(ranked[0])
-    shown_metrics = _shown_metrics(metrics, metric)
     out: list[dict[str, Any]] = []
     harvested = False
     for r, rank in zip(local, ranks, strict=True):
-        row = _row(corpus, boards, row_start + r, r, shown_metrics, rank)
+        row = _row(corpus, boards, row_start + r, r, metrics, rank)
         harvested = harvested or "harvest" in row
         out.append(row)
     return out, harvested
@@ -301,12 +308,18 @@ def _shown_metrics(metrics: range, metric: int) -> list[int]:
 
 
 def _values(boards: Boards, metrics: Sequence[int], local: int) -> dict[str, str]:
+    """A row's values of `metrics` it reports, by metric name."""
     values: dict[str, str] = {}
     for m in metrics:
         typed, _ = boards.value(m, local)
         if typed is not None:
             values[boards.strings["metric.name"][m] or ""] = typed
     return values
+
+
+def _aligned(boards: Boards, metrics: Sequence[int], local: int) -> list[str]:
+    """A row's values of `metrics`, in their order ("" where it reports none): the metrics are named once, above."""
+    return [boards.value(m, local)[0] or "" for m in metrics]
 
 
 def _row(corpus: Corpus, boards: Boards, g: int, local: int, metrics: Sequence[int], rank: int) -> dict[str, Any]:
@@ -320,7 +333,7 @@ def _row(corpus: Corpus, boards: Boards, g: int, local: int, metrics: Sequence[i
     return queries.shown(
         rank=rank or None,
         model=boards.strings["row.model"][g],
-        values=_values(boards, metrics, local),
+        values=_aligned(boards, metrics, local),
         paper=paper,
         extra_data=True if extra == EXTRA_YES else False if extra == EXTRA_NO else None,
         code=_code([url for url in own if url], record),
@@ -566,7 +579,7 @@ def _result(boards: Boards, g: int) -> dict[str, Any]:
         task=boards.strings["task.name"][view.task],
         dataset=view.dataset,
         model=boards.strings["row.model"][g],
-        values=_values(boards, view.metrics[:VALUES_SHOWN], local),
+        values=_values(boards, view.metrics[:RESULT_VALUES], local),
         rank=rank,
         of=len(view.rows),
     )

@@ -231,7 +231,7 @@ class RowHarvest(Answer):
 class BoardRow(Answer):
     rank: int | None = Field(default=None, description="None: value missing or not a number")
     model: str | None = None
-    values: dict[str, str] = Field(description="As typed")
+    values: list[str] = Field(description='As typed, in the order of metrics; "": not reported')
     paper: ResultPaper | None = None
     extra_data: bool | None = None
     code: RowCode | None = None
@@ -258,6 +258,7 @@ class Leaderboard(Answer):
     direction: str | None = None
     order: Literal["desc", "asc"] | None = None
     metrics: list[str] | None = None
+    other_metrics: list[str] | None = Field(default=None, description="Not shown; pass as metric to rank by one")
     total: int
     rows: list[BoardRow] | None = None
     benchmarks: list[BoardSummary] | None = Field(default=None, description="Without dataset: pick one")

@@ -27,7 +27,10 @@ from .sources import CUT_DEPTH, BadInput, SourceFile, arrow
 
 SUBTASK_DEPTH: Final = 32  # levels of subtasks kept below a top-level task (the real archive nests a few)
 SUBDATASET_DEPTH: Final = 8  # levels of subdatasets kept below a benchmark
-NAME_CHARS: Final = 300  # a name (task, dataset, metric, model, method) longer than this is cut
+NAME_CHARS: Final = 300  # a name (task, dataset, method) or title longer than this is cut
+METRIC_CHARS: Final = 120  # a metric's name longer than this is cut (the real ones are a few words)
+MODEL_CHARS: Final = 160  # a model's name likewise
+URL_CHARS: Final = 300  # a code link longer than this is not a repository's address: left out
 DESCRIPTION_CHARS: Final = 8_000  # a description is kept this long at most (answers show less)
 LIST_ITEMS: Final = 100  # of a list of names (categories, synonyms, modalities, ...), the first kept
 CODE_LINKS: Final = 20  # of a result row's code links, the first kept
@@ -366,7 +369,7 @@ def _benchmarks(value: Any, cuts: Cuts, rejected: Tally, where: str) -> list[Ben
             Benchmark(
                 dataset=name,
                 description=_description(item.get("description")),
-                metrics=_names(nested(sota.get("metrics"), cuts), most=None),
+                metrics=_names(nested(sota.get("metrics"), cuts), most=None, chars=METRIC_CHARS),
                 rows=[_result(row, cuts) for row in rows if type(row) is dict] if type(rows) is list else [],
                 parent=parent,
             )
@@ -387,18 +390,20 @@ def _result(row: dict[str, Any], cuts: Cuts) -> ResultRow:
     if type(links) is list:
         for link in links[: CODE_LINKS * 2]:
             url = link.get("url") if type(link) is dict else link
-            if type(url) is str and url.strip() and len(urls) < CODE_LINKS:
+            if type(url) is str and url.strip() and len(url) <= URL_CHARS and len(urls) < CODE_LINKS:
                 urls.append(url.strip())
     extra = flag(row.get("uses_additional_data"))
     return ResultRow(
-        model=clean_name(row.get("model_name")),
+        model=clean_name(row.get("model_name"), MODEL_CHARS),
         paper_title=clean_name(row.get("paper_title")),
         paper_url=text(row.get("paper_url")),
         paper_date=day(row.get("paper_date")) if row.get("paper_date") is not None else None,
         code_links=urls,
         extra_data=None if extra is None else bool(extra),
         metrics={
-            named: value for key, value in metrics.items() if value is not None and value != "" and (named := clean_name(key)) is not None
+            named: value
+            for key, value in metrics.items()
+            if value is not None and value != "" and (named := clean_name(key, METRIC_CHARS)) is not None
         }
         if type(metrics) is dict
         else {},
@@ -463,22 +468,22 @@ def dataset_of(raw: dict[str, Any], cuts: Cuts) -> DatasetEntry | None:
 # -- values ----------------------------------------------------------------------------------
 
 
-def clean_name(value: Any) -> str | None:
-    """A name: a non-empty string, its white space runs made one space, cut to `NAME_CHARS`."""
+def clean_name(value: Any, most: int = NAME_CHARS) -> str | None:
+    """A name: a non-empty string, its white space runs made one space, cut to `most` characters."""
     if type(value) is not str:
         return None
     name = " ".join(value.split()) if not value.isprintable() or "  " in value or value != value.strip() else value
     if not name:
         return None
-    return name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…"
+    return name if len(name) <= most else name[: most - 1] + "…"
 
 
-def _names(value: Any, most: int | None = LIST_ITEMS) -> list[str]:
+def _names(value: Any, most: int | None = LIST_ITEMS, chars: int = NAME_CHARS) -> list[str]:
     if type(value) is str:
         value = [value]
     if type(value) is not list:
         return []
-    names = list(dict.fromkeys(name for item in value if (name := clean_name(item)) is not None))
+    names = list(dict.fromkeys(name for item in value if (name := clean_name(item, chars)) is not None))
     return names if most is None else names[:most]
 
 

@@ -1,5 +1,5 @@
-"""The seven tools: typed methods over `queries`, each turning one answer into compact JSON (text) plus
-structured content. The three keyed tools get theirs from `queries` already as shown (JSON-ready dicts,
+"""The tools: typed methods over `queries` and `leaderboards`, each turning one answer into compact JSON (text) plus
+structured content. The keyed tools and the leaderboard tools get theirs already as shown (JSON-ready dicts,
 `queries.shown`), so `reply` only serialises them; the others' answer models are dumped here.
 
 Where a tool runs follows what it costs. Lookups in the in-memory index take microseconds (well under a
@@ -10,10 +10,12 @@ hashes the code store holds in memory, `CodeStore.holds`, once its start-up scan
 check per showable sample, so the call runs in a worker thread), get_paper (its abstract is a slice of the abstracts file kept beside the
 full-text index, a memory map: a few microseconds),
 find_papers_for_repo, corpus_stats (unless the code store has bad files to look at again: then in a worker thread), and
-the first page of list_samples_by_status. What can take longer runs in a
+the first page of list_samples_by_status, describe and an unfiltered get_leaderboard (a page of a board's stored
+order, mapped). What can take longer runs in a
 worker thread: search_papers (a plain function, which the SDK runs in one), a later page of list_samples_by_status
 (filtered by language or licence, skipping to its offset walks every listing rank before it: tens of milliseconds
-deep into a large corpus), and get_code's store reads and downloads.
+deep into a large corpus), get_leaderboard with has_code or status (it looks at the whole board), and get_code's store
+reads and downloads.
 """
 
 from __future__ import annotations
@@ -222,7 +224,7 @@ class PapercodeTools:
         status: Annotated[
             str | None, Field(description="Only rows whose paper has a harvested sample of this status (several: comma-separated)")
         ] = None,
-        limit: Annotated[int, Field(ge=1, le=queries.MAX_LIMIT)] = 10,
+        limit: Annotated[int, Field(ge=1, le=leaderboards.MAX_ROWS)] = 10,
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, models.Leaderboard]:
         """Results on a benchmark, best first: metric values, paper, code (official first) and how the paper's harvested
