@@ -137,11 +137,11 @@ class ColumnWriter:
         self._packed.append(writer)
         return writer
 
-    def packed(self, name: str, values: Iterable[str | bytes | None]) -> None:
-        """A whole packed column at once (`values` in order)."""
-        writer = PackedWriter(self.directory, name, text=True)
-        writer.extend(values)
-        self._facts.update(writer.close(self.directory))
+    def packed(self, name: str, values: Iterable[str | None]) -> None:
+        """A whole packed column of strings at once (`values` in order), packed in C-level passes (`PackedStrings`)."""
+        data, ends, missing = PackedStrings(values).__getstate__()
+        for suffix, part in ((_DATA, bytes(data)), (_ENDS, bytes(ends)), (_MISSING, bytes(missing))):
+            self._facts[name + suffix] = _write_file(self.directory / (name + suffix), part)
 
     def ints(self, name: str, values: array[int] | array[float]) -> None:
         """A whole column of numbers (its typecode names the file)."""
