@@ -87,26 +87,35 @@ class BoardsBuilder:
         self.tasks: list[TaskEntry] = []
         self.methods: list[MethodEntry] = []
         self.datasets: list[DatasetEntry] = []
+        self._seen: dict[str, set[str]] = {"task": set(), "method": set(), "dataset": set()}  # names read, to drop repeats
         self.summary = BoardsSummary()
 
     def read(self, source: SourceFile, progress: Callable[[float], None] | None = None) -> None:
+        """One catalogue table's rows. A task, method or dataset named again (the same table given in two forms) is
+        dropped and counted: the first is kept."""
         cuts, rejected, label = self.summary.cuts, self.rejected, source.path.name
         for number, raw in enumerate(raw_rows(source, cuts, progress), 1):
             where = f"{label} row {number}"
             if source.table == "evaluations":
+                named = clean_name(raw.get("task"))
+                if named is not None and named in self._seen["task"]:
+                    rejected.add("duplicate_task", where, f"task {named!r} again (the first is kept)")
+                    continue
+                self._seen["task"].add(named or "")
                 tasks_of(raw, self.tasks, cuts, rejected, where)
-            elif source.table == "methods":
-                method = method_of(raw, cuts)
-                if method is None:
-                    rejected.add("no_method_name", where, f"a method with name {str(raw.get('name'))[:60]!r}")
-                else:
-                    self.methods.append(method)
+                continue
+            entry = method_of(raw, cuts) if source.table == "methods" else dataset_of(raw, cuts)
+            kind = "method" if source.table == "methods" else "dataset"
+            if entry is None:
+                rejected.add(f"no_{kind}_name", where, f"a {kind} with name {str(raw.get('name'))[:60]!r}")
+            elif entry.name in self._seen[kind]:
+                rejected.add(f"duplicate_{kind}", where, f"{kind} {entry.name!r} again (the first is kept)")
             else:
-                dataset = dataset_of(raw, cuts)
-                if dataset is None:
-                    rejected.add("no_dataset_name", where, f"a dataset with name {str(raw.get('name'))[:60]!r}")
+                self._seen[kind].add(entry.name)
+                if isinstance(entry, MethodEntry):
+                    self.methods.append(entry)
                 else:
-                    self.datasets.append(dataset)
+                    self.datasets.append(entry)
 
     def write(self, build: Path) -> BoardsSummary:
         """Write the leaderboards into `build/boards`; their files (relative to `build`) go in the summary."""
@@ -226,7 +235,7 @@ class _Layout:
         for b, board in enumerate(self.boards):
             for row in board.benchmark.rows:
                 a, row_ref, how = join_paper(keys, row.paper_url, row.paper_title)
-                own = [url for url in (repo_url(link)[0] for link in row.code_links) if url is not None]
+                own = [url for link in row.code_links if (url := repo_url(link)[0]) is not None] if row.code_links else []
                 model.append(row.model)
                 paper.append(a)
                 title.append(row.paper_title if a < 0 else None)
@@ -374,9 +383,9 @@ def join_paper(keys: PaperKeys, url: str | None, title: str | None) -> tuple[int
     `title`, or None)."""
     ref = None
     if url:
-        arxiv = parse_arxiv_id(url)
+        arxiv = _arxiv_of(url)
         if arxiv is not None:
-            ref = arxiv.canonical
+            ref = arxiv
             a = keys.by_arxiv.get(ref)
             if a is not None:
                 return a, ref, "arxiv"
@@ -390,6 +399,24 @@ def join_paper(keys: PaperKeys, url: str | None, title: str | None) -> tuple[int
         if a is not None and a != AMBIGUOUS:
             return a, ref, "title"
     return -1, ref, None
+
+
+_ARXIV_HOSTS: Final = ("http://arxiv.org/", "https://arxiv.org/")
+
+
+def _arxiv_of(url: str) -> str | None:
+    """The arXiv id an abs or pdf URL names (most rows' URLs: read by slicing), or another form `core.ids` reads."""
+    if url.startswith(_ARXIV_HOSTS):
+        rest = url.partition("arxiv.org/")[2]
+        kind, _, tail = rest.partition("/")
+        if kind in ("abs", "pdf"):
+            tail = tail.removesuffix(".pdf").rstrip("/")
+            head, v, version = tail.rpartition("v")
+            number = head if v and version.isdigit() and head[-1:].isdigit() else tail
+            if len(number) in (9, 10) and number[4] == "." and number[:4].isdigit() and number[5:].isdigit():
+                return number
+    parsed = parse_arxiv_id(url)
+    return None if parsed is None else parsed.canonical
 
 
 @functools.lru_cache(maxsize=1 << 16)  # values repeat across rows (`-`, `88.5`, ...)

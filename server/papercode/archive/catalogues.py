@@ -14,6 +14,7 @@ as JSON text is decoded as a dump's would be. Subtasks past `SUBTASK_DEPTH` leve
 
 from __future__ import annotations
 
+import functools
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -384,22 +385,35 @@ def _benchmarks(value: Any, cuts: Cuts, rejected: Tally, where: str) -> list[Ben
 
 
 def _result(row: dict[str, Any], cuts: Cuts) -> ResultRow:
-    metrics = nested(row.get("metrics"), cuts)
-    links = nested(row.get("code_links"), cuts)
+    # Every result of the archive passes here: the usual shapes are taken as they are, the rest through the checks.
+    get = row.get
+    metrics = get("metrics")
+    if type(metrics) is not dict:
+        metrics = nested(metrics, cuts)
+    links = get("code_links")
     urls: list[str] = []
-    if type(links) is list:
-        for link in links[: CODE_LINKS * 2]:
+    if links:
+        links = nested(links, cuts)
+        for link in links[: CODE_LINKS * 2] if type(links) is list else ():
             url = link.get("url") if type(link) is dict else link
             if type(url) is str and url.strip() and len(url) <= URL_CHARS and len(urls) < CODE_LINKS:
                 urls.append(url.strip())
-    extra = flag(row.get("uses_additional_data"))
+    extra = get("uses_additional_data")
+    if type(extra) is not bool:
+        extra = None if (given := flag(extra)) is None else bool(given)
+    date = get("paper_date")
+    if date is not None and not (
+        type(date) is str and len(date) == 10 and date[4] == "-" == date[7] and "01" <= date[5:7] <= "12" and "01" <= date[8:] <= "31"
+    ):
+        date = day(date)
+    paper_url = get("paper_url")
     return ResultRow(
-        model=clean_name(row.get("model_name"), MODEL_CHARS),
-        paper_title=clean_name(row.get("paper_title")),
-        paper_url=text(row.get("paper_url")),
-        paper_date=day(row.get("paper_date")) if row.get("paper_date") is not None else None,
+        model=clean_name(get("model_name"), MODEL_CHARS),
+        paper_title=clean_name(get("paper_title")),
+        paper_url=paper_url if type(paper_url) is str and paper_url else None,
+        paper_date=date,
         code_links=urls,
-        extra_data=None if extra is None else bool(extra),
+        extra_data=extra,
         metrics={
             named: value
             for key, value in metrics.items()
@@ -472,6 +486,11 @@ def clean_name(value: Any, most: int = NAME_CHARS) -> str | None:
     """A name: a non-empty string, its white space runs made one space, cut to `most` characters."""
     if type(value) is not str:
         return None
+    return _clean_name(value, most)
+
+
+@functools.lru_cache(maxsize=1 << 16)  # metric and model names repeat across a table's rows
+def _clean_name(value: str, most: int) -> str | None:
     name = " ".join(value.split()) if not value.isprintable() or "  " in value or value != value.strip() else value
     if not name:
         return None

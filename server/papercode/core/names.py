@@ -59,12 +59,17 @@ def name_keys(kind: NameKind, names: Iterable[str]) -> set[str]:
     name as written and as its slug."""
     keys: set[str] = set()
     for name in names:
-        if name and name.strip():
-            keys.add(name_key(kind, name))
-            slug = name_slug(name)
-            if slug:
-                keys.add(name_key(kind, slug))
+        if name:
+            keys.update(_keys_of(kind, name))
     return keys
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a build keys every board's dataset: the same few thousand names
+def _keys_of(kind: NameKind, name: str) -> tuple[str, ...]:
+    if not name.strip():
+        return ()
+    slug = name_slug(name)
+    return (name_key(kind, name), name_key(kind, slug)) if slug else (name_key(kind, name),)
 
 
 def title_key(title: str) -> str:
