@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
+from conftest import TOOL_NAMES
 from papercode.cli.main import build_parser
 from papercode.core.limits import Limits
 from papercode.edge.app import PapercodeServer
@@ -100,7 +101,7 @@ async def test_every_tool_prompt_and_resource_is_documented(server: PapercodeSer
         prompts = [prompt.name for prompt in (await client.list_prompts()).prompts]
         resources = [resource.uri for resource in (await client.list_resources()).resources]
         templates = [template.uri_template for template in (await client.list_resource_templates()).resource_templates]
-    assert len(tools) == 7
+    assert tools == list(TOOL_NAMES)
     missing = [name for name in tools if f"`{name}(" not in README]  # each tool has a row in the table
     missing += [name for name in [*prompts, *resources, *templates] if name not in README]
     assert not missing, f"not in README.md: {missing}"

@@ -1,0 +1,204 @@
+"""`python -m benchmarks boards --archive DIR --out DIR`: issue #23's build and serve targets for the leaderboards.
+
+`DIR` holds a synthetic archive with its leaderboards' tables (`python -m benchmarks generate-archive` writes them by
+default), or `--boards` names another directory with them (`python -m benchmarks generate-boards` writes them for an
+archive generated without). Steps:
+
+1. **build**: `papercode archive build` of the papers and links alone, then with the three tables, each in a fresh
+   process, alternating, `--runs` times (one form: `--form`): the median wall seconds of each, and their ratio
+   (target: at most 1.10);
+2. **open**: the archive's current build opened (`index.archive_layer.open_archive`) with and without its
+   leaderboards, the median of 20 opens, in this process (nothing about them is built at open);
+3. **calls, in-process**: a records layer of `--records` generated records replacing archive papers that have results
+   (so `status` finds harvested samples), laid over the archive; then p50 and p95 of `get_leaderboard` (a task's
+   benchmarks; a benchmark's first page; `has_code=true`; `status`) and `describe` (task, method, dataset), called as
+   `answers.leaderboards.*` on random names drawn from the archive (targets: p50 <= 1 ms; `status` within 2 ms);
+4. **sizes**: the bytes of the build's `boards/` directory and of its papers.
+
+One JSON object with every figure goes to `--json` when given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# The builds run this checkout's papercode, whatever the virtualenv has installed.
+THIS_CHECKOUT = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "server")}
+TARGET_BUILD_RATIO = 1.10
+TARGET_P50_MS = 1.0
+TARGET_STATUS_P50_MS = 2.0
+TABLES = {
+    "parquet": (("papers-with-abstracts", "links-between-paper-and-code"), ("evaluation-tables", "methods", "datasets")),
+    "json.gz": (
+        ("papers-with-abstracts.json.gz", "links-between-papers-and-code.json.gz"),
+        ("evaluation-tables.json.gz", "methods.json.gz", "datasets.json.gz"),
+    ),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--archive", type=Path, required=True, help="a generated archive (papers and links, in both forms)")
+    parser.add_argument("--boards", type=Path, help="where the leaderboards' tables are (default: --archive)")
+    parser.add_argument("--out", type=Path, required=True, help="where the builds go (outside the git tree)")
+    parser.add_argument("--form", choices=tuple(TABLES), default="parquet")
+    parser.add_argument("--runs", type=int, default=2, help="builds of each kind (default 2)")
+    parser.add_argument("--records", type=int, default=2_000, help="records laid over the archive (default 2,000)")
+    parser.add_argument("--calls", type=int, default=500, help="calls of each kind (default 500)")
+    parser.add_argument("--skip-build", action="store_true", help="serve the builds --out holds already")
+    parser.add_argument("--json", type=Path)
+
+
+def main(args: argparse.Namespace) -> int:
+    boards = args.boards or args.archive
+    papers, tables = TABLES[args.form]
+    base = [str(args.archive / name) for name in papers]
+    full = base + [str(boards / name) for name in tables]
+    missing = [path for path in full if not Path(path).exists()]
+    if missing:
+        print(f"missing: {', '.join(missing)} (python -m benchmarks generate-archive writes them)", file=sys.stderr)
+        return 2
+    report: dict[str, Any] = {"form": args.form, "runs": args.runs}
+    if not args.skip_build:
+        report["build"] = _builds(base, full, args.out, args.runs)
+        print(_format_builds(report["build"]), flush=True)
+    report["open"] = _opens(args.out)
+    print(
+        f"open: {report['open']['without_ms']:.2f} ms without the leaderboards, {report['open']['with_ms']:.2f} ms with them (median of 20)",
+        flush=True,
+    )
+    report["sizes"] = _sizes(args.out / "with")
+    print(f"sizes: boards/ {report['sizes']['boards'] / 2**20:,.1f} MiB, papers/ {report['sizes']['papers'] / 2**20:,.1f} MiB", flush=True)
+    report["calls"] = _calls(args.out / "with", args.out / "records", args.records, args.calls)
+    for name, figures in report["calls"].items():
+        target = TARGET_STATUS_P50_MS if "status" in name else TARGET_P50_MS
+        print(f"{name:34s} p50 {figures['p50_ms']:6.3f} ms  p95 {figures['p95_ms']:6.3f} ms  (target p50 <= {target} ms)", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+    return 0
+
+
+# -- builds ------------------------------------------------------------------------------------
+
+
+def _builds(base: list[str], full: list[str], out: Path, runs: int) -> dict[str, Any]:
+    seconds: dict[str, list[float]] = {"without": [], "with": []}
+    for run in range(runs):
+        for label in ("without", "with") if run % 2 == 0 else ("with", "without"):
+            target = out / label
+            shutil.rmtree(target, ignore_errors=True)
+            command = [sys.executable, "-m", "papercode", "archive", "build", *(full if label == "with" else base)]
+            command += ["--out", str(target), "--snapshot", "2025-07-28"]
+            started = time.perf_counter()
+            done = subprocess.run(command, capture_output=True, text=True, check=False, env=THIS_CHECKOUT)
+            if done.returncode != 0:
+                raise SystemExit(f"the build failed: {done.stderr.strip()}")
+            seconds[label].append(time.perf_counter() - started)
+    without, with_boards = statistics.median(seconds["without"]), statistics.median(seconds["with"])
+    return {"seconds": seconds, "without_s": without, "with_s": with_boards, "ratio": with_boards / without}
+
+
+def _format_builds(build: dict[str, Any]) -> str:
+    verdict = "ok" if build["ratio"] <= TARGET_BUILD_RATIO else "over"
+    return (
+        f"build: {build['without_s']:.1f} s without the leaderboards, {build['with_s']:.1f} s with them: "
+        f"{build['ratio']:.3f}x (target <= {TARGET_BUILD_RATIO}x: {verdict}); runs {build['seconds']}"
+    )
+
+
+# -- serving -----------------------------------------------------------------------------------
+
+
+def _opens(out: Path) -> dict[str, float]:
+    from papercode.index.archive_layer import open_archive
+
+    figures = {}
+    for label in ("without", "with"):
+        times = []
+        for _ in range(20):
+            started = time.perf_counter()
+            layer = open_archive(out / label)
+            times.append(time.perf_counter() - started)
+            layer.close()
+        figures[f"{label}_ms"] = statistics.median(times) * 1000
+    return figures
+
+
+def _sizes(build_dir: Path) -> dict[str, int]:
+    from papercode.index.archive_layer import current_build
+
+    build = current_build(build_dir)
+    assert build is not None
+    return {part: sum(path.stat().st_size for path in (build / part).rglob("*") if path.is_file()) for part in ("boards", "papers")}
+
+
+def _records(archive_dir: Path, directory: Path, count: int) -> Path:
+    """`count` generated records, each given the arXiv id (or slug) of an archive paper with results."""
+    import orjson
+
+    from benchmarks.generate import generate_records
+    from papercode.index.archive_layer import open_archive
+
+    layer = open_archive(archive_dir)
+    assert layer.boards is not None
+    papers = sorted(set(layer.boards.ints["paper.papers"]))
+    random.Random(23).shuffle(papers)
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    with open(directory / "records.jsonl", "wb") as stream:
+        for a, record in zip(papers[:count], generate_records(count, seed=23), strict=False):
+            arxiv_id, slug = layer.papers.arxiv_id[a], layer.papers.slug[a]
+            record["arxiv_id"], record["url"] = arxiv_id, f"/paper/{slug}"
+            stream.write(orjson.dumps(record) + b"\n")
+    layer.close()
+    return directory
+
+
+def _calls(archive_dir: Path, records_dir: Path, records: int, calls: int) -> dict[str, dict[str, float]]:
+    from papercode.answers import leaderboards
+    from papercode.corpus.stages import Corpus
+
+    corpus = Corpus.load([_records(archive_dir, records_dir, records)], archive_dir=archive_dir)
+    assert corpus.archive is not None and corpus.archive.boards is not None
+    boards = corpus.archive.boards
+    rng = random.Random(7)
+    names = boards.strings
+    with_boards = [b for b in range(boards.boards) if len(boards.board(b).rows)]
+    picked = [rng.choice(with_boards) for _ in range(calls)]
+    tasks = [names["task.name"][boards.board(b).task] for b in picked]
+    datasets = [names["board.dataset"][b] for b in picked]
+    methods = [names["method.name"][rng.randrange(boards.methods)] for _ in range(calls)]
+    entities = [names["dataset.name"][rng.randrange(boards.datasets)] for _ in range(calls)]
+    kinds: dict[str, Callable[[int], Any]] = {
+        "get_leaderboard(task)": lambda i: leaderboards.leaderboard_shown(corpus, tasks[i]),
+        "get_leaderboard(task, dataset)": lambda i: leaderboards.leaderboard_shown(corpus, tasks[i], datasets[i]),
+        "get_leaderboard(..., has_code=true)": lambda i: leaderboards.leaderboard_shown(corpus, tasks[i], datasets[i], has_code=True),
+        "get_leaderboard(..., status)": lambda i: leaderboards.leaderboard_shown(corpus, tasks[i], datasets[i], status="ran,ran_honours"),
+        "describe(task)": lambda i: leaderboards.describe_shown(corpus, "task", tasks[i]),
+        "describe(method)": lambda i: leaderboards.describe_shown(corpus, "method", methods[i]),
+        "describe(dataset)": lambda i: leaderboards.describe_shown(corpus, "dataset", entities[i]),
+    }
+    figures = {}
+    for name, call in kinds.items():
+        times = []
+        for i in range(calls):
+            started = time.perf_counter()
+            try:
+                call(i)
+            except Exception as exc:  # an ambiguous name drawn at random is an answer too (an error one)
+                if type(exc).__name__ != "QueryError":
+                    raise
+            times.append(time.perf_counter() - started)
+        times.sort()
+        figures[name] = {"p50_ms": times[len(times) // 2] * 1000, "p95_ms": times[int(len(times) * 0.95)] * 1000}
+    return figures
