@@ -618,6 +618,18 @@ def test_every_form_of_the_tables_answers_alike(built: Built, form: str, tmp_pat
     assert {source.table for source in other.summary.sources} == {"papers", "links", "evaluations", "methods", "datasets"}
 
 
+def test_the_same_tables_given_in_two_forms_are_read_once(built: Built, tmp_path: Path) -> None:
+    sources = write_sources(tmp_path / "sources", "json")
+    for name, rows in (("evaluation-tables", evaluations()), ("methods", methods()), ("datasets", datasets())):
+        FORMS["parquet"](sources, name, rows)
+    summary = build_archive([sources], tmp_path / "archive", snapshot="2025-07-28")
+    assert summary.manifest()["counts"]["boards"] == built.summary.manifest()["counts"]["boards"]
+    counts = summary.rejected.counts
+    assert (counts["duplicate_task"], counts["duplicate_method"], counts["duplicate_dataset"]) == (4, 3, 2)
+    corpus = Corpus.load([write_records(tmp_path / "records", records())], archive_dir=tmp_path / "archive")
+    assert board(corpus, "Semantic Segmentation", CITYSCAPES) == board(built.corpus, "Semantic Segmentation", CITYSCAPES)
+
+
 def test_the_parquet_metrics_struct_holds_every_metric_name_of_the_file(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
