@@ -115,7 +115,7 @@ def print_summary(summary: Any, given: Path) -> None:
     reason rows were dropped, with an example."""
     out = sys.stdout.write
     through = f", through the symlink {given}" if Path(summary.archive_dir) != Path(os.path.abspath(given)) else ""
-    out(f"archive: {summary.archive_dir} ({len(summary.shards)} shards, {summary.bytes_written / 1e6:,.1f} MB{through})\n")
+    out(f"archive: {summary.archive_dir}, build {summary.build_id} ({summary.bytes_written / 1e6:,.1f} MB{through})\n")
     out(f"snapshot: {summary.snapshot} ({summary.snapshot_basis})\n")
     out(
         f"papers: {summary.papers:,} written ({summary.papers_from_abstracts:,} from {summary.paper_rows:,} papers rows, "
