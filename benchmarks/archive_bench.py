@@ -345,22 +345,29 @@ def disk_usage(root: Path) -> dict[str, int]:
     return {"files": files, "bytes": size, "disk_bytes": blocks}
 
 
-def archive_facts(archive_dir: Path) -> dict[str, Any]:
-    """What a build wrote to `archive_dir`: the disk it takes, and what its manifest says (the serving form's
-    `current/archive.json`, or the record shards' `archive.json` of a papercode from before issue #22)."""
-    facts: dict[str, Any] = {"disk": disk_usage(archive_dir)}
+def manifest_of(archive_dir: Path) -> dict[str, Any] | None:
+    """The manifest of the archive in `archive_dir`: the serving form's `current/archive.json`, or the record shards'
+    `archive.json` of a papercode from before issue #22; None when there is neither."""
     for manifest in (archive_dir / "current" / "archive.json", archive_dir / "archive.json"):
         if manifest.is_file():
-            raw = json.loads(manifest.read_text())
-            counts = raw.get("counts") or {}
-            facts.update(
-                format_version=raw.get("format_version"),
-                build_id=raw.get("build_id"),
-                papers=counts.get("papers"),
-                search_segments=(raw.get("search") or {}).get("segments"),
-                manifest_files=len(raw.get("files") or raw.get("shards") or ()),
-            )
-            break
+            raw: dict[str, Any] = json.loads(manifest.read_text())
+            return raw
+    return None
+
+
+def archive_facts(archive_dir: Path) -> dict[str, Any]:
+    """What a build wrote to `archive_dir`: the disk it takes, and what its manifest says."""
+    facts: dict[str, Any] = {"disk": disk_usage(archive_dir)}
+    raw = manifest_of(archive_dir)
+    if raw is not None:
+        counts = raw.get("counts") or {}
+        facts.update(
+            format_version=raw.get("format_version"),
+            build_id=raw.get("build_id"),
+            papers=counts.get("papers"),
+            search_segments=(raw.get("search") or {}).get("segments"),
+            manifest_files=len(raw.get("files") or raw.get("shards") or ()),
+        )
     builds = archive_dir / "builds"
     facts["builds"] = sorted(entry.name for entry in builds.iterdir()) if builds.is_dir() else []
     return facts
@@ -515,6 +522,16 @@ def _peak(r: dict[str, Any]) -> str:
     return f"CPU {r['cpu_s']:.2f} s   {_memory(r)}"
 
 
+def manifest_line(archive: dict[str, Any]) -> str:
+    said = [f"format {archive.get('format_version')}"]
+    if archive.get("build_id"):
+        said.append(f"build {archive['build_id']}")
+    said.append(f"{archive.get('papers') or 0:,} papers")
+    if archive.get("search_segments") is not None:
+        said.append(f"{archive['search_segments']} search segments")
+    return ", ".join(said)
+
+
 def format_progress(p: dict[str, Any]) -> str:
     if not p["draws"]:
         return "progress on a terminal: nothing drawn"
@@ -566,9 +583,7 @@ def format_archive(result: dict[str, Any]) -> str:
             disk = archive["disk"]
             vs = f" = {r['disk_vs_parquet']:.2f}x the parquet files" if "disk_vs_parquet" in r else ""
             lines.append(
-                f"  archive directory {build['out']}: {disk['files']:,} files, {_mb(disk['disk_bytes'])} on disk{vs}"
-                f" (format {archive.get('format_version')}, build {archive.get('build_id')}, {archive.get('papers') or 0:,} papers,"
-                f" {archive.get('search_segments')} search segments)"
+                f"  archive directory {build['out']}: {disk['files']:,} files, {_mb(disk['disk_bytes'])} on disk{vs} ({manifest_line(archive)})"
             )
             lines.append("  " + format_progress(build["progress"]))
     rows = targets(result)

@@ -2,8 +2,9 @@
 archive (the serving form `papercode archive build` writes: paper columns, search index, manifest, under
 `DIR/builds/<id>` with `DIR/current` naming it), against an empty server.
 
-(`--records DIR` measures issue #15's form instead, the archive as record shards, for commits before #22:
-`benchmarks.archive_serve_shards`.)
+On a papercode from before issue #22 (`PYTHONPATH` on its `server/`), `DIR` is an archive it built (record shards under
+`DIR/records`): the same steps measure its starts, the first of them a cold build, for the "before" of #22's table.
+(`--records DIR` runs issue #15's own measure of that form: `benchmarks.archive_serve_shards`.)
 
 Servers are real `papercode serve` processes over stdio (the CLI, spawned by the MCP SDK's client with the 2025-11-25
 handshake desktop hosts speak), each with its own temporary directory (`TMPDIR`: what it leaves there is counted):
@@ -19,7 +20,8 @@ handshake desktop hosts speak), each with its own temporary directory (`TMPDIR`:
 3. **starts**: `papercode serve --archive --archive-dir DIR` (the bundled records above the archive), `--cache-dir` a
    fresh directory for the first start after the build, then the same directory for `--stdio-repeat` later starts,
    alternating with the empty server: seconds from spawn to `initialize` answered, to `get_paper` of the probe answered
-   with its title (a `loading` answer is asked again; any other error fails the run), and to `search_papers` answered.
+   with its title (a `loading` answer is asked again; any other error fails the run), and to `search_papers` answered;
+   each server is closed only once a snapshot is in its cache directory (what the next start reads).
 4. **memory**: through each server's start and then `--searches` `search_papers` calls over stdio (varied queries),
    the anonymous memory (`RssAnon` of `/proc/PID/status`, the server and every process below it, summed) polled every
    10 ms (`benchmarks.proctree`): its peak during the start (to the search answered), its peak overall and its value
@@ -55,7 +57,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .archive_bench import FORM_FILES, archive_facts, disk_usage, run_step
+from .archive_bench import FORM_FILES, archive_facts, disk_usage, manifest_line, manifest_of, run_step
 from .proctree import TreeSampler, children
 from .results import JSON_HELP, at_most
 
@@ -68,7 +70,7 @@ TARGET_LOOKUP_P50_MS = 1.0
 TARGET_RELOAD_S = 1.0
 LOOKUPS = ("get_paper", "get_harvested_code_for_paper", "find_papers_for_repo", "corpus_stats")
 DEADLINE_S = 600.0  # the longest a run waits for any answer
-RELOAD_DEADLINE_S = 60.0
+RELOAD_DEADLINE_S = 600.0  # a papercode from before issue #22 reloads the archive's records too: minutes at 600k
 REPLACED = "Replaced by a record: "
 
 
@@ -91,13 +93,15 @@ def worker_inprocess(payload: dict[str, Any]) -> dict[str, Any]:
     opens = []
     for _ in range(2):  # the first start after the build (an empty cache directory), then a later one
         start, cpu = time.perf_counter(), _cpu_s()
-        corpus = Corpus.open(roots, cache_dir=cache, archive_dir=archive_dir)
+        corpus = _open_over_archive(Corpus, roots, cache, archive_dir)
         opens.append({"s": time.perf_counter() - start, "cpu_s": _cpu_s() - cpu})
-    if corpus.archive_note is not None or corpus.archive is None:
-        raise RuntimeError(f"the archive in {archive_dir} is not served: {corpus.archive_note}")
+    note = getattr(corpus, "archive_note", None)
+    if note is not None:
+        raise RuntimeError(f"the archive in {archive_dir} is not served: {note}")
     anon_after_open = status_kb(os.getpid(), ("RssAnon",))["RssAnon"] * 1024
     records = Corpus.open(roots, cache_dir=cache).index.papers  # the records alone: which papers are theirs
     record_rows = [records[i] for i in range(len(records))]
+    archive = getattr(corpus, "archive", None)
     picked = _pick(corpus, record_rows, payload["calls"], payload["searches"], payload.get("seed", 0))
     direct = time_direct(corpus, picked["calls"])
     return {
@@ -107,8 +111,8 @@ def worker_inprocess(payload: dict[str, Any]) -> dict[str, Any]:
         "open_later_cpu_s": opens[1]["cpu_s"],
         "papers": len(corpus.index.papers),
         "record_papers": len(record_rows),
-        "archive_papers": len(corpus.archive),
-        "build_id": corpus.archive.build_id,
+        "archive_papers": len(archive) if archive is not None else len(corpus.index.papers) - len(record_rows),
+        "build_id": getattr(archive, "build_id", None),
         "rss_anon_after_open_bytes": anon_after_open,
         "direct": direct,
         "calls_shown": {tool: args[:3] for tool, args in picked["calls"].items()},
@@ -116,6 +120,17 @@ def worker_inprocess(payload: dict[str, Any]) -> dict[str, Any]:
         "searches": picked["searches"],
         "replacing_record": _replacing_record(roots[0], picked["probe"]),
     }
+
+
+def _open_over_archive(corpus_type: Any, roots: list[Path], cache: Path, archive_dir: Path) -> Any:
+    """`Corpus.open` of the records over the archive in `archive_dir`; on a papercode from before issue #22, over the
+    archive's record shards (`archive_dir/records`, one more root, built at the first start), as its `serve` did."""
+    import inspect
+
+    if "archive_dir" in inspect.signature(corpus_type.open).parameters:
+        return corpus_type.open(roots, cache_dir=cache, archive_dir=archive_dir)
+    shards = archive_dir / "records"
+    return corpus_type.open([*roots, shards], cache_dir=cache, archive=shards)
 
 
 def _pick(corpus: Any, record_rows: list[Any], per_tool: int, searches: int, seed: int) -> dict[str, Any]:
@@ -265,9 +280,13 @@ async def _searches(client: Any, searches: Sequence[dict[str, Any]]) -> dict[str
     }
 
 
-async def start(server: Server, asks: Sequence[tuple[str, str, dict[str, Any]]], searches: Sequence[dict[str, Any]]) -> dict[str, Any]:
+async def start(
+    server: Server, asks: Sequence[tuple[str, str, dict[str, Any]]], searches: Sequence[dict[str, Any]], snapshot_in: Path | None = None
+) -> dict[str, Any]:
     """Spawn the server; seconds from spawn to `initialize` and to each ask answered (`<label>_s`, and `<label>`: the
-    answer's structured content); then the searches; RssAnon polled from before the spawn to the server's end."""
+    answer's structured content); then the searches; then, with `snapshot_in`, until a snapshot is in that cache
+    directory (a start is not over before it has written what the next start reads); RssAnon polled from before the
+    spawn to the server's end."""
     sampler = TreeSampler("RssAnon").start()
     out: dict[str, Any] = {}
     try:
@@ -282,6 +301,8 @@ async def start(server: Server, asks: Sequence[tuple[str, str, dict[str, Any]]],
             out["anon_start_peak_bytes"] = sampler.peak
             out["stdio_searches"] = await _searches(client, searches)
             out["anon_after_searches_bytes"] = sampler.mark("after searches")
+            if snapshot_in is not None:
+                out["snapshot_s"] = await _snapshot_written(snapshot_in, spawned)
             out["anon_peak_bytes"] = sampler.peak
     except Exception as exc:
         raise RuntimeError(f"papercode serve {' '.join(server.args)}: {exc}\n{server.stderr()[-3000:]}") from exc
@@ -290,6 +311,15 @@ async def start(server: Server, asks: Sequence[tuple[str, str, dict[str, Any]]],
     server.stderr()
     out["tmp_left"] = server.left()
     return out
+
+
+async def _snapshot_written(cache: Path, since: float) -> float:
+    deadline = time.perf_counter() + DEADLINE_S
+    while not any(cache.glob("*.snapshot")):
+        if time.perf_counter() > deadline:
+            raise RuntimeError(f"no snapshot in the cache directory {DEADLINE_S:g} s after the searches")
+        await asyncio.sleep(0.05)
+    return time.perf_counter() - since
 
 
 def _title(structured: Any) -> str | None:
@@ -345,12 +375,10 @@ def parquet_bytes(archive_dir: Path, parquet: Path | None) -> tuple[int | None, 
     it), else the sources the build's manifest lists (when it was built from parquet)."""
     if parquet is not None:
         return sum((parquet / name).stat().st_size for name in FORM_FILES["parquet"]), "--parquet"
-    manifest = archive_dir / "current" / "archive.json"
-    if manifest.is_file():
-        sources = json.loads(manifest.read_text()).get("sources") or []
-        sizes = [int(source["bytes"]) for source in sources if source.get("form") == "parquet"]
-        if sizes:
-            return sum(sizes), "the build's manifest (its sources)"
+    sources = (manifest_of(archive_dir) or {}).get("sources") or []
+    sizes = [int(source["bytes"]) for source in sources if source.get("form") == "parquet"]
+    if sizes:
+        return sum(sizes), "the build's manifest (its sources)"
     return None, "unknown: the build read no parquet files (pass --parquet DIR)"
 
 
@@ -391,7 +419,7 @@ def measure(
             kind = "first start after the build (empty cache directory)" if run == 0 else f"later start {run} of {stdio_repeat}"
             log(f"# empty server, then the {kind}")
             empties.append(asyncio.run(start(Server(empty_args, work / f"empty-{run}"), [("stats", "corpus_stats", {})], queries)))
-            starts.append(asyncio.run(start(Server(archive_args, work / f"start-{run}"), asks, queries)))
+            starts.append(asyncio.run(start(Server(archive_args, work / f"start-{run}"), asks, queries, snapshot_in=cache)))
             if _title(starts[-1]["keyed"]) != probe["title"]:
                 raise RuntimeError(f"get_paper {probe['arxiv_id']} answered {_title(starts[-1]['keyed'])!r}, not the archive's title")
             for row in (empties[-1], starts[-1]):
@@ -529,8 +557,7 @@ def _anon(row: dict[str, Any]) -> str:
 def format_result(result: dict[str, Any]) -> str:
     s, archive, inp = result["summary"], result["archive"], result["inprocess"]
     lines = [
-        f"## {result['archive_dir']}: build {archive.get('build_id')} (format {archive.get('format_version')}),"
-        f" {inp['archive_papers']:,} archive papers, {inp['record_papers']} records above them ({inp['papers']:,} papers served)"
+        f"## {result['archive_dir']} ({manifest_line(archive)}): {inp['archive_papers']:,} archive papers, {inp['record_papers']} records above them ({inp['papers']:,} papers served)"
     ]
     lines.append(
         f"in-process Corpus.open  first {inp['open_first_s']:.3f} s (CPU {inp['open_first_cpu_s']:.2f} s),"
@@ -581,7 +608,9 @@ def format_result(result: dict[str, Any]) -> str:
     )
     for how, row in (result.get("reload") or {}).items():
         how_shown = f"--watch --watch-interval {result['watch_interval_s']:g}" if how == "watch" else "SIGHUP"
-        times = ["not served within 60 s" if row[key] is None else f"{row[key]:.3f} s" for key in ("added_s", "removed_s")]
+        times = [
+            f"not served within {RELOAD_DEADLINE_S:g} s" if row[key] is None else f"{row[key]:.3f} s" for key in ("added_s", "removed_s")
+        ]
         lines.append(
             f"reload ({how_shown}): a record replacing the probe added -> served in {times[0]}; removed -> the archive's row"
             f" served in {times[1]}, {'the same answer as before' if row['archive_row_back'] else 'NOT the answer of before'}"

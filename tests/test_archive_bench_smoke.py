@@ -350,7 +350,7 @@ def test_archive_serve_starts_reloads_and_measures_real_servers(built: Path, arc
     assert probe["arxiv_id"] and probe["title"] and probe["query"]
     assert len(result["empty"]) == len(result["starts"]) == 2
     for row in result["starts"]:  # asked in order: the keyed tool, then search, each answered
-        assert 0 < row["initialize_s"] <= row["keyed_s"] <= row["search_s"]
+        assert 0 < row["initialize_s"] <= row["keyed_s"] <= row["search_s"] <= row["snapshot_s"]
         assert row["stdio_searches"]["n"] == 5 and row["stdio_searches"]["errors"] == 0
         assert row["anon_peak_bytes"] >= row["anon_start_peak_bytes"] > 0 and row["anon"]["processes"] >= 1
     assert all(0 < row["initialize_s"] <= row["stats_s"] for row in result["empty"])
