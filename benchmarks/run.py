@@ -164,7 +164,7 @@ def _ensure(directory: Path, n: int, seed: int, layout: str) -> Path:
     marker = directory / ".complete"
     if marker.exists():
         return directory
-    print(f"# generating {n} records ({layout}) in {directory}", file=sys.stderr, flush=True)
+    print(f"# generating {n} records ({layout}) in {shown_path(directory)}", file=sys.stderr, flush=True)
     write_corpus(directory, n, seed, layout)
     marker.write_text(f"{n} {seed} {layout}\n")
     return directory
