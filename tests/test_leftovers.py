@@ -2,7 +2,7 @@
 ends (SIGTERM included), its build child dies with it, and a start removes what a killed one left,
 only this user's, never a running process's.
 
-Real processes, killed for real (kill -9). `PAPERCODE_TEST_HOLD_BUILD` holds a cold build at a known
+Real processes, killed for real (kill -9). `PAPERCODE_TEST_HOLD` (`core.holds`) holds a cold build at a known
 point (the server just after starting its build child, the child before reading anything), so each
 kill lands mid-build. The corpus is large enough for a build child (`CHILD_PROCESS_BYTES`): the
 bundled records plus a sparse file, which nothing reads while the build is held.
@@ -60,7 +60,7 @@ class Box:
             "PAPERCODE_CACHE_DIR": str(self.cache),
             "PAPERCODE_CODE_DIR": str(self.code),
             "PAPERCODE_OFFLINE": "1",
-            "PAPERCODE_TEST_HOLD_BUILD": str(self.hold),
+            "PAPERCODE_TEST_HOLD": str(self.hold),
         }
 
     def start(self, *args: str) -> subprocess.Popen[bytes]:

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 import orjson
 
+from papercode.core.holds import hold
 from papercode.index.archive_layer import FORMAT, FORMAT_VERSION, MANIFEST, current_build
 from papercode.index.columns import LinkRow, link_row
 
@@ -160,9 +161,11 @@ def build_archive(
         writer = ServingWriter(directory)
         builder = _Builder(summary, writer, progress)
         try:
+            hold("archive-reading")
             builder.run(ordered)
             progress.stage("indexing: the last papers, then the keys and repositories")
             summary.written = writer.finish()
+            hold("archive-indexed")
         except BaseException:
             writer.discard()  # the directory goes with the build; the error is what matters
             raise

@@ -22,8 +22,8 @@ owned through `core.scratch`: removed when the build ends or fails, at exit and 
 the next start if this process is killed. The child dies with this process: it watches a pipe that
 only this process writes to, and exits when the pipe reports end of file (this process is gone).
 
-Tests only: while the file named by `PAPERCODE_TEST_HOLD_BUILD` exists, a build holds just after
-starting its child, and the child before it reads anything, so a test can kill either at a known point.
+A test can hold a build just after it starts its child, and the child before it reads anything (`core.holds`,
+`build-started`), to kill either at a known point.
 """
 
 from __future__ import annotations
@@ -37,12 +37,12 @@ import struct
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, BinaryIO, Protocol
 
 from papercode.core import scratch
+from papercode.core.holds import hold
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, ProgressCallback
 from papercode.index.search import SearchBuilder, SearchDocument, SearchEngine, write_index
@@ -125,13 +125,6 @@ def split_point(files: list[RecordFile]) -> int:
 
 def _index_directory() -> scratch.Scratch:
     return scratch.directory(SEARCH_PREFIX)
-
-
-def _hold_for_tests() -> None:
-    """Tests only: hold while the file named by PAPERCODE_TEST_HOLD_BUILD exists (see the module docstring)."""
-    hold = os.environ.get("PAPERCODE_TEST_HOLD_BUILD")
-    while hold and os.path.exists(hold):
-        time.sleep(0.02)
 
 
 class LocalSearchBuild:
@@ -236,7 +229,7 @@ class ChildSearchBuild:
         except BaseException:
             self._remove()
             raise
-        _hold_for_tests()
+        hold("build-started")
 
     def records(self, item: LoadedRecord, admitted: Admitted | None) -> None:
         """Ship each record as read, with the search document of an admitted one, to the child."""
@@ -385,7 +378,7 @@ def main(argv: list[str]) -> int:
     A corpus that cannot be split (`split` is every file): it reads every record, and hands over no part."""
     if len(argv) > 2:
         _exit_with_parent(int(argv[2]))
-    _hold_for_tests()
+    hold("build-started")
     directory, job = Path(argv[0]), pickle.loads(Path(argv[1]).read_bytes())
     roots, limits = [Path(root) for root in job["roots"]], Limits(*job["limits"])
     files, split, scratch = job["files"], job["split"], Path(job["scratch"])

@@ -155,6 +155,11 @@ def _hold(path: Path, descriptor: int) -> Scratch:
     raise OSError("papercode is exiting: no new temporary files")
 
 
+def exiting() -> bool:
+    """Whether this process is on its way out (`remove_all` ran): its build child was stopped on purpose."""
+    return _exiting
+
+
 def _check_open() -> None:
     if _exiting:
         raise OSError("papercode is exiting: no new temporary files")

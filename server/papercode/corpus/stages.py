@@ -21,6 +21,8 @@ from papercode.build.builder import IndexBuilder
 from papercode.build.decode import iter_records
 from papercode.build.files import find_record_files
 from papercode.build.parallel import SearchBuildFailed, start_search_build
+from papercode.core import scratch
+from papercode.core.holds import hold
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, ProgressCallback
 from papercode.core.paging import Pager
@@ -140,6 +142,7 @@ def _open_archive(archive_dir: Path | None) -> _Archive | None:
         log.warning("%s", note)
         return _Archive(None, note, build_id)
     log.info("archive build %s opened (%d papers)", layer.build_id, len(layer))
+    hold("archive-opened")
     return _Archive(layer, None, layer.build_id)
 
 
@@ -219,6 +222,8 @@ def build_stages(roots: list[Path], limits: Limits, progress: ProgressCallback |
                 progress(len(files), len(files), report.records_read)
         index = builder.finish()
     except SearchBuildFailed as exc:
+        if scratch.exiting():  # the process is ending and stopped the child itself: nothing more to build
+            return
         log.warning("%s; building here", exc)
         yield from build_stages(roots, limits, progress, child=False)
         return
@@ -244,6 +249,8 @@ def build_stages(roots: list[Path], limits: Limits, progress: ProgressCallback |
     try:
         engine = search.result(index.fingerprint)
     except SearchBuildFailed as exc:  # build both again, here, from one read of the records
+        if scratch.exiting():  # the process is ending and stopped the child itself: nothing more to build
+            return
         log.warning("%s; building the index and its search again in this process", exc)
         *_, complete = build_stages(roots, limits, progress, child=False)
         yield complete

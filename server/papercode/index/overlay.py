@@ -22,6 +22,7 @@ from typing import Final
 import tantivy
 
 from papercode.core import scratch
+from papercode.core.holds import hold
 
 from .archive_layer import ARCHIVE_BASE, ArchiveLayer
 from .layers import Ordinals
@@ -91,6 +92,7 @@ def _overlay(
     writer.commit()
     writer.wait_merging_threads()
     del writer
+    hold("overlay-written")
     opened = open_index(tantivy.Index.open(str(directory)))
     opened.config_reader(reload_policy="Manual")
     searcher = opened.searcher()
