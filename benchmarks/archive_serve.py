@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from .archive_bench import FORM_FILES, archive_facts, disk_usage, manifest_line, manifest_of, run_step
-from .proctree import TreeSampler, children
+from .proctree import TreeSampler, children, tree_cpu_s
 from .results import JSON_HELP, at_most
 
 TARGET_LATER_S = 0.5
@@ -296,6 +296,7 @@ async def start(
             for label, tool, arguments in asks:
                 result = await answer(client, tool, arguments)
                 out[f"{label}_s"] = time.perf_counter() - spawned
+                out[f"{label}_cpu_s"] = tree_cpu_s(server.pid())  # steadier than wall time on a shared machine
                 out[label] = result.structured_content
             sampler.mark("started")
             out["anon_start_peak_bytes"] = sampler.peak
@@ -470,7 +471,11 @@ def _bundled() -> Path:
 def summarise(result: dict[str, Any]) -> dict[str, Any]:
     empties, starts = result["empty"], result["starts"]
     empty_stats_s = statistics.median(row["stats_s"] for row in empties)
-    s: dict[str, Any] = {"empty_stats_s": empty_stats_s, "empty_initialize_s": statistics.median(row["initialize_s"] for row in empties)}
+    s: dict[str, Any] = {
+        "empty_stats_s": empty_stats_s,
+        "empty_stats_cpu_s": statistics.median(row["stats_cpu_s"] for row in empties),
+        "empty_initialize_s": statistics.median(row["initialize_s"] for row in empties),
+    }
     for key in ("anon_start_peak_bytes", "anon_peak_bytes", "anon_after_searches_bytes"):
         s[f"empty_{key}"] = statistics.median(row[key] for row in empties)
     s["starts"] = []
@@ -483,6 +488,12 @@ def summarise(result: dict[str, Any]) -> dict[str, Any]:
                 "search_s": row["search_s"],
                 "keyed_later_s": row["keyed_s"] - empty_stats_s,
                 "search_later_s": row["search_s"] - empty_stats_s,
+                # against the empty server started just before it (the same moment of a shared machine's load)
+                "keyed_later_paired_s": row["keyed_s"] - empties[number]["stats_s"],
+                "search_later_paired_s": row["search_s"] - empties[number]["stats_s"],
+                "keyed_cpu_s": row["keyed_cpu_s"],
+                "search_cpu_s": row["search_cpu_s"],
+                "search_cpu_beyond_s": row["search_cpu_s"] - s["empty_stats_cpu_s"],
                 **{
                     f"{key}_beyond": row[key] - s[f"empty_{key}"]
                     for key in ("anon_start_peak_bytes", "anon_peak_bytes", "anon_after_searches_bytes")
@@ -547,13 +558,6 @@ def _entries(entries: dict[str, dict[str, int]]) -> str:
     return ", ".join(f"{name}: {facts['files']} files, {facts['bytes'] / 2**10:,.0f} KiB" for name, facts in entries.items()) or "empty"
 
 
-def _anon(row: dict[str, Any]) -> str:
-    return (
-        f"RssAnon peak at start {_mb(row['anon_start_peak_bytes'])}, peak {_mb(row['anon_peak_bytes'])},"
-        f" after searches {_mb(row['anon_after_searches_bytes'])}"
-    )
-
-
 def format_result(result: dict[str, Any]) -> str:
     s, archive, inp = result["summary"], result["archive"], result["inprocess"]
     lines = [
@@ -569,28 +573,36 @@ def format_result(result: dict[str, Any]) -> str:
     probe = result["probe"]
     lines.append(f"probe: {probe['arxiv_id']} {probe['title']!r}; first search {probe['query']!r}")
     lines.append(
-        "stdio, seconds from spawn            initialize  keyed (get_paper)  search   (- empty's corpus_stats)"
-        f"   {result['searches']} searches: p50 / p99 ms"
+        "stdio: seconds from spawn (CPU s of the server's processes)   initialize  keyed (get_paper)  search"
+        "          beyond the empty server's corpus_stats (its median | the one just before), keyed, search (CPU, search)"
     )
     for number, (empty, row) in enumerate(zip(result["empty"], result["starts"], strict=True)):
         lines.append(
-            f"  empty server                       {empty['initialize_s']:8.2f}   corpus_stats {empty['stats_s']:5.2f}"
-            f"{'':27s}{empty['stdio_searches']['p50_ms']:.2f} / {empty['stdio_searches']['p99_ms']:.2f}   {_anon(empty)}"
+            f"  empty server {number:<47d} {empty['initialize_s']:6.2f}   corpus_stats {empty['stats_s']:5.2f} (CPU {empty['stats_cpu_s']:.2f})"
         )
-        summary = s["starts"][number]
-        label = "first start (empty cache)" if number == 0 else f"later start {number}"
+        start = s["starts"][number]
+        label = "first start after the build (empty cache)" if number == 0 else f"later start {number}"
         lines.append(
-            f"  {label:34s} {row['initialize_s']:8.2f} {row['keyed_s']:12.2f} {row['search_s']:12.2f}"
-            f"   ({summary['keyed_later_s']:+.2f}, {summary['search_later_s']:+.2f})"
-            f"{'':6s}{row['stdio_searches']['p50_ms']:.2f} / {row['stdio_searches']['p99_ms']:.2f}   {_anon(row)}"
-            + (f"  ({row['stdio_searches']['errors']} search errors)" if row["stdio_searches"]["errors"] else "")
+            f"  {label:59s} {row['initialize_s']:6.2f} {row['keyed_s']:8.2f} (CPU {row['keyed_cpu_s']:.2f})"
+            f" {row['search_s']:5.2f} (CPU {row['search_cpu_s']:.2f})"
+            f"   {start['keyed_later_s']:+.2f}, {start['search_later_s']:+.2f} | {start['keyed_later_paired_s']:+.2f}, {start['search_later_paired_s']:+.2f}"
+            f"   (CPU {start['search_cpu_beyond_s']:+.2f})"
         )
     lines.append(
-        f"RssAnon beyond the empty server's (medians {_mb(s['empty_anon_start_peak_bytes'])} at start,"
-        f" {_mb(s['empty_anon_after_searches_bytes'])} after searches): "
+        f"RssAnon, every process of the server (MiB)      at start     peak   after {result['searches']} searches   their p50 / p99 over stdio (ms)"
+    )
+    for number, (empty, row) in enumerate(zip(result["empty"], result["starts"], strict=True)):
+        for label, run in ((f"empty server {number}", empty), ("first start" if number == 0 else f"later start {number}", row)):
+            errors = f"  ({run['stdio_searches']['errors']} errors)" if run["stdio_searches"]["errors"] else ""
+            lines.append(
+                f"  {label:44s} {run['anon_start_peak_bytes'] / 2**20:9,.0f} {run['anon_peak_bytes'] / 2**20:8,.0f}"
+                f" {run['anon_after_searches_bytes'] / 2**20:17,.0f}   {run['stdio_searches']['p50_ms']:8.2f} / {run['stdio_searches']['p99_ms']:.2f}{errors}"
+            )
+    lines.append(
+        "  beyond the empty server's (its medians), at start / peak / after: "
         + "; ".join(
-            f"{start['start']} {start['anon_start_peak_bytes_beyond'] / 1e6:+.0f} MB at start, {start['anon_peak_bytes_beyond'] / 1e6:+.0f} MB peak,"
-            f" {start['anon_after_searches_bytes_beyond'] / 1e6:+.0f} MB after"
+            f"{start['start']} {start['anon_start_peak_bytes_beyond'] / 1e6:+.0f} / {start['anon_peak_bytes_beyond'] / 1e6:+.0f}"
+            f" / {start['anon_after_searches_bytes_beyond'] / 1e6:+.0f} MB"
             for start in s["starts"]
         )
     )

@@ -65,6 +65,18 @@ def tree_bytes(pid: int, field: str) -> tuple[int, int]:
     return sum(status_kb(p, (field,))[field] for p in pids) * 1024, len(pids)
 
 
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) of `pid` and every process below it, and of the children they have waited for."""
+    ticks = 0
+    for process in tree(pid):
+        try:
+            fields = Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        ticks += sum(int(value) for value in fields[11:15])  # utime, stime, cutime, cstime (fields 14-17 of stat)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 class TreeSampler:
     """Polls `field` summed over the tree of `pid` (or, with `pid=None`, of this process's children only: the
     processes it spawned, not itself) every `interval` seconds in a thread, from `start()` to `stop()`."""

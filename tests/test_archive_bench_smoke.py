@@ -351,9 +351,10 @@ def test_archive_serve_starts_reloads_and_measures_real_servers(built: Path, arc
     assert len(result["empty"]) == len(result["starts"]) == 2
     for row in result["starts"]:  # asked in order: the keyed tool, then search, each answered
         assert 0 < row["initialize_s"] <= row["keyed_s"] <= row["search_s"] <= row["snapshot_s"]
+        assert 0 < row["keyed_cpu_s"] <= row["search_cpu_s"]  # the server's own CPU, read from /proc as it answered
         assert row["stdio_searches"]["n"] == 5 and row["stdio_searches"]["errors"] == 0
         assert row["anon_peak_bytes"] >= row["anon_start_peak_bytes"] > 0 and row["anon"]["processes"] >= 1
-    assert all(0 < row["initialize_s"] <= row["stats_s"] for row in result["empty"])
+    assert all(0 < row["initialize_s"] <= row["stats_s"] and row["stats_cpu_s"] > 0 for row in result["empty"])
     assert [start["start"] for start in summary["starts"]] == ["first", "later"]
     # the first start wrote the records' snapshot into the cache directory; the archive directory is left as it was
     assert any(name.endswith(".snapshot") for name in result["cache_entries"]) and summary["archive_unchanged"]
@@ -365,7 +366,7 @@ def test_archive_serve_starts_reloads_and_measures_real_servers(built: Path, arc
         assert reload["added_s"] is not None and reload["removed_s"] is not None and reload["archive_row_back"] is True
     assert len(serve_targets(result)) == len(result["targets"]) == 15
     report = format_result(result)
-    assert "first start (empty cache)" in report and "reload (SIGHUP)" in report and str(built) not in report
+    assert "first start after the build (empty cache)" in report and "reload (SIGHUP)" in report and str(built) not in report
 
 
 def test_archive_serve_still_measures_record_shards(tmp_path: Path) -> None:
