@@ -450,8 +450,11 @@ def test_a_switch_that_fails_halfway_puts_the_previous_archive_back(run: Run, tm
     assert sorted(path.name for path in tmp_path.iterdir()) == ["archive", "src"]
 
 
+NO_PROCESS = 4_194_304  # above every process id Linux (2**22 at most) and macOS hand out: its owner is dead
+
+
 def test_a_stale_temporary_directory_from_a_killed_build_is_removed_by_the_next(tmp_path: Path) -> None:
-    stale = tmp_path / ".archive.building-424242"
+    stale = tmp_path / f".archive.papercode-building-{NO_PROCESS}-0bad"
     (stale / "records").mkdir(parents=True)
     (stale / "records" / "papers-00.jsonl").write_bytes(b'{"half": "writ')
     build_archive(write_sources(tmp_path / "src", "json", *bundled_rows()), tmp_path / "archive", snapshot=SNAPSHOT)
@@ -459,12 +462,12 @@ def test_a_stale_temporary_directory_from_a_killed_build_is_removed_by_the_next(
 
 
 def test_an_archive_renamed_aside_by_a_killed_build_comes_back(tmp_path: Path) -> None:
-    aside = tmp_path / ".archive.old-777"
+    aside = tmp_path / f".archive.papercode-old-{NO_PROCESS}-0bad"
     aside.mkdir()
-    (aside / "archive.json").write_text("{}")
+    (aside / "archive.json").write_text('{"format": "papercode-archive"}')
     with store.Staging(tmp_path / "archive"):
         pass  # entered, then left without commit(): as if this build failed at once
-    assert (tmp_path / "archive" / "archive.json").read_text() == "{}"
+    assert (tmp_path / "archive" / "archive.json").read_text() == '{"format": "papercode-archive"}'
     assert sorted(path.name for path in tmp_path.iterdir()) == ["archive"]
 
 
@@ -479,7 +482,7 @@ def test_out_must_be_an_archive_or_new(run: Run, tmp_path: Path) -> None:
     documents.mkdir()
     (documents / "thesis.tex").write_text("precious")
     code, out, err = run("archive", "build", *sources, "--out", documents)
-    assert (code, out) == (2, "") and "not a papercode archive" in err and err.count("\n") == 1
+    assert (code, out) == (2, "") and "not an archive papercode wrote" in err and err.count("\n") == 1
     assert files_of(documents) == {"thesis.tex": b"precious"}
     code, _, err = run("archive", "build", tmp_path / "src", "--out", tmp_path)  # the sources would go with the old archive
     assert code == 2 and err.count("\n") == 1

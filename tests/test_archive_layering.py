@@ -270,7 +270,7 @@ def test_any_start_removes_what_a_killed_archive_build_left(layered: tuple[Path,
     command removes it (the next build would too), and leaves the archive that serves."""
     records, served = layered
     archive = served.parent
-    left = archive.parent / f".{archive.name}.building-999999"
+    left = archive.parent / f".{archive.name}.papercode-building-4194304-0bad"  # above every process id: its owner is dead
     (left / "records").mkdir(parents=True)
     (left / "records" / "papers-00.jsonl").write_text("{}\n")
     code = main(["check", "--records", str(records), "--archive", "--archive-dir", str(archive), "--code-dir", str(tmp_path / "code")])
