@@ -349,8 +349,8 @@ def test_archive_serve_starts_reloads_and_measures_real_servers(built: Path, arc
     probe = result["probe"]
     assert probe["arxiv_id"] and probe["title"] and probe["query"]
     assert len(result["empty"]) == len(result["starts"]) == 2
-    for row in result["starts"]:  # asked in order: the keyed tool, then search, each answered
-        assert 0 < row["initialize_s"] <= row["keyed_s"] <= row["search_s"] <= row["snapshot_s"]
+    for row in result["starts"]:  # asked in order: a keyed tool, get_paper, then search, each answered
+        assert 0 < row["initialize_s"] <= row["keyed_s"] <= row["paper_s"] <= row["search_s"] <= row["snapshot_s"]
         assert 0 < row["keyed_cpu_s"] <= row["search_cpu_s"]  # the server's own CPU, read from /proc as it answered
         assert row["stdio_searches"]["n"] == 5 and row["stdio_searches"]["errors"] == 0
         assert row["anon_peak_bytes"] >= row["anon_start_peak_bytes"] > 0 and row["anon"]["processes"] >= 1
@@ -364,7 +364,7 @@ def test_archive_serve_starts_reloads_and_measures_real_servers(built: Path, arc
     for how in ("watch", "sighup"):  # a record came and went; each change was served, and the archive's row came back
         reload = result["reload"][how]
         assert reload["added_s"] is not None and reload["removed_s"] is not None and reload["archive_row_back"] is True
-    assert len(serve_targets(result)) == len(result["targets"]) == 15
+    assert len(serve_targets(result)) == len(result["targets"]) == 16
     report = format_result(result)
     assert "first start after the build (empty cache)" in report and "reload (SIGHUP)" in report and str(built) not in report
 
