@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
+import os
 import re
 import subprocess
 import sys
@@ -379,3 +380,25 @@ def test_archive_serve_still_measures_record_shards(tmp_path: Path) -> None:
     assert result["cold"][0]["papers"] == 40 and result["warm"][0]["warm_papers"] == 40
     assert result["stdio"]["warm_search_s"] > 0 and set(result["summary"]["direct"]) >= {"search_papers", "get_paper"}
     assert "keyed ready" in format_result(result)
+
+
+def test_the_benchmarks_measure_this_checkouts_papercode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not the papercode an editable install of the virtualenv may point at (another checkout): every process the
+    benchmarks start imports this checkout's `server/`, and says which commit that is."""
+    from benchmarks import load
+    from benchmarks.run import papercode_source
+
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    source = papercode_source()
+    assert source["path"] == "server" and source["commit"] and len(source["commit"]) == 40
+    records = write_corpus(tmp_path / "records", 5, seed=1, layout="jsonl")
+    server, _ = load.start_server(records, tmp_path / "cache")
+    try:
+        environ = Path(f"/proc/{server.pid}/environ").read_bytes().split(b"\0")
+        paths = next(entry for entry in environ if entry.startswith(b"PYTHONPATH=")).removeprefix(b"PYTHONPATH=").decode().split(os.pathsep)
+        assert paths[0] == str(ROOT / "server")
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+        assert server.stderr is not None
+        server.stderr.close()
