@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from .archive_bench import FORM_FILES, archive_facts, disk_usage, manifest_line, manifest_of, run_step
-from .proctree import TreeSampler, children, tree_cpu_s
+from .proctree import TreeSampler, children, rollup_kb, status_kb, tree, tree_cpu_s
 from .results import JSON_HELP, at_most
 
 TARGET_LATER_S = 0.5
@@ -234,13 +234,14 @@ class Server:
         return (self.scratch / "stderr").read_text(errors="replace")
 
     def pid(self) -> int:
-        """The server's process (this process's child running `papercode serve`)."""
+        """The server's process (this process's child running `papercode serve` with this server's code directory)."""
+        mine = str(self.scratch / "code").encode() + b"\x00"
         for child in children(os.getpid()):
             try:
                 cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
             except OSError:
                 continue
-            if b"papercode\x00serve\x00" in cmdline:
+            if b"papercode\x00serve\x00" in cmdline and mine in cmdline:
                 return child
         raise RuntimeError("the papercode serve process was not found among this process's children")
 
@@ -370,6 +371,39 @@ async def reload(
     return out
 
 
+async def two_servers(servers: Sequence[Server], probe: dict[str, Any]) -> dict[str, Any]:
+    """Servers on one archive at once, each asked a search: each one's memory then, every process of it summed:
+    RssAnon, RssFile, and `Pss` (a page shared by both counts half in each), anonymous and file-backed."""
+    ready, release = asyncio.Event(), asyncio.Event()
+    waiting: list[int] = []
+    memory: dict[int, dict[str, int]] = {}
+
+    async def serve(server: Server) -> None:
+        async with server.client() as client:
+            await answer(client, "search_papers", {"query": probe["query"]})
+            waiting.append(server.pid())
+            if len(waiting) == len(servers):
+                ready.set()
+            await asyncio.wait_for(ready.wait(), DEADLINE_S)
+            if server is servers[0]:  # every server is up and holds what it needs: read them all at once
+                for pid in waiting:
+                    pids = tree(pid)
+                    status = [status_kb(p, ("RssAnon", "RssFile")) for p in pids]
+                    rollup = [rollup_kb(p, ("Pss", "Pss_Anon", "Pss_File")) for p in pids]
+                    memory[pid] = {field: 1024 * sum(row[field] for row in status) for field in ("RssAnon", "RssFile")}
+                    memory[pid].update({field: 1024 * sum(row[field] for row in rollup) for field in ("Pss", "Pss_Anon", "Pss_File")})
+                release.set()
+            await asyncio.wait_for(release.wait(), DEADLINE_S)
+        server.stderr()
+
+    await asyncio.gather(*(serve(server) for server in servers))
+    rows = list(memory.values())
+    return {
+        "servers": rows,
+        **{f"sum_{field}": sum(row[field] for row in rows) for field in ("RssAnon", "RssFile", "Pss", "Pss_Anon", "Pss_File")},
+    }
+
+
 # -- the run ---------------------------------------------------------------------------------------------
 
 
@@ -439,6 +473,8 @@ def measure(
             for entry in sorted(cache.iterdir())
         }
         result["archive_after"] = disk_usage(archive_dir)
+        log("# two servers on the archive at once")
+        result["two_servers"] = asyncio.run(two_servers([Server(archive_args, work / f"pair-{n}") for n in range(2)], probe))
         if reloads:
             result["reload"] = {}
             for how in ("watch", "sighup"):
@@ -630,6 +666,13 @@ def format_result(result: dict[str, Any]) -> str:
         f"  the archive directory {'unchanged' if s['archive_unchanged'] else 'CHANGED'} by the starts;"
         f" files the servers left in their temporary directories: {s['tmp_left_files']}"
     )
+    pair = result.get("two_servers")
+    if pair:
+        each = lambda field: " + ".join(f"{row[field] / 2**20:,.0f}" for row in pair["servers"])  # noqa: E731
+        lines.append(
+            f"two servers on the archive at once (MiB, each): RssAnon {each('RssAnon')}; RssFile {each('RssFile')};"
+            f" Pss {each('Pss')} (anonymous {each('Pss_Anon')}, file-backed {each('Pss_File')}: a page both map counts half in each)"
+        )
     for how, row in (result.get("reload") or {}).items():
         how_shown = f"--watch --watch-interval {result['watch_interval_s']:g}" if how == "watch" else "SIGHUP"
         times = [

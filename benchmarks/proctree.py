@@ -65,6 +65,21 @@ def tree_bytes(pid: int, field: str) -> tuple[int, int]:
     return sum(status_kb(p, (field,))[field] for p in pids) * 1024, len(pids)
 
 
+def rollup_kb(pid: int, fields: Iterable[str]) -> dict[str, int]:
+    """The given fields of `/proc/PID/smaps_rollup` (kB: `Pss`, `Pss_Anon`, `Pss_File`, ...): a page shared by n
+    processes counts 1/n in each one's `Pss`. Missing ones are 0."""
+    out = dict.fromkeys(fields, 0)
+    try:
+        lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+    except OSError:
+        return out
+    for line in lines:
+        name, _, rest = line.partition(":")
+        if name in out:
+            out[name] = int(rest.split()[0])
+    return out
+
+
 def tree_cpu_s(pid: int) -> float:
     """CPU seconds (user + system) of `pid` and every process below it, and of the children they have waited for."""
     ticks = 0

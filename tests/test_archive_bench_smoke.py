@@ -362,12 +362,20 @@ def test_archive_serve_starts_reloads_and_measures_real_servers(built: Path, arc
     assert summary["disk_bytes"] == result["archive"]["disk"]["disk_bytes"] + result["cache"]["disk_bytes"]
     assert result["parquet_bytes"] == sum((archive / name).stat().st_size for name in (*PAPERS_PARQUET, LINKS_PARQUET))
     assert summary["tmp_left_files"] == 0
+    pair = result["two_servers"]  # two servers at once, each measured while both were up
+    assert len(pair["servers"]) == 2 and all(row["RssAnon"] > 0 and row["Pss_File"] > 0 for row in pair["servers"])
+    assert pair["sum_RssAnon"] == sum(row["RssAnon"] for row in pair["servers"])
     for how in ("watch", "sighup"):  # a record came and went; each change was served, and the archive's row came back
         reload = result["reload"][how]
         assert reload["added_s"] is not None and reload["removed_s"] is not None and reload["archive_row_back"] is True
     assert len(serve_targets(result)) == len(result["targets"]) == 16
     report = format_result(result)
-    assert "first start after the build (empty cache)" in report and "reload (SIGHUP)" in report and str(built) not in report
+    assert (
+        "first start after the build (empty cache)" in report
+        and "two servers on the archive at once" in report
+        and "reload (SIGHUP)" in report
+        and str(built) not in report
+    )
 
 
 def test_archive_serve_still_measures_record_shards(tmp_path: Path) -> None:
