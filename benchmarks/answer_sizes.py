@@ -38,7 +38,10 @@ CALLS: list[Call] = [
     ('search_papers query=""', "tool", "search_papers", {"query": ""}),
     ('search_papers query="bert generative"', "tool", "search_papers", {"query": "bert generative"}),
     *((f"get_paper {paper}", "tool", "get_paper", {"paper": paper}) for paper in (BERT_MOUTH, BERTS_ICL)),
-    *((f"find_papers_for_repo {repo}", "tool", "find_papers_for_repo", {"repo": repo}) for repo in ("nyu-dl/bert-gen", "ltgoslo/bert-in-context")),
+    *(
+        (f"find_papers_for_repo {repo}", "tool", "find_papers_for_repo", {"repo": repo})
+        for repo in ("nyu-dl/bert-gen", "ltgoslo/bert-in-context")
+    ),
     ("get_code 2a890c3f8ff19f47 (not stored)", "tool", "get_code", {"code_sha256": "2a890c3f8ff19f47"}),
     ("get_code 013a68b0ac4716fe (pointer only)", "tool", "get_code", {"code_sha256": "013a68b0ac4716fe"}),
     ("corpus_stats", "tool", "corpus_stats", {}),
