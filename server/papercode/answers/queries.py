@@ -509,11 +509,6 @@ def _note(next_steps: dict[str, str]) -> str | None:
     return "; ".join(f"{code}: {step}" for code, step in next_steps.items()) or None
 
 
-def paper_answer_shown(corpus: Corpus, paper: str | Sequence[str]) -> dict[str, Any]:
-    """get_paper's answer: one paper in detail, or a list of them in brief."""
-    return paper_detail_shown(corpus, paper) if isinstance(paper, str) else paper_list_shown(corpus, paper)
-
-
 def _as_model(model: type[AnswerModel], shown: Callable[Params, dict[str, Any]]) -> Callable[Params, AnswerModel]:
     """The twin of a tool's shown answer that returns its answer model: the shown answer, validated."""
 

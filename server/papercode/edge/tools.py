@@ -13,7 +13,8 @@ find_papers_for_repo, corpus_stats (unless the code store has bad files to look 
 the first page of list_samples_by_status. What can take longer runs in a
 worker thread: search_papers (a plain function, which the SDK runs in one), a later page of list_samples_by_status
 (filtered by language or licence, skipping to its offset walks every listing rank before it: tens of milliseconds
-deep into a large corpus), and get_code's store reads and downloads.
+deep into a large corpus), get_paper for a list of ids, and get_code's store reads and downloads (for a list of
+hashes, side by side).
 """
 
 from __future__ import annotations
@@ -206,7 +207,11 @@ class PapercodeTools:
         """One paper: metadata, abstract, tasks, methods, code links (official first, framework,
         licence), a summary of its samples and what their statuses claim. A list of ids: each paper
         in brief, in order. Next: get_harvested_code_for_paper."""
-        return reply(queries.paper_answer_shown(self.source(), paper))
+        corpus = self.source()
+        if isinstance(paper, str):
+            return reply(queries.paper_detail_shown(corpus, paper))
+        # Up to 25 papers, each a lookup and its display fields decoded: in a worker thread.
+        return reply(await anyio.to_thread.run_sync(queries.paper_list_shown, corpus, paper))
 
     async def find_papers_for_repo(
         self,
