@@ -262,6 +262,7 @@ class CorpusStats(Answer):
     papers: int
     papers_with_samples: int
     by_source: dict[str, int] | None = None  # with the archive: records, archive (papers only it has), archive_rows_replaced
+    archive: str | None = None  # why the archive asked for is not served, and what to run; absent when it is (or was not asked for)
     samples: int
     by_status: dict[str, int]
     by_repo_kind: dict[str, int]

@@ -86,9 +86,7 @@ def resolve_paper(corpus: Corpus, asked: str) -> tuple[PaperRow, dict[str, str]]
     if arxiv is not None:
         paper = index.paper_by_arxiv(arxiv.canonical)
         if paper is None:
-            raise QueryError(
-                "not_found", f"no paper with arXiv id {arxiv.canonical} in this corpus of {len(index.papers):,} papers", _SEARCH_NEXT
-            )
+            raise _not_found(corpus, f"no paper with arXiv id {arxiv.canonical} in this corpus of {len(index.papers):,} papers", _SEARCH_NEXT)
         return paper, query_shown(asked, arxiv.canonical)
     slug = parse_slug(text)
     if slug is None:
@@ -99,8 +97,17 @@ def resolve_paper(corpus: Corpus, asked: str) -> tuple[PaperRow, dict[str, str]]
         )
     paper = index.paper_by_slug(slug)
     if paper is None:
-        raise QueryError("not_found", f"no paper with slug {slug} in this corpus of {len(index.papers):,} papers", _SEARCH_NEXT)
+        raise _not_found(corpus, f"no paper with slug {slug} in this corpus of {len(index.papers):,} papers", _SEARCH_NEXT)
     return paper, query_shown(asked, paper.key)
+
+
+def _not_found(corpus: Corpus, what: str, next_step: str) -> QueryError:
+    """A lookup found nothing; when the archive asked for is not served (it might have had it), the answer says why
+    and what to run."""
+    if corpus.archive_note is None:
+        return QueryError("not_found", what, next_step)
+    reason, _, archive_next = corpus.archive_note.partition(". Next: ")
+    return QueryError("not_found", f"{what} ({reason})", f"{archive_next}; or {next_step}" if archive_next else next_step)
 
 
 def query_shown(asked: str, resolved: str) -> dict[str, str]:
@@ -583,9 +590,7 @@ def papers_for_repo(corpus: Corpus, repo: str, limit: int = 25, cursor: str | No
     ordered = corpus.index.papers_for_repo(name)
     query = models.Query(**query_shown(repo, name))
     if ordered is None:
-        raise QueryError(
-            "not_found", f"no paper in this corpus links to or has samples from {name}", "check the spelling, or " + _SEARCH_NEXT
-        )
+        raise _not_found(corpus, f"no paper in this corpus links to or has samples from {name}", "check the spelling, or " + _SEARCH_NEXT)
     page_query = {"tool": "repo", "repo": name, "limit": limit}
     offset = corpus.pager.decode(page_query, cursor)
     page = ordered[offset : offset + limit]
@@ -769,6 +774,7 @@ def corpus_stats(corpus: Corpus, code_problems: Sequence[Problem] = (), ready: s
         by_licence=top,
         by_language=dict(index.language_counts.most_common()),
         by_source=by_source(index),
+        archive=corpus.archive_note,
         snapshots=sorted(index.snapshots),
         read_at_range=list(index.read_at_range or ()),
         load=load_summary(corpus, code_problems),
@@ -811,14 +817,16 @@ def load_summary(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> model
 
 
 def load_notice(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> tuple[str, str] | None:
-    """(level, text) telling a client that loading found problems; None when it found none."""
+    """(level, text) telling a client that loading found problems (or that the archive asked for is not served); None
+    when it found none."""
     summary = load_summary(corpus, code_problems)
+    archive = f"; {corpus.archive_note}" if corpus.archive_note else ""
     if not summary.rejected and not summary.warnings:
-        return None
+        return ("warning", f"loaded {summary.records_indexed:,} papers{archive}") if archive else None
     return (
         "warning",
         f"loaded {summary.records_indexed:,} papers; {summary.rejected:,} records, samples or files rejected and "
-        f"{summary.warnings:,} warnings: read corpus://load-report",
+        f"{summary.warnings:,} warnings: read corpus://load-report{archive}",
     )
 
 
