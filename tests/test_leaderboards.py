@@ -467,9 +467,9 @@ def test_without_a_dataset_the_task_lists_its_benchmarks_and_its_subtasks_by_nam
         "dataset": CITYSCAPES,
         "metrics": [MIOU, "FPS"],
         "rows": 7,
-        "best": {"model": "Twin", "value": "1.2k"},
+        "best": "1.2k, Twin",
     }
-    assert answer["benchmarks"][2]["best"] == {"model": "DeepLab", "value": "79.0", "paper": "1606.00915"}
+    assert answer["benchmarks"][2]["best"] == "79.0, DeepLab (1606.00915)"
     assert answer["subtasks"] == ["Real-time Semantic Segmentation"] and answer["total"] == 3  # not merged in
     error = refused(lambda: board(corpus, "Semantic Segmentation", has_code=True))
     assert error.code == "invalid_argument" and "dataset" in error.next_step

@@ -429,7 +429,7 @@ def _by_rows(boards: Boards, ids: Sequence[int]) -> list[int]:
     return sorted(ids, key=lambda b: (offsets[b] - offsets[b + 1], b))
 
 
-def _best(corpus: Corpus, boards: Boards, row_start: int, metrics: range) -> dict[str, Any] | None:
+def _best(corpus: Corpus, boards: Boards, row_start: int, metrics: range) -> str | None:
     if not metrics:
         return None
     m = metrics.start
@@ -441,7 +441,8 @@ def _best(corpus: Corpus, boards: Boards, row_start: int, metrics: range) -> dic
     typed, _ = boards.value(m, rows[0])
     paper, _ = _paper_of_row(corpus, boards, g)
     key = None if paper is None else paper.get("arxiv_id") or paper.get("slug")
-    return queries.shown(model=boards.strings["row.model"][g], value=typed or "", paper=key)
+    model = boards.strings["row.model"][g]
+    return f"{typed}" + (f", {model}" if model else "") + (f" ({key})" if key else "")
 
 
 # -- describe --------------------------------------------------------------------------------
