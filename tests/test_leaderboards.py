@@ -476,8 +476,9 @@ def test_without_a_dataset_the_task_lists_its_benchmarks_and_its_subtasks_by_nam
     assert board(corpus, "Language Modeling")["note"].startswith("this task has no benchmarks")
 
 
-def test_numbers_in_a_dump_are_shown_as_written_and_datasets_differing_in_a_number_are_apart(tmp_path: Path) -> None:
-    sets = [benchmark(name, ["Accuracy"], [result("M", {"Accuracy": value})]) for name, value in (("CIFAR-10", 95), ("CIFAR-100", 81.25))]
+def test_numbers_in_a_dump_are_shown_as_written_and_benchmarks_differing_in_a_number_or_named_alike_are_apart(tmp_path: Path) -> None:
+    pairs = (("CIFAR-10", 95), ("CIFAR-100", 81.25), ("ImageNet", "80%"), ("imagenet", "70%"))  # the last two alike
+    sets = [benchmark(name, ["Accuracy"], [result("M", {"Accuracy": value})]) for name, value in pairs]
     write_json(tmp_path / "sources" / "papers.json", papers())
     write_dump(
         tmp_path / "sources" / "evaluation-tables.json", [task("Image Classification", sets), task("Atari 2600 Games"), task("Atari 260")]
@@ -486,6 +487,9 @@ def test_numbers_in_a_dump_are_shown_as_written_and_datasets_differing_in_a_numb
     corpus = Corpus.load([write_records(tmp_path / "records", records())], archive_dir=tmp_path / "archive")
     assert board(corpus, "image classification", "cifar-10")["rows"][0]["values"] == ["95"]
     assert board(corpus, "image classification", "CIFAR 100")["rows"][0]["values"] == ["81.25"]
+    assert [b["dataset"] for b in board(corpus, "image classification")["benchmarks"]][2:] == ["ImageNet", "imagenet #2"]
+    assert board(corpus, "image classification", "ImageNet")["rows"][0]["values"] == ["80%"]
+    assert board(corpus, "image classification", "imagenet #2")["rows"][0]["values"] == ["70%"]
     assert describe(corpus, "task", "atari 260")["name"] == "Atari 260"
     error = refused(lambda: describe(corpus, "task", "Atari 2600"))  # the task key merges doubled digits: not the numbers
     assert error.code == "not_found" and "'Atari 2600 Games'" in error.detail

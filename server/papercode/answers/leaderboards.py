@@ -124,8 +124,9 @@ def _board(boards: Boards, task: int, asked: str) -> int:
     if not found:
         entities = set(boards.find("dataset", text))
         found = [b for b in ids if boards.ints["board.dataset_id"][b] in entities]
-    if len(found) == 1:
-        return found[0]
+    exact = [b for b in found if (boards.strings["board.dataset"][b] or "").lower() == text.lower()]
+    if len(found) == 1 or len(exact) == 1:
+        return (exact or found)[0]
     task_name = boards.strings["task.name"][task]
     if found:
         raise QueryError(

@@ -168,6 +168,7 @@ class _Layout:
         dropped = 0
         for t, task in enumerate(self.builder.tasks):
             first = len(self.boards)
+            _tell_apart(task.benchmarks)
             for benchmark in task.benchmarks:
                 metrics = list(dict.fromkeys(benchmark.metrics))
                 seen = set(metrics)
@@ -376,6 +377,17 @@ class _Layout:
         pairs = sorted({(key.encode("utf-8", "surrogatepass"), i) for i, names in named for key in name_keys(kind, names)})
         self.writer.packed(f"keys.{kind}.keys", (key.decode("utf-8", "surrogatepass") for key, _ in pairs))
         self.writer.ints(f"keys.{kind}.values", array("i", (i for _, i in pairs)))
+
+
+def _tell_apart(benchmarks: list[Benchmark]) -> None:
+    """A task's benchmarks named alike (the same dataset twice) made apart by a number (`ImageNet #2`), so that each can
+    be asked for by name."""
+    seen: Counter[str] = Counter()
+    for benchmark in benchmarks:
+        key = name_key("dataset", benchmark.dataset)
+        seen[key] += 1
+        if seen[key] > 1:
+            benchmark.dataset = f"{benchmark.dataset} #{seen[key]}"
 
 
 def join_paper(keys: PaperKeys, url: str | None, title: str | None) -> tuple[int, str | None, str | None]:
