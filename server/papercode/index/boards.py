@@ -34,7 +34,7 @@ import numpy as np
 from papercode.core.names import NameKind, name_key
 
 from .mapped import ColumnProblem, FileFacts, MappedColumns
-from .packed import PackedStrings
+from .packed import PackedStrings, lower_bound
 
 BOARDS: Final = "boards"  # the directory in a build
 Order = Literal["desc", "asc"]
@@ -76,21 +76,10 @@ class NameKeys:
             raise ColumnProblem("a name table's keys and values disagree (cut short or damaged)")
         self.keys, self.values = keys, values
 
-    def _lower_bound(self, wanted: bytes) -> int:
-        data, ends = self.keys._data, self.keys._ends
-        low, high = 0, len(ends)
-        while low < high:
-            middle = (low + high) // 2
-            if data[ends[middle - 1] if middle else 0 : ends[middle]] < wanted:
-                low = middle + 1
-            else:
-                high = middle
-        return low
-
     def find(self, key: str) -> list[int]:
         """Everything `key` names, each once, in order."""
         wanted = key.encode("utf-8", "surrogatepass")
-        start = self._lower_bound(wanted)
+        start = lower_bound(self.keys, wanted)
         found: list[int] = []
         data, ends = self.keys._data, self.keys._ends
         position = start
@@ -101,7 +90,7 @@ class NameKeys:
 
     def near(self, key: str, most: int) -> list[int]:
         """What the keys sorted next to `key` name (those sharing its beginning first): the nearest names, cheaply."""
-        start = self._lower_bound(key.encode("utf-8", "surrogatepass"))
+        start = lower_bound(self.keys, key.encode("utf-8", "surrogatepass"))
         window = range(max(0, start - most), min(len(self.values), start + most))
         keys = cast(Sequence[str], self.keys)
         ranked = sorted(window, key=lambda i: (-_shared(keys[i], key), abs(i - start)))
