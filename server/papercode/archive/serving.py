@@ -132,7 +132,12 @@ class ServingWriter:
         if self._results:
             by_title, title_of = self._by_title, title_key(title)
             by_title[title_of] = AMBIGUOUS if title_of in by_title else a
-            self._task_papers.update(set(map(_FIRST, tasks)))  # a paper counts once for a slug it names twice
+            counts = self._task_papers
+            if len(tasks) == 1 or (len(tasks) == 2 and tasks[0][0] != tasks[1][0]):
+                for slug, _ in tasks:
+                    counts[slug] += 1
+            elif tasks:
+                counts.update(set(map(_FIRST, tasks)))  # a paper counts once for a slug it names twice
         for link in links:
             repo = link[0]
             if repo is not None:
