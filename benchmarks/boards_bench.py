@@ -4,9 +4,10 @@
 default), or `--boards` names another directory with them (`python -m benchmarks generate-boards` writes them for an
 archive generated without). Steps:
 
-1. **build**: `papercode archive build` of the papers and links alone, then with the three tables, each in a fresh
-   process, alternating, `--runs` times (one form: `--form`): the median wall seconds of each, and their ratio
-   (target: at most 1.10);
+1. **build**: `build_archive` (what `papercode archive build` runs) of the papers and links alone, then with the three
+   tables, each in a fresh process, alternating, `--runs` times (one form: `--form`): the median wall and CPU seconds
+   of each and their ratio (target: at most 1.10), and the leaderboards' own phase inside the builds with them,
+   against the build without (the steadier measure on a shared machine);
 2. **open**: the archive's current build opened (`index.archive_layer.open_archive`) with and without its
    leaderboards, the median of 20 opens, in this process (nothing about them is built at open);
 3. **calls, in-process**: a records layer of `--records` generated records replacing archive papers that have results
@@ -91,28 +92,77 @@ def main(args: argparse.Namespace) -> int:
 # -- builds ------------------------------------------------------------------------------------
 
 
+# A build in a fresh process (`build_archive`, as `papercode archive build` calls it), its wall and CPU seconds (the
+# process's, its indexing threads included), and those of the leaderboards' phase (`build._boards`: reading the three
+# tables, joining, sorting, writing) inside it: one JSON line on stdout.
+_BUILD = """
+import json, sys, time
+from papercode.archive import build as build_module
+out, sources = sys.argv[1], sys.argv[2:]
+phase = {"wall": 0.0, "cpu": 0.0}
+read_boards = build_module._boards
+def timed(*args, **named):
+    wall, cpu = time.perf_counter(), time.process_time()
+    try:
+        return read_boards(*args, **named)
+    finally:
+        phase["wall"] += time.perf_counter() - wall
+        phase["cpu"] += time.process_time() - cpu
+build_module._boards = timed
+wall, cpu = time.perf_counter(), time.process_time()
+build_module.build_archive(sources, out, snapshot="2025-07-28")
+print(json.dumps({"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu, "boards_wall": phase["wall"], "boards_cpu": phase["cpu"]}))
+"""
+
+
 def _builds(base: list[str], full: list[str], out: Path, runs: int) -> dict[str, Any]:
-    seconds: dict[str, list[float]] = {"without": [], "with": []}
+    """Each build's wall and CPU seconds, alternating without and with the three tables, and the leaderboards' own phase
+    in each build with them. On a shared machine whole builds vary by tens of percent from run to run; the phase,
+    against the build without it in the same hour, is the steadier measure of what the tables add (with the papers'
+    title and task keys the build keeps for them, which no phase holds: in the whole builds' difference only)."""
+    runs_of: dict[str, list[dict[str, float]]] = {"without": [], "with": []}
     for run in range(runs):
         for label in ("without", "with") if run % 2 == 0 else ("with", "without"):
             target = out / label
             shutil.rmtree(target, ignore_errors=True)
-            command = [sys.executable, "-m", "papercode", "archive", "build", *(full if label == "with" else base)]
-            command += ["--out", str(target), "--snapshot", "2025-07-28"]
-            started = time.perf_counter()
+            command = [sys.executable, "-c", _BUILD, str(target), *(full if label == "with" else base)]
             done = subprocess.run(command, capture_output=True, text=True, check=False, env=THIS_CHECKOUT)
             if done.returncode != 0:
                 raise SystemExit(f"the build failed: {done.stderr.strip()}")
-            seconds[label].append(time.perf_counter() - started)
-    without, with_boards = statistics.median(seconds["without"]), statistics.median(seconds["with"])
-    return {"seconds": seconds, "without_s": without, "with_s": with_boards, "ratio": with_boards / without}
+            runs_of[label].append(json.loads(done.stdout.strip().splitlines()[-1]))
+
+    def median(label: str, key: str) -> float:
+        return statistics.median(figures[key] for figures in runs_of[label])
+
+    without_s, with_s = median("without", "wall"), median("with", "wall")
+    cpu_without, cpu_with = median("without", "cpu"), median("with", "cpu")
+    phase_s, phase_cpu = median("with", "boards_wall"), median("with", "boards_cpu")
+    return {
+        "runs": runs_of,
+        "without_s": without_s,
+        "with_s": with_s,
+        "ratio": with_s / without_s,
+        "cpu_without_s": cpu_without,
+        "cpu_with_s": cpu_with,
+        "cpu_ratio": cpu_with / cpu_without,
+        "boards_s": phase_s,
+        "boards_cpu_s": phase_cpu,
+        "boards_share": phase_s / without_s,
+        "boards_cpu_share": phase_cpu / cpu_without,
+    }
 
 
 def _format_builds(build: dict[str, Any]) -> str:
-    verdict = "ok" if build["ratio"] <= TARGET_BUILD_RATIO else "over"
+    def verdict(ratio: float) -> str:
+        return "ok" if ratio <= TARGET_BUILD_RATIO else "over"
+
+    runs = {label: [round(figures["wall"], 1) for figures in values] for label, values in build["runs"].items()}
     return (
-        f"build: {build['without_s']:.1f} s without the leaderboards, {build['with_s']:.1f} s with them: "
-        f"{build['ratio']:.3f}x (target <= {TARGET_BUILD_RATIO}x: {verdict}); runs {build['seconds']}"
+        f"build: {build['without_s']:.1f} s without the leaderboards, {build['with_s']:.1f} s with them (medians): "
+        f"{build['ratio']:.3f}x ({verdict(build['ratio'])}); CPU {build['cpu_without_s']:.1f} s and {build['cpu_with_s']:.1f} s: "
+        f"{build['cpu_ratio']:.3f}x ({verdict(build['cpu_ratio'])}); target <= {TARGET_BUILD_RATIO}x; runs (wall) {runs}\n"
+        f"build: the leaderboards' phase {build['boards_s']:.1f} s ({build['boards_cpu_s']:.1f} s CPU): "
+        f"{1 + build['boards_share']:.3f}x ({1 + build['boards_cpu_share']:.3f}x CPU) of the build without them"
     )
 
 

@@ -89,7 +89,9 @@ def test_the_harness_gives_every_figure(archive: Path, tmp_path: Path, capsys: p
     arguments = ["--archive", str(archive), "--out", str(tmp_path / "builds"), "--runs", "1", "--records", "20", "--calls", "20"]
     assert boards_bench.main(parser.parse_args([*arguments, "--json", str(report)])) == 0
     figures = json.loads(report.read_text())
-    assert figures["build"]["ratio"] > 0 and set(figures["build"]["seconds"]) == {"without", "with"}
+    build = figures["build"]
+    assert build["ratio"] > 0 and build["cpu_ratio"] > 0 and set(build["runs"]) == {"without", "with"}
+    assert 0 < build["boards_cpu_s"] < build["cpu_with_s"] and build["boards_share"] > 0
     assert figures["open"]["with_ms"] > 0 and figures["sizes"]["boards"] > 0
     assert set(figures["calls"]) == {
         "get_leaderboard(task)",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from fetching import PAPERS, closed_port, downloaded_lines, fetch, hub_datasets
 from hub_stand_in import Dataset, HubStandIn
 from leaderboard_tables import benchmark, dataset, method, result, task, write_parquet
 from papercode.answers import leaderboards
@@ -15,7 +16,6 @@ from papercode.archive.fetch import CATALOGUES
 from papercode.corpus.stages import Corpus
 from papercode.index.archive_layer import Manifest, current_build
 from papercode.settings import bundled_records_dir
-from test_archive_fetch import PAPERS, closed_port, downloaded_lines, fetch, hub_datasets
 
 EVALUATIONS, METHODS, DATASETS = CATALOGUES
 PARQUET = "data/train-00000-of-00001.parquet"
