@@ -98,6 +98,8 @@ def main(args: argparse.Namespace) -> int:
 _BUILD = """
 import json, sys, time
 from papercode.archive import build as build_module
+from papercode.cli.main import gc_policy
+gc_policy()  # as `papercode` runs
 out, sources = sys.argv[1], sys.argv[2:]
 phase = {"wall": 0.0, "cpu": 0.0}
 read_boards = build_module._boards

@@ -82,8 +82,9 @@ class BoardsBuilder:
 
     def __init__(self, keys: PaperKeys, papers: int, rejected: Tally, warnings: Tally) -> None:
         self.keys, self.rejected, self.warnings = keys, rejected, warnings
-        self.has_code = np.zeros(papers + 1, dtype=bool)  # archive paper -> its code links name a repository
-        self.has_code[np.frombuffer(array("i", keys.repo_papers), dtype=np.int32)] = True
+        has_code = np.zeros(papers + 1, dtype=np.uint8)
+        has_code[np.frombuffer(array("i", keys.repo_papers), dtype=np.int32)] = 1
+        self.has_code = bytearray(has_code.tobytes())  # archive paper -> 1 when its code links name a repository
         self.tasks: list[TaskEntry] = []
         self.methods: list[MethodEntry] = []
         self.datasets: list[DatasetEntry] = []
@@ -207,7 +208,7 @@ class _Layout:
                 children[task.parent].append(t)
         writer.ints("task.children", _offsets(map(len, children)))
         writer.ints("task.child", array("i", (child for group in children for child in group)))
-        self._keys("task", ((t, [task.name, *task.synonyms]) for t, task in enumerate(tasks)))
+        self._keys("task", ((t, name_keys("task", [task.name, *task.synonyms])) for t, task in enumerate(tasks)))
 
     def _write_boards(self, dataset_ids: list[int]) -> None:
         boards, writer = self.boards, self.writer
@@ -330,17 +331,22 @@ class _Layout:
         writer.ints("method.year", array("i", (_int(method.year) for method in methods)))
         writer.ints("method.papers", array("i", (_int(method.papers) for method in methods)))
         writer.ints("method.paper", array("i", (join_paper(keys, method.paper_url, method.paper_title)[0] for method in methods)))
-        self._keys("method", ((i, [method.name, method.full_name or ""]) for i, method in enumerate(methods)))
+        self._keys("method", ((i, name_keys("method", [method.name, method.full_name or ""])) for i, method in enumerate(methods)))
 
     def _datasets(self) -> tuple[list[int], list[DatasetEntry]]:
         """Each board's dataset entity (the datasets table's, by its names; else one made for a name only the evaluation
         tables have), and every entity."""
         entities = list(self.builder.datasets)
+        # each entity's keys, by how surely they name it: its name, its full name, its variants
+        ranked = [
+            (name_keys("dataset", [d.name]), name_keys("dataset", [d.full_name or ""]), name_keys("dataset", d.variants)) for d in entities
+        ]
         by_key: dict[str, int] = {}
-        for names in (lambda d: [d.name], lambda d: [d.full_name or ""], lambda d: d.variants):
-            for i, dataset in enumerate(entities):
-                for key in name_keys("dataset", names(dataset)):
+        for rank in range(3):
+            for i, keys in enumerate(ranked):
+                for key in keys[rank]:
                     by_key.setdefault(key, i)
+        self._dataset_keys: list[set[str]] = [name | full | variants for name, full, variants in ranked]
         ids: list[int] = []
         for board in self.boards:
             named = board.benchmark.dataset
@@ -350,7 +356,9 @@ class _Layout:
             if found is None:
                 found = len(entities)
                 entities.append(DatasetEntry(named, None, board.benchmark.description, None, [], [], [], [], None))
-                for key in name_keys("dataset", [named]):
+                made = name_keys("dataset", [named])
+                self._dataset_keys.append(made)
+                for key in made:
                     by_key.setdefault(key, found)
             ids.append(found)
         return ids, entities
@@ -370,11 +378,12 @@ class _Layout:
             boards_of[dataset].append(b)
         writer.ints("dataset.boards", _offsets(map(len, boards_of)))
         writer.ints("dataset.board", array("i", (b for group in boards_of for b in group)))
-        self._keys("dataset", ((i, [dataset.name, dataset.full_name or "", *dataset.variants]) for i, dataset in enumerate(entities)))
+        self._keys("dataset", enumerate(self._dataset_keys))
         assert set(KEY_KINDS) == {"task", "method", "dataset"}
 
-    def _keys(self, kind: NameKind, named: Iterable[tuple[int, list[str]]]) -> None:
-        pairs = sorted({(key.encode("utf-8", "surrogatepass"), i) for i, names in named for key in name_keys(kind, names)})
+    def _keys(self, kind: NameKind, keyed: Iterable[tuple[int, Iterable[str]]]) -> None:
+        """The keys of every task, method or dataset (`keyed`: each one's number and keys), sorted by their bytes."""
+        pairs = sorted({(key.encode("utf-8", "surrogatepass"), i) for i, keys in keyed for key in keys})
         self.writer.packed(f"keys.{kind}.keys", (key.decode("utf-8", "surrogatepass") for key, _ in pairs))
         self.writer.ints(f"keys.{kind}.values", array("i", (i for _, i in pairs)))
 
@@ -427,6 +436,8 @@ def _arxiv_of(url: str) -> str | None:
             number = head if v and version.isdigit() and head[-1:].isdigit() else tail
             if len(number) in (9, 10) and number[4] == "." and number[:4].isdigit() and number[5:].isdigit():
                 return number
+    if "://" in url and "arxiv" not in url.lower():  # another site's URL: no arXiv id in it
+        return None
     parsed = parse_arxiv_id(url)
     return None if parsed is None else parsed.canonical
 

@@ -422,7 +422,7 @@ def _result(row: dict[str, Any], cuts: Cuts) -> ResultRow:
         metrics={
             named: value
             for key, value in metrics.items()
-            if value is not None and value != "" and (named := clean_name(key, METRIC_CHARS)) is not None
+            if value is not None and value != "" and type(key) is str and (named := _clean_name(key, METRIC_CHARS)) is not None
         }
         if type(metrics) is dict
         else {},
