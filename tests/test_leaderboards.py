@@ -663,6 +663,19 @@ def test_the_leaderboards_are_files_of_the_build_listed_with_their_sha256(built:
     assert all(len(facts["sha256"]) == 64 for facts in boards.values())
 
 
+def test_a_leaderboards_file_cut_short_leaves_the_archive_unserved_with_the_reason(tmp_path: Path) -> None:
+    from papercode.index.archive_layer import ArchiveUnavailable, current_build, open_archive
+
+    built_here = build(tmp_path)
+    build_dir = current_build(tmp_path / "archive")
+    assert build_dir is not None and built_here.corpus.archive is not None
+    built_here.corpus.archive.close()
+    values = build_dir / "boards" / "value.num.d"
+    values.write_bytes(values.read_bytes()[:-8])
+    with pytest.raises(ArchiveUnavailable, match="value.num.d"):
+        open_archive(tmp_path / "archive")
+
+
 # -- hostile tables ----------------------------------------------------------------------------
 
 
