@@ -23,6 +23,8 @@ from typing import Final
 
 from papercode.index.archive_layer import BUILDS, CURRENT, build_id_is_valid, current_build
 
+from .store import ArchiveBusy
+
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: builds are still switched by one rename; nothing is locked
@@ -33,10 +35,6 @@ _BUILDING: Final = ".building-"
 _LINKING: Final = ".current-"
 _BUILDING_NAME = re.compile(r"\.building-(?P<id>[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8})-(?P<pid>[0-9]{1,10})")
 _LINKING_NAME = re.compile(r"\.current-(?P<pid>[0-9]{1,10})")
-
-
-class ArchiveBusy(Exception):
-    """Another build is writing the same archive directory."""
 
 
 def new_build_id() -> str:
