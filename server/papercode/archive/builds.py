@@ -78,12 +78,18 @@ class NewBuild:
         builds = self.archive_dir / BUILDS
         final = builds / self.build_id
         os.rename(self.directory, final)
+        self.directory = final  # until the switch, leaving the block removes it
         _fsync(builds)
         link = self.archive_dir / f"{_LINKING}{os.getpid()}"
         with contextlib.suppress(FileNotFoundError):
             os.unlink(link)
-        os.symlink(f"{BUILDS}/{self.build_id}", link)
-        os.rename(link, self.archive_dir / CURRENT)  # the switch
+        try:
+            os.symlink(f"{BUILDS}/{self.build_id}", link)
+            os.rename(link, self.archive_dir / CURRENT)  # the switch
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(link)
+            raise
         self._committed = True
         _fsync(self.archive_dir)
         remove_unused(self.archive_dir)
