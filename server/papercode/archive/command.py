@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
 def print_summary(summary: Any) -> None:
     """The build's summary on stdout: where, what, and every reason rows were dropped, with an example."""
     out = sys.stdout.write
-    out(f"archive: {summary.archive_dir} ({len(summary.shards)} shards, {summary.bytes_written / 1e6:,.1f} MB)\n")
+    out(f"archive: {summary.archive_dir} (build {summary.build_id}, {summary.bytes_written / 1e6:,.1f} MB)\n")
     out(f"snapshot: {summary.snapshot} ({summary.snapshot_basis})\n")
     out(
         f"papers: {summary.papers:,} written ({summary.papers_from_abstracts:,} from {summary.paper_rows:,} papers rows, "
