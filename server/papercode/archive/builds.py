@@ -137,11 +137,12 @@ def remove_leftovers(archive_dir: Path) -> list[Path]:
 
 def clear_leftovers(archive_dir: Path) -> list[Path]:
     """`remove_leftovers` at a command's start, unless a build is running there or the directory is not ours to
-    write (another user's, a read-only volume): then nothing is touched, and nothing fails."""
+    write (another user's, a read-only volume): then nothing is touched, and nothing fails. A directory no build
+    locked (no `.lock`: copied from elsewhere, say) holds nothing a build left, and gets no file from a start."""
     if not (archive_dir / BUILDS).is_dir() or not os.access(archive_dir, os.W_OK) or not os.access(archive_dir / BUILDS, os.W_OK):
         return []
     try:
-        lock = _exclusive(archive_dir / LOCK)
+        lock = _exclusive(archive_dir / LOCK, create=False)
     except (ArchiveBusy, OSError):
         return []
     try:
@@ -174,8 +175,8 @@ def _remove_unheld(build: Path) -> bool:
         os.close(fd)
 
 
-def _exclusive(path: Path) -> int:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+def _exclusive(path: Path, *, create: bool = True) -> int:
+    fd = os.open(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
     if fcntl is None:  # pragma: no cover
         return fd
     try:
