@@ -8,7 +8,8 @@ removed as soon as the searcher is open (its files stay mapped), so nothing of i
 
 Guards: tantivy must find the archive's index compatible and of this schema, and the commit must add one segment and
 merge none (the archive is built with few segments, so its segments never reach a merge level; a merge would not harm
-its files, only cost time): otherwise `OverlayProblem`, and the server serves the records alone, saying why.
+its files, only cost time): otherwise `OverlayProblem`, and the server serves the records alone, saying why. (An archive
+segment whose every paper a record replaces is dropped by the commit: that is no merge.)
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import shutil
 from pathlib import Path
 from typing import Final
 
+import orjson
 import tantivy
 
 from papercode.core import scratch
@@ -68,6 +70,7 @@ def _overlay(
     archive: ArchiveLayer, directory: Path, records: PaperIndex, records_search: SearchEngine, ordinals: Ordinals
 ) -> tantivy.Searcher:
     source = archive.search_dir
+    archive_segments = _segments(source)
     for entry in os.scandir(source):
         if entry.name not in _NOT_LINKED and entry.is_file():
             os.symlink(os.path.join(source, entry.name), directory / entry.name)
@@ -96,10 +99,15 @@ def _overlay(
     opened = open_index(tantivy.Index.open(str(directory)))
     opened.config_reader(reload_policy="Manual")
     searcher = opened.searcher()
-    expected = archive.manifest.search_segments + (1 if added else 0)
-    if searcher.num_segments != expected:
+    new = [documents for segment, documents in _segments(directory).items() if segment not in archive_segments]
+    if new != ([added] if added else []):
         raise OverlayProblem(
-            f"laying the records over the archive's index merged its segments ({searcher.num_segments}, not {expected}). "
-            "Next: rebuild the archive (papercode archive build)"
+            f"laying the records over the archive's index merged its segments (new segments of {new} documents, not "
+            f"one of {added}). Next: rebuild the archive (papercode archive build)"
         )
     return searcher
+
+
+def _segments(directory: Path) -> dict[str, int]:
+    """The segments of the index in `directory`, as its `meta.json` lists them: id -> documents (deleted ones too)."""
+    return {segment["segment_id"]: segment["max_doc"] for segment in orjson.loads((directory / "meta.json").read_bytes())["segments"]}
