@@ -18,13 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from archive_tables import archive_records, assert_bundled_papers_back, bundled_rows, write_parquet
+from archive_tables import assert_bundled_papers_back, bundled_rows, current_manifest, served_papers, write_parquet
+from conftest import SERVER_DIR
 from hub_stand_in import Dataset, HubStandIn
-from papercode.archive import read_manifest
 from papercode.cli import main as cli
 
 PAPERS, LINKS = "pwc-archive/papers-with-abstracts", "pwc-archive/links-between-paper-and-code"
-SERVER = Path(cli.__file__).resolve().parents[1]
 INSTALL = "pip install 'papercode[archive]'"
 
 
@@ -51,7 +50,7 @@ def fetch(out: Path, hf_home: Path, endpoint: str, **extra: str) -> subprocess.C
         if not name.startswith(("HF_", "HUGGINGFACE_")) and name.lower() not in ("http_proxy", "https_proxy", "all_proxy")
     }
     environment.update(
-        PYTHONPATH=str(SERVER),
+        PYTHONPATH=str(SERVER_DIR),  # this checkout's code
         HF_ENDPOINT=endpoint,
         HF_HOME=str(hf_home),
         HF_HUB_DISABLE_PROGRESS_BARS="1",
@@ -92,13 +91,11 @@ def fetched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fetched]:
 @pytest.mark.process
 def test_fetch_downloads_both_datasets_into_the_hub_cache_and_builds(fetched: Fetched) -> None:
     assert (fetched.result.returncode, fetched.result.stderr) == (0, "")
-    assert fetched.result.stdout.startswith(f"archive: {fetched.archive} (1 shards, ")
+    manifest = current_manifest(fetched.archive)
+    assert fetched.result.stdout.startswith(f"archive: {fetched.archive} (build {manifest['build_id']}, ")
     assert "snapshot: 2025-07-28 (the dataset commit's date)" in fetched.result.stdout
-    records = archive_records(fetched.archive)
-    assert_bundled_papers_back(records)
-    assert {record["source"]["archive"] for record in records} == {f"{PAPERS} (Hugging Face), CC BY-SA 4.0"}
-    manifest = read_manifest(fetched.archive)
-    assert manifest is not None and manifest["snapshot"] == "2025-07-28"
+    assert_bundled_papers_back(served_papers(fetched.archive))
+    assert manifest["snapshot"] == "2025-07-28" and manifest["licence"] == "CC BY-SA 4.0"
     assert {(source["dataset"], source["commit"], source["commit_date"]) for source in manifest["sources"]} == {
         (PAPERS, fetched.datasets[PAPERS].sha, "2025-07-28"),
         (LINKS, fetched.datasets[LINKS].sha, "2025-07-27"),
@@ -124,25 +121,19 @@ def test_offline_it_builds_from_the_cache_says_so_in_one_line_and_asks_nothing(f
     )
     # a new archive, and the Hub not asked: the commit dates are unknown, the files' date stands in
     assert "(the newest source file's modification date (UTC))" in result.stdout
-    assert_bundled_papers_back(archive_records(tmp_path / "archive"), snapshot=result_snapshot(tmp_path / "archive"))
+    assert_bundled_papers_back(served_papers(tmp_path / "archive"), snapshot=current_manifest(tmp_path / "archive")["snapshot"])
 
 
 @pytest.mark.process
 def test_when_the_hub_is_unreachable_it_builds_from_the_cache_and_keeps_the_commit_date(fetched: Fetched, tmp_path: Path) -> None:
     out = tmp_path / "archive"
-    shutil.copytree(fetched.archive, out)  # the previous archive knows each cached commit's date: the new one keeps it
+    shutil.copytree(fetched.archive, out, symlinks=True)  # the previous archive knows each cached commit's date: the new one keeps it
     result = fetch(out, fetched.hf_home, closed_port())
     assert result.returncode == 0
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("papercode: cannot reach http://127.0.0.1:")
     assert "building from the cached download in" in result.stderr and fetched.datasets[PAPERS].sha[:7] in result.stderr
     assert "snapshot: 2025-07-28 (the dataset commit's date)" in result.stdout
-    assert_bundled_papers_back(archive_records(out))
-
-
-def result_snapshot(archive: Path) -> str:
-    manifest = read_manifest(archive)
-    assert manifest is not None
-    return str(manifest["snapshot"])
+    assert_bundled_papers_back(served_papers(out))
 
 
 @pytest.mark.process
