@@ -35,13 +35,14 @@ def _cpu() -> float:
 def measure(records: Path, count: int) -> dict[str, Any]:
     from papercode.index import search
 
-    newest_first, write_index = search.newest_first, search.write_index
+    write_index = search.write_index
+    newest_first = getattr(search, "newest_first", None)  # an older papercode: the browse ranks are given to the write
     abstracts_file = getattr(search, "ABSTRACTS", None)  # an older papercode stored the abstracts in tantivy
 
     latest = {doc.paper: doc for doc in islice(documents([records]), count)}  # a duplicate's winner replaces its paper's
     docs = [latest[paper] for paper in sorted(latest)]
     out: dict[str, Any] = {"documents": len(docs), "abstract_chars": sum(len(doc.abstract) for doc in docs)}
-    browse = newest_first([(doc.paper, doc.date) for doc in docs])
+    browse: Any = newest_first([(doc.paper, doc.date) for doc in docs]) if newest_first else len(docs)
     with tempfile.TemporaryDirectory(prefix="papercode-index-cost-") as scratch:
         directory = Path(scratch) / "index"
         cpu, wall = _cpu(), time.perf_counter()

@@ -13,6 +13,7 @@ Reported: build seconds (documents in to a servable index), index bytes, peak RS
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import resource
@@ -38,10 +39,11 @@ def documents(roots: list[Path]) -> Iterator[Any]:
 
     report = LoadReport()
     admission = Admission(report)
+    whole = "item" in inspect.signature(search_document).parameters  # an older papercode takes the record alone
     for item in iter_records(roots, report, Limits()):
         admitted = admission.admit(item)
         if admitted is not None:
-            yield search_document(item.record, admitted)
+            yield search_document(item if whole else item.record, admitted)
 
 
 def _p(times: list[float], q: float) -> float:
