@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import functools
 import gzip
+import hashlib
 import json
 import os
 import random
+import stat
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -419,3 +421,37 @@ def current_manifest(archive: Path) -> Row:
     assert build is not None, f"{archive} has no current build"
     value: Row = orjson.loads((build / MANIFEST).read_bytes())
     return value
+
+
+def tree(directory: Path) -> dict[str, tuple[Any, ...]]:
+    """Every entry under `directory` (itself too): its kind, mode, size, modification and change times, and its
+    content (a file's sha256, a link's target)."""
+    entries = {}
+    for path in [directory, *sorted(directory.rglob("*"))]:
+        found = os.lstat(path)
+        if stat.S_ISLNK(found.st_mode):
+            content: str | None = os.readlink(path)
+        elif stat.S_ISREG(found.st_mode):
+            content = hashlib.sha256(path.read_bytes()).hexdigest()
+        else:
+            content = None
+        entries[str(path.relative_to(directory))] = (
+            stat.S_IFMT(found.st_mode),
+            stat.S_IMODE(found.st_mode),
+            found.st_size,
+            found.st_mtime_ns,
+            found.st_ctime_ns,
+            content,
+        )
+    return entries
+
+
+def read_only(directory: Path) -> None:
+    for path in [directory, *directory.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(0o555 if path.is_dir() else 0o444)
+
+
+def contents(directory: Path) -> dict[str, tuple[int, str | None]]:
+    """Every entry under `directory` with its kind and content (`tree` but for modes and times)."""
+    return {name: (entry[0], entry[-1]) for name, entry in tree(directory).items() if name != "."}

@@ -24,11 +24,9 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-import hashlib
 import math
 import os
 import shutil
-import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -38,7 +36,19 @@ import orjson
 import pytest
 import tantivy
 
-from archive_tables import Row, build_recording, bundled_records, bundled_rows, generated_rows, link_row, paper_row, slug_of, write_json
+from archive_tables import (
+    Row,
+    build_recording,
+    bundled_records,
+    bundled_rows,
+    generated_rows,
+    link_row,
+    paper_row,
+    read_only,
+    slug_of,
+    tree,
+    write_json,
+)
 from conftest import make_record, make_sample, sha_for, write_records
 from papercode.answers import models, queries
 from papercode.archive import build_archive
@@ -542,35 +552,6 @@ def test_an_archive_segment_whose_every_paper_a_record_replaces_is_served(tmp_pa
 
 
 # -- the archive is never written -----------------------------------------------------------------------
-
-
-def tree(directory: Path) -> dict[str, tuple[Any, ...]]:
-    """Every entry under `directory` (itself too): its kind, mode, size, modification and change times, and its
-    content (a file's sha256, a link's target)."""
-    entries = {}
-    for path in [directory, *sorted(directory.rglob("*"))]:
-        found = os.lstat(path)
-        if stat.S_ISLNK(found.st_mode):
-            content: str | None = os.readlink(path)
-        elif stat.S_ISREG(found.st_mode):
-            content = hashlib.sha256(path.read_bytes()).hexdigest()
-        else:
-            content = None
-        entries[str(path.relative_to(directory))] = (
-            stat.S_IFMT(found.st_mode),
-            stat.S_IMODE(found.st_mode),
-            found.st_size,
-            found.st_mtime_ns,
-            found.st_ctime_ns,
-            content,
-        )
-    return entries
-
-
-def read_only(directory: Path) -> None:
-    for path in [directory, *directory.rglob("*")]:
-        if not path.is_symlink():
-            path.chmod(0o555 if path.is_dir() else 0o444)
 
 
 @pytest.mark.parametrize("copied", [False, True], ids=["as-built", "copied-without-its-lock"])
