@@ -1,6 +1,7 @@
 """`python -m benchmarks generate …` writes a synthetic corpus; `python -m benchmarks run …` measures papercode on it;
 `generate-archive` writes a synthetic Papers-with-Code archive and `archive` measures reading and building it;
-`archive-serve` serves what it built, and `index-cost` measures what its full-text index costs to build."""
+`archive-serve` starts servers on what it built, and `index-cost` measures what a full-text index costs to build.
+Each of these can save every number it prints to a JSON file (`--json`; `benchmarks/results/` keeps one per run)."""
 
 from __future__ import annotations
 
@@ -41,13 +42,15 @@ def main(argv: list[str] | None = None) -> int:
     gen_archive.add_argument("--methods", type=int, default=DEFAULT_METHODS, help=f"distinct methods (default {DEFAULT_METHODS:,})")
     gen_archive.add_argument("--date-type", choices=DATE_TYPES, default="string", help="type of `date` in parquet (default string)")
     archive = sub.add_parser(
-        "archive", help="issue #15: the floors of reading the archive (parquet, json.gz) and the archive build against them"
+        "archive", help="issues #15, #22: the floors of reading the archive (parquet, json.gz) and the archive build against them"
     )
     from .archive_bench import add_arguments as add_archive_arguments
 
     add_archive_arguments(archive)
     serve = sub.add_parser(
-        "archive-serve", help="issue #15: cold and warm start of papercode serve --archive on built records, against their parse floor"
+        "archive-serve",
+        help="issue #22: every start of papercode serve --archive on a built archive against an empty server's, its memory, disk,"
+        " latency and reloads (--records: issue #15's record shards, for commits before #22)",
     )
     from .archive_serve import add_arguments as add_serve_arguments
 

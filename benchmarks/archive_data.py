@@ -1,7 +1,7 @@
 """A synthetic Papers-with-Code archive in the real shape, deterministic by seed (issue #15's benchmark input).
 
 `write_archive(out, papers, links, seed, forms)` writes the two tables `papercode archive build` reads, in either or
-both of the forms people have (see `/work/shared/notes/archive.md`):
+both of the forms people have (the Hugging Face mirror of the archive, and the original dumps):
 
 * `parquet`: the Hugging Face mirror's layout, `papers-with-abstracts/data/train-0000i-of-00004.parquet` (four files,
   rows split evenly, in order) and `links-between-paper-and-code/data/train-00000-of-00001.parquet`; snappy, row

@@ -35,18 +35,18 @@ def _cpu() -> float:
 def measure(records: Path, count: int) -> dict[str, Any]:
     from papercode.index import search
 
-    write_index = search.write_index
-    newest_first = getattr(search, "newest_first", None)  # an older papercode: the browse ranks are given to the write
+    newest_first, write_index = getattr(search, "newest_first", None), search.write_index  # newest_first: before #22
     abstracts_file = getattr(search, "ABSTRACTS", None)  # an older papercode stored the abstracts in tantivy
 
     latest = {doc.paper: doc for doc in islice(documents([records]), count)}  # a duplicate's winner replaces its paper's
     docs = [latest[paper] for paper in sorted(latest)]
     out: dict[str, Any] = {"documents": len(docs), "abstract_chars": sum(len(doc.abstract) for doc in docs)}
-    browse: Any = newest_first([(doc.paper, doc.date) for doc in docs]) if newest_first else len(docs)
+    # the write's third argument: the browse order before issue #22, the count of documents since (each its own order)
+    third = newest_first([(doc.paper, doc.date) for doc in docs]) if newest_first is not None else len(docs)
     with tempfile.TemporaryDirectory(prefix="papercode-index-cost-") as scratch:
         directory = Path(scratch) / "index"
         cpu, wall = _cpu(), time.perf_counter()
-        write_index(directory, docs, browse)
+        write_index(directory, docs, third)
         out["write_cpu_s"], out["write_wall_s"] = _cpu() - cpu, time.perf_counter() - wall
         out["index_bytes"] = sum(path.stat().st_size for path in directory.iterdir() if path.is_file())
         out["abstracts_bytes"] = (directory / abstracts_file).stat().st_size if abstracts_file else 0

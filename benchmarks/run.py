@@ -82,6 +82,7 @@ def machine() -> dict[str, Any]:
     ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") if hasattr(os, "sysconf") else 0
     from importlib.metadata import version
 
+    source = papercode_source()
     return {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "cpu": cpu,
@@ -94,25 +95,56 @@ def machine() -> dict[str, Any]:
         "tantivy": version("tantivy"),
         "numpy": version("numpy"),
         "platform": platform.platform(),
-        "papercode": _git_state(),
+        "papercode": _git_state(source),
+        "papercode_source": source,
         "loadavg": " ".join(f"{x:.2f}" for x in os.getloadavg()),
     }
 
 
-def _git_state() -> str:
+def _git_state(source: dict[str, Any]) -> str:
+    """Which papercode the workers import, at which commit, in words (`papercode_source`)."""
+    if source["commit"] is None:
+        return f"papercode imported from {source['path']} (commit unknown)"
+    dirty = " + uncommitted server/ changes" if source["dirty"] else ""
+    return f"git {source['commit'][:7]}{dirty}; papercode imported from {source['path']}"
+
+
+def papercode_source() -> dict[str, Any]:
+    """The papercode the benchmark's subprocesses import (with `_pythonpath()`): where (shown by `shown_path`), its
+    commit (a `COMMIT` file beside an exported `server/`, else git) and whether its `server/` has uncommitted changes."""
+    probe = subprocess.run(
+        [sys.executable, "-c", "import papercode, pathlib; print(pathlib.Path(papercode.__file__).resolve().parent.parent)"],
+        cwd=REPO_ROOT,
+        env=dict(os.environ, PYTHONPATH=_pythonpath()),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    server = Path(probe.stdout.strip()) if probe.returncode == 0 else None
+    out: dict[str, Any] = {"path": shown_path(server) if server else "not importable", "commit": None, "dirty": None}
+    if server is None:
+        return out
+    marker = server.parent / "COMMIT"
+    if marker.exists():
+        out["commit"] = marker.read_text().strip()
+        return out
     try:
-        head = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "server"], cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout
+        out["commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=server, capture_output=True, text=True, check=True).stdout.strip()
+        status = subprocess.run(["git", "status", "--porcelain", "."], cwd=server, capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    source = os.environ.get("PYTHONPATH") or "working tree"
-    for entry in filter(None, (os.environ.get("PYTHONPATH") or "").split(os.pathsep)):
-        marker = Path(entry).parent / "COMMIT"
-        if marker.exists():
-            return f"commit {marker.read_text().strip()} exported to {entry}"
-    return f"git {head}{' + uncommitted server/ changes' if dirty.strip() else ''}; papercode imported from {source}"
+        return out
+    out["dirty"] = bool(status.strip())
+    return out
+
+
+def shown_path(path: Path | str) -> str:
+    """A path as the benchmarks print and save it, naming nothing of this machine: relative to this checkout (`server`)
+    or to the directory holding it (`../bench-data/archive-600k`), else the last two parts (`.../export/server`)."""
+    resolved = Path(os.path.abspath(path))
+    for base, prefix in ((REPO_ROOT, ""), (REPO_ROOT.parent, "../")):
+        if resolved == base or resolved.is_relative_to(base):
+            return prefix + (str(resolved.relative_to(base)) or ".")
+    return ".../" + "/".join(resolved.parts[-2:])
 
 
 # -- corpora -------------------------------------------------------------------------------
@@ -132,7 +164,7 @@ def _ensure(directory: Path, n: int, seed: int, layout: str) -> Path:
     marker = directory / ".complete"
     if marker.exists():
         return directory
-    print(f"# generating {n} records ({layout}) in {directory}", file=sys.stderr, flush=True)
+    print(f"# generating {n} records ({layout}) in {shown_path(directory)}", file=sys.stderr, flush=True)
     write_corpus(directory, n, seed, layout)
     marker.write_text(f"{n} {seed} {layout}\n")
     return directory
@@ -152,8 +184,9 @@ def record_files(roots: Sequence[Path]) -> list[Path]:
 
 
 def _pythonpath() -> str:
-    """The benchmarks package, then whatever PYTHONPATH says (e.g. an exported commit's `server/` to benchmark it)."""
-    return os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(REPO_ROOT)]))
+    """Whatever PYTHONPATH says first (e.g. an exported commit's `server/`, to benchmark it), then this checkout's
+    `server/` (not the one an editable install may point at) and the benchmarks package."""
+    return os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(REPO_ROOT / "server"), str(REPO_ROOT)]))
 
 
 def _worker(mode: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -222,13 +255,30 @@ class _Timer:
         return timed
 
 
+def wrap_phases(timer: _Timer) -> None:
+    """Timing wrappers around what the cold build calls (records stream through it, so its phases interleave: what it
+    calls per record and once), on whatever of those functions the papercode measured has. About 1 us a call."""
+    try:
+        from papercode.build import builder, parallel
+        from papercode.build import decode as loading
+    except ImportError:  # a papercode from before the build package
+        return
+    for owner, attr, label in (
+        (loading, "_decode", "decode + checks (loading._decode, this process's records)"),
+        (builder.IndexBuilder, "add", "index, per record (IndexBuilder.add, with shipping)"),
+        (parallel.ChildSearchBuild, "part", "wait for the child's part (ChildSearchBuild.part)"),
+        (builder.IndexBuilder, "add_part", "merge the child's part (IndexBuilder.add_part)"),
+        (builder.IndexBuilder, "finish", "index, corpus-wide orders (IndexBuilder.finish)"),
+    ):
+        if hasattr(owner, attr):
+            setattr(owner, attr, timer.wrap(label, getattr(owner, attr)))
+
+
 def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     """Cold build in this fresh process (keyed ready, then search ready), then in-process tool latency over it."""
     roots = [Path(p) for p in payload["roots"]]
     import papercode.edge.app  # noqa: F401 - imported before the load so that the baseline RSS includes the SDK
-    from papercode.build import builder
     from papercode.build import decode as loading
-    from papercode.build import parallel as search_build
     from papercode.cli.main import gc_policy
     from papercode.corpus import stages as corpus_module
 
@@ -236,17 +286,7 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     timer = _Timer()
     if payload.get("phases", True):
-        # Records stream through the build, so the phases interleave: wrap what it calls per record and once.
-        # The wrappers cost ~1 us a call. Whatever of these the code under test still has is wrapped.
-        for owner, attr, label in (
-            (loading, "_decode", "decode + checks (loading._decode, this process's records)"),
-            (builder.IndexBuilder, "add", "index, per record (IndexBuilder.add, with shipping)"),
-            (search_build.ChildSearchBuild, "part", "wait for the child's part (ChildSearchBuild.part)"),
-            (builder.IndexBuilder, "add_part", "merge the child's part (IndexBuilder.add_part)"),
-            (builder.IndexBuilder, "finish", "index, corpus-wide orders (IndexBuilder.finish)"),
-        ):
-            if hasattr(owner, attr):
-                setattr(owner, attr, timer.wrap(label, getattr(owner, attr)))
+        wrap_phases(timer)
     start = time.perf_counter()
     stages: dict[str, float] = {}
     corpus = None

@@ -39,11 +39,12 @@ def documents(roots: list[Path]) -> Iterator[Any]:
 
     report = LoadReport()
     admission = Admission(report)
-    whole = "item" in inspect.signature(search_document).parameters  # an older papercode takes the record alone
+    # before issue #22 a document was made of the record; since, of the loaded record (its keys worked out once)
+    of_record = next(iter(inspect.signature(search_document).parameters)) == "record"
     for item in iter_records(roots, report, Limits()):
         admitted = admission.admit(item)
         if admitted is not None:
-            yield search_document(item if whole else item.record, admitted)
+            yield search_document(item.record if of_record else item, admitted)
 
 
 def _p(times: list[float], q: float) -> float:

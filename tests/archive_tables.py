@@ -298,16 +298,7 @@ def chunks(rows: list[Row], parts: int) -> Iterable[list[Row]]:
         yield rows[start : start + size]
 
 
-def unused_pid() -> int:
-    """A process id no process has now (what a process killed outright leaves in the names of what it wrote)."""
-    for pid in range(999_999, 0, -1):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return pid
-        except PermissionError:
-            continue
-    raise AssertionError("no free process id")
+NO_PROCESS = 4_194_304  # above every process id Linux (2**22 at most) and macOS hand out: its owner is dead
 
 
 # -- reading an archive back ---------------------------------------------------------------

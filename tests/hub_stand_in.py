@@ -8,6 +8,9 @@ dataset snapshot (see the team's notes on the verified request sequence).
 - an unknown repository: 404 with `X-Error-Code: RepoNotFound`; an unknown file: 404 with `EntryNotFound`;
   anything else (the best-effort `/api/agent-harnesses` lookup): a plain 404.
 
+A dataset can also answer as a hostile Hub (or a proxy in the way) would: another `sha`, another `X-Repo-Commit`,
+files it lists but will not serve, or a body that trickles in a byte at a time.
+
 Bound to 127.0.0.1 on a port the OS picks; every request is recorded as (method, path).
 """
 
@@ -27,6 +30,12 @@ class Dataset:
     files: dict[str, bytes]  # path in the repository -> content
     sha: str = field(default="")
     last_modified: str = "2025-07-28T09:10:11.000Z"
+    # A hostile Hub (or a proxy in the way): what it answers instead of the truth.
+    answered_sha: str | None = None  # the repository info's `sha`
+    answered_commit: str | None = None  # the `X-Repo-Commit` of every resolve answer
+    hidden: frozenset[str] = frozenset()  # files the tree lists that resolve answers with EntryNotFound
+    trickle: frozenset[str] = frozenset()  # files whose body comes a byte at a time, every `trickle_every` seconds
+    trickle_every: float = 0.2
 
     def __post_init__(self) -> None:
         if not self.sha:
@@ -47,6 +56,7 @@ class HubStandIn:
         self.datasets = datasets
         self.requests: list[tuple[str, str]] = []
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -74,6 +84,7 @@ class HubStandIn:
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None) -> None:
+        self._stopping.set()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()
@@ -107,7 +118,8 @@ class HubStandIn:
                 continue
             repo, dataset, _ = found
             if marker == "revision":
-                payload: object = {"id": repo, "sha": dataset.sha, "lastModified": dataset.last_modified, "private": False}
+                sha = dataset.sha if dataset.answered_sha is None else dataset.answered_sha
+                payload: object = {"id": repo, "sha": sha, "lastModified": dataset.last_modified, "private": False}
             else:
                 payload = [
                     {"type": "file", "path": path, "oid": Dataset.etag(content), "size": len(content)}
@@ -125,11 +137,31 @@ class HubStandIn:
         _, dataset, tail = found
         revision, _, file_path = tail.partition("/")
         content = dataset.files.get(file_path)
-        if revision not in ("main", dataset.sha) or content is None:
-            _send(handler, 404, b"Entry not found", {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": dataset.sha}, body)
+        commit = dataset.sha if dataset.answered_commit is None else dataset.answered_commit
+        if revision not in ("main", dataset.sha, dataset.answered_sha) or content is None or file_path in dataset.hidden:
+            _send(handler, 404, b"Entry not found", {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": commit}, body)
             return
-        headers = {"X-Repo-Commit": dataset.sha, "ETag": f'"{Dataset.etag(content)}"', "Content-Type": "application/octet-stream"}
+        headers = {"X-Repo-Commit": commit, "ETag": f'"{Dataset.etag(content)}"', "Content-Type": "application/octet-stream"}
+        if body and file_path in dataset.trickle:
+            self._trickle(handler, content, headers, dataset.trickle_every)
+            return
         _send(handler, 200, content, headers, body)
+
+    def _trickle(self, handler: BaseHTTPRequestHandler, content: bytes, headers: dict[str, str], every: float) -> None:
+        """The whole length announced, then one byte every `every` seconds until the client hangs up or the stand-in stops."""
+        handler.send_response(200)
+        for name, value in headers.items():
+            handler.send_header(name, value)
+        handler.send_header("Content-Length", str(len(content)))
+        handler.end_headers()
+        for index in range(len(content)):
+            try:
+                handler.wfile.write(content[index : index + 1])
+                handler.wfile.flush()
+            except OSError:
+                return
+            if self._stopping.wait(every):
+                return
 
 
 def _send(handler: BaseHTTPRequestHandler, status: int, content: bytes, headers: dict[str, str], body: bool) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from archive_tables import (
+    NO_PROCESS,
     Row,
     assert_bundled_papers_back,
     bundled_rows,
@@ -28,7 +29,6 @@ from archive_tables import (
     method_row,
     paper_row,
     served_papers,
-    unused_pid,
     write_json,
     write_parquet,
 )
@@ -482,7 +482,7 @@ def test_what_a_killed_build_left_is_removed_by_the_next_and_a_running_build_s_i
     sources = write_sources(tmp_path / "src", "json", *bundled_rows())
     out = tmp_path / "archive"
     first = build_archive(sources, out, snapshot=SNAPSHOT)
-    dead = unused_pid()
+    dead = NO_PROCESS
     stale = out / BUILDS / f".building-{builds.new_build_id()}-{dead}"
     (stale / "papers").mkdir(parents=True)
     (stale / "papers" / "title.data").write_bytes(b"half writ")
@@ -538,7 +538,7 @@ def test_out_must_be_an_archive_or_new(run: Run, tmp_path: Path) -> None:
     documents.mkdir()
     (documents / "thesis.tex").write_text("precious")
     code, out, err = run("archive", "build", *sources, "--out", documents)
-    assert (code, out) == (2, "") and "not a papercode archive" in err and err.count("\n") == 1
+    assert (code, out) == (2, "") and "not an archive papercode wrote" in err and err.count("\n") == 1
     assert files_of(documents) == {"thesis.tex": b"precious"}
     code, _, err = run("archive", "build", tmp_path / "src", "--out", tmp_path)  # the sources would go with the old archive
     assert code == 2 and err.count("\n") == 1
@@ -568,7 +568,7 @@ def test_without_out_the_build_goes_to_the_default_directory(run: Run, tmp_path:
     code, out, err = run("archive", "build", *write_sources(tmp_path / "src", "json.gz", *bundled_rows()), "--snapshot", SNAPSHOT)
     assert (code, err) == (0, "")
     archive = tmp_path / "xdg" / "papercode" / "archive"
-    assert out.startswith(f"archive: {archive} (build {current_manifest(archive)['build_id']}, ")
+    assert out.startswith(f"archive: {archive}, build {current_manifest(archive)['build_id']} (")
     assert out.endswith("Serve it beneath the records: papercode serve --archive\n")
     assert_bundled_papers_back(served_papers(archive))
 
@@ -577,7 +577,7 @@ def test_papercode_archive_dir_is_where_the_build_goes_and_serve_looks(run: Run,
     monkeypatch.setenv("PAPERCODE_ARCHIVE_DIR", str(tmp_path / "chosen"))
     code, out, err = run("archive", "build", *write_sources(tmp_path / "src", "json.gz", *bundled_rows()), "--snapshot", SNAPSHOT)
     assert (code, err) == (0, "")
-    assert out.startswith(f"archive: {tmp_path / 'chosen'} (build ")
+    assert out.startswith(f"archive: {tmp_path / 'chosen'}, build ")
     assert settings_for("serve", {"--archive": True}).served_archive == tmp_path / "chosen"
     assert_bundled_papers_back(served_papers(tmp_path / "chosen"))
 

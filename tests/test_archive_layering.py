@@ -16,7 +16,7 @@ import anyio
 import orjson
 import pytest
 
-from archive_tables import link_row, paper_row, unused_pid, write_json
+from archive_tables import NO_PROCESS, link_row, paper_row, write_json
 from conftest import make_record, make_sample, sha_for, write_records
 from papercode.answers import models, queries
 from papercode.archive import build_archive
@@ -330,7 +330,7 @@ def test_any_start_removes_what_a_killed_archive_build_or_start_left(
     records, served = layered
     archive = tmp_path / "archive"
     shutil.copytree(served, archive, symlinks=True)
-    dead = unused_pid()
+    dead = NO_PROCESS
     left = archive / BUILDS / f".building-{new_build_id()}-{dead}"
     (left / "papers").mkdir(parents=True)
     (left / "papers" / "title.data").write_text("half")

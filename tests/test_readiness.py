@@ -130,7 +130,9 @@ async def test_keyed_lookups_serve_while_full_text_search_is_built(corpus: Corpu
         for tool, arguments in (("search_papers", {"query": "bert"}), ("get_paper", {"paper": BERT_MOUTH})):
             waiting = await client.call_tool(tool, arguments)
             assert waiting.is_error is True
-            assert waiting.content[0].text.startswith("loading: the full-text index is still being built")  # type: ignore[union-attr]
+            text = waiting.content[0].text  # type: ignore[union-attr]
+            assert text.startswith("loading: the full-text index is still being built")
+            assert "; search_papers and get_paper wait for it, every other tool already answers. Next: " in text  # get_paper by id too
         assert live.health()["status"] == "loading"
         gated.release()
         await _wait_for_state(live, "complete")
@@ -310,8 +312,8 @@ async def test_a_search_build_that_fails_after_keyed_keeps_the_lookups_and_says_
             search = await client.call_tool("search_papers", {"query": "bert"})
         assert search.is_error is True
         assert search.content[0].text == (  # type: ignore[union-attr]
-            "load_failed: the full-text index could not be built (RuntimeError: the search builder died); lookups by id, "
-            "code hash, status and repository still answer. Next: the server's log says why; after a fix, send it SIGHUP or restart it."
+            "load_failed: the full-text index could not be built (RuntimeError: the search builder died); every tool but "
+            "search_papers and get_paper still answers. Next: the server's log says why; after a fix, send it SIGHUP or restart it."
         )
         stats = await client.call_tool("corpus_stats", {})
         assert stats.structured_content is not None

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from papercode.archive.store import default_archive_dir
 from papercode.core.limits import Limits
+from papercode.core.paths import given_path, xdg_base
 from papercode.verified.sources import DEFAULT_BASE_URL
 
 Transport = Literal["stdio", "sse", "streamable-http"]
@@ -38,8 +39,7 @@ def bundled_records_dir() -> Path:
 
 def user_cache_dir() -> Path:
     """`$XDG_CACHE_HOME/papercode`, else `~/.cache/papercode`."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "papercode"
+    return xdg_base("XDG_CACHE_HOME", ".cache") / "papercode"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +68,7 @@ class Settings:
     stateless: bool = False
     max_sessions: int = 100
     session_idle_timeout: float = 600.0
+    fetch_stall_timeout: float = 60.0
 
     @property
     def limits(self) -> Limits:
@@ -121,13 +122,14 @@ def _one_of(choices: tuple[str, ...], *, upper: bool = False) -> Callable[[str],
 
 
 def _directory(text: str) -> Path:
-    if not text.strip():
+    path = given_path(text)  # as the archive build reads PAPERCODE_ARCHIVE_DIR: one treatment of a path everywhere
+    if path is None:
         raise SettingError("must be a directory path, got an empty value")
-    return Path(text).expanduser()
+    return path
 
 
 def _directories(text: str) -> tuple[Path, ...]:
-    paths = tuple(Path(part).expanduser() for part in text.split(os.pathsep) if part.strip())
+    paths = tuple(path for part in text.split(os.pathsep) if (path := given_path(part)) is not None)
     if not paths:
         raise SettingError(f"must be one or more directories ({os.pathsep!r}-separated), got an empty value")
     return paths
@@ -180,6 +182,7 @@ ANSWER_COMMANDS = frozenset({"serve", "call"})
 CACHED_COMMANDS = frozenset({"serve", "call", "materialize"})
 CODE_COMMANDS = frozenset({"serve", "call", "materialize"})
 SERVE = frozenset({"serve"})
+FETCH = frozenset({"archive fetch"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -430,6 +433,16 @@ OPTIONS: tuple[Option, ...] = (
         "PAPERCODE_SESSION_IDLE_TIMEOUT",
         "SECONDS",
     ),
+    Option(
+        "fetch_stall_timeout",
+        "--stall-timeout",
+        "a download that receives under 64 KiB in this long is stopped (exit 1; run it again to go on)",
+        "60",
+        FETCH,
+        _positive(float, "a number of seconds"),
+        "PAPERCODE_FETCH_STALL_TIMEOUT",
+        "SECONDS",
+    ),
 )
 
 
@@ -468,7 +481,7 @@ def _checked(parse: Callable[[str], Any], text: str, source: str) -> Any:
 def options_markdown() -> str:
     """The README's settings table, rendered from `OPTIONS`."""
     rows = ["| flag | environment | default | commands | meaning |", "|---|---|---|---|---|"]
-    order = ("serve", "call", "check", "materialize", "config")
+    order = ("serve", "call", "check", "materialize", "config", "archive fetch")
     for option in OPTIONS:
         flag = f"`{option.flag} {option.metavar}`" if option.metavar else f"`{option.flag}`"
         if option.repeatable:

@@ -9,14 +9,15 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from .store import ArchiveBusy, NotAnArchive, default_archive_dir, read_manifest, records_dir
+from .builds import ArchiveBusy
+from .manifest import BadManifest, check_snapshot
+from .store import NotAnArchive, default_archive_dir
 
-# The build's modules load on first use: `serve` reads where the archive is (`store`) on every start, and has no
-# use for the rest.
+# The build's modules load on first use: `serve` reads where the archive is (`store`) and its manifest on every
+# start, and has no use for the rest.
 _LAZY = {
     "BuildSummary": "build",
     "build_archive": "build",
-    "check_snapshot": "build",
     "BadInput": "sources",
     "MissingDependency": "sources",
 }
@@ -32,12 +33,11 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ArchiveBusy",
     "BadInput",
+    "BadManifest",
     "BuildSummary",
     "MissingDependency",
     "NotAnArchive",
     "build_archive",
     "check_snapshot",
     "default_archive_dir",
-    "read_manifest",
-    "records_dir",
 ]

@@ -13,11 +13,10 @@ a field it cannot use is left out and counted as a warning (`BuildSummary.warnin
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -29,27 +28,15 @@ from papercode.index.columns import LinkRow, link_row
 
 from . import store
 from .builds import NewBuild
+from .manifest import check_snapshot, commit_dates, papercode_manifest
 from .progress import BuildProgress
 from .rows import LICENCE, LICENCE_URL, Json, Tally, Vocabulary, arxiv_id, day, flag, paper_slug, repo_url
 from .serving import ServingWriter, Written
 from .sources import NOT_AN_OBJECT, Batch, SourceFile, classify, find_sources, json_batches, parquet_batches
 
-_SNAPSHOT = re.compile(r"\d{4}-\d{2}-\d{2}")
-
 BASIS_GIVEN: Final = "given with --snapshot"
 BASIS_COMMIT: Final = "the dataset commit's date"
 BASIS_MTIME: Final = "the newest source file's modification date (UTC)"
-
-
-def check_snapshot(text: str) -> str:
-    """`text` when it is a real date written `YYYY-MM-DD`; ValueError otherwise."""
-    if not _SNAPSHOT.fullmatch(text):
-        raise ValueError(f"{text!r} is not a date written YYYY-MM-DD")
-    try:
-        date.fromisoformat(text)
-    except ValueError:
-        raise ValueError(f"{text!r} is not a real date") from None
-    return text
 
 
 @dataclass(slots=True)
@@ -149,9 +136,9 @@ def build_archive(
     if not sources:
         raise ValueError("no sources given: pass the archive's files or directories")
     files = [classify(path) for path in find_sources([Path(source) for source in sources], skip=[out])]
-    store.check_out_dir(out)
+    out = store.checked_out_dir(out)
     _reject_sources_inside(files, out)
-    _fill_commit_dates(files, commit_dates or {}, store.read_manifest(current_build(out) or out))
+    _fill_commit_dates(files, {**_previous_commit_dates(out), **(commit_dates or {})})
     day_of_data, basis = (snapshot, BASIS_GIVEN) if snapshot else _snapshot_of(files)
     summary = BuildSummary(Path(os.path.abspath(out)), day_of_data, basis, files)
     ordered = [f for f in files if f.table == "links"] + [f for f in files if f.table == "papers"]
@@ -175,7 +162,9 @@ def build_archive(
         summary.built_at = datetime.now(UTC).isoformat(timespec="seconds")
         summary.seconds = time.monotonic() - started
         _write_manifest(directory, summary)
+        store.checked_out_dir(out)  # again, under the build's lock: nothing papercode did not write came in meanwhile
         new.commit()
+    store.remove_format_1(out)
     return summary
 
 
@@ -189,11 +178,12 @@ def _reject_sources_inside(files: list[SourceFile], out: Path) -> None:
             )
 
 
-def _fill_commit_dates(files: list[SourceFile], commit_dates: Mapping[str, str], previous: Json | None) -> None:
-    known = dict(commit_dates)
-    for entry in (previous or {}).get("sources") or []:
-        if isinstance(entry, dict) and isinstance(entry.get("commit"), str) and isinstance(entry.get("commit_date"), str):
-            known.setdefault(entry["commit"], entry["commit_date"])
+def _previous_commit_dates(out: Path) -> dict[str, str]:
+    """The dataset commits' dates the archive being replaced knew (its current build's manifest, or format 1's)."""
+    return commit_dates(papercode_manifest(current_build(out) or out))
+
+
+def _fill_commit_dates(files: list[SourceFile], known: Mapping[str, str]) -> None:
     for source in files:
         if source.commit and source.commit_date is None:
             source.commit_date = known.get(source.commit)

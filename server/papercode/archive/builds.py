@@ -23,8 +23,6 @@ from typing import Final
 
 from papercode.index.archive_layer import BUILDS, CURRENT, build_id_is_valid, current_build
 
-from .store import ArchiveBusy
-
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: builds are still switched by one rename; nothing is locked
@@ -33,8 +31,12 @@ except ImportError:  # pragma: no cover - Windows: builds are still switched by 
 LOCK: Final = ".lock"
 _BUILDING: Final = ".building-"
 _LINKING: Final = ".current-"
-_BUILDING_NAME = re.compile(r"\.building-(?P<id>[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8})-(?P<pid>[0-9]{1,10})")
-_LINKING_NAME = re.compile(r"\.current-(?P<pid>[0-9]{1,10})")
+BUILDING_NAME = re.compile(r"\.building-(?P<id>[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8})-(?P<pid>[0-9]{1,10})")
+LINKING_NAME = re.compile(r"\.current-(?P<pid>[0-9]{1,10})")
+
+
+class ArchiveBusy(Exception):
+    """Another build is writing the same archive directory."""
 
 
 def new_build_id() -> str:
@@ -121,13 +123,13 @@ def remove_leftovers(archive_dir: Path) -> list[Path]:
     removed = []
     with contextlib.suppress(FileNotFoundError):
         for entry in os.scandir(archive_dir / BUILDS):
-            found = _BUILDING_NAME.fullmatch(entry.name)
+            found = BUILDING_NAME.fullmatch(entry.name)
             if found and not _running(int(found["pid"])) and entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path, ignore_errors=True)
                 removed.append(Path(entry.path))
     with contextlib.suppress(FileNotFoundError):
         for entry in os.scandir(archive_dir):
-            found = _LINKING_NAME.fullmatch(entry.name)
+            found = LINKING_NAME.fullmatch(entry.name)
             if found and not _running(int(found["pid"])) and entry.is_symlink():
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(entry.path)

@@ -1,9 +1,10 @@
 """`papercode archive build | fetch`: the command line of the archive package.
 
-`add_parser(subparsers)` adds the `archive` command to papercode's parser; `run(args)` runs it and returns
-the exit code: 0 done, 1 the work failed (no network and nothing cached, another build running, a write
-failed), 2 bad input (a source, `--out`, `--snapshot`, a missing optional dependency), each as one line on
-stderr. The summary goes to stdout. Nothing heavy is imported until a command runs.
+`add_parser(subparsers)` adds the `archive` command to papercode's parser; `run(args, stall_timeout)` runs it and
+returns the exit code: 0 done, 1 the work failed (no network and nothing cached, a download refused or stalled,
+another build running, a write failed), 2 bad input (a source, `--out`, `--snapshot`, a missing optional
+dependency), each as one line on stderr. The summary goes to stdout; off a terminal, `fetch` says on stderr each
+file it downloaded. Nothing heavy is imported until a command runs.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .store import default_archive_dir
+from .manifest import check_snapshot
+from .store import default_archive_dir, real_out
 
 
-def add_parser(subparsers: Any) -> None:
-    """Add `archive build` and `archive fetch` to papercode's subcommands (`parser.add_subparsers(...)`)."""
+def add_parser(subparsers: Any) -> dict[str, argparse.ArgumentParser]:
+    """Add `archive build` and `archive fetch` to papercode's subcommands (`parser.add_subparsers(...)`); returns
+    their parsers by command (`archive build`, `archive fetch`), for the settings that apply to them."""
     archive = subparsers.add_parser("archive", help="build records from the Papers-with-Code archive (or fetch it from Hugging Face)")
     actions = archive.add_subparsers(dest="archive_command", required=True, metavar="{build,fetch}")
     build = actions.add_parser(
@@ -42,6 +45,7 @@ def add_parser(subparsers: Any) -> None:
             metavar="YYYY-MM-DD",
             help="the date of the data; default: the dataset commit's date when known, else the newest source file's modification date",
         )
+    return {"archive build": build, "archive fetch": fetch}
 
 
 def fail(message: str, code: int = 2) -> int:
@@ -49,11 +53,14 @@ def fail(message: str, code: int = 2) -> int:
     return code
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, stall_timeout: float) -> int:
+    """Run `archive build` or `archive fetch` (a download that receives too little in `stall_timeout` seconds is
+    stopped); the exit code."""
     command = f"archive {args.archive_command}"
-    from .build import build_archive, check_snapshot
+    from .build import build_archive
+    from .builds import ArchiveBusy
     from .sources import BadInput, MissingDependency
-    from .store import ArchiveBusy, NotAnArchive
+    from .store import NotAnArchive
 
     if args.snapshot is not None:
         try:
@@ -65,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             from .fetch import FetchError, fetch_datasets
 
             try:
-                fetched = fetch_datasets()
+                fetched = fetch_datasets(stall_timeout=stall_timeout, announce=None if sys.stderr.isatty() else _say)
             except FetchError as exc:
                 return fail(f"{command}: {exc}", 1)
             if fetched.offline_reason:
@@ -92,16 +99,23 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return fail(f"{command}: interrupted. The previous archive is unchanged", 130)
     try:
-        print_summary(summary)
+        print_summary(summary, args.out if args.out is not None else default_archive_dir())
     except BrokenPipeError:  # `papercode archive build ... | head`: the archive is built, the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
-def print_summary(summary: Any) -> None:
-    """The build's summary on stdout: where, what, and every reason rows were dropped, with an example."""
+def _say(line: str) -> None:
+    sys.stderr.write(f"papercode: {line}\n")
+    sys.stderr.flush()
+
+
+def print_summary(summary: Any, given: Path) -> None:
+    """The build's summary on stdout: where (and which symlink led there, when `given` was one), what, and every
+    reason rows were dropped, with an example."""
     out = sys.stdout.write
-    out(f"archive: {summary.archive_dir} (build {summary.build_id}, {summary.bytes_written / 1e6:,.1f} MB)\n")
+    through = f", through the symlink {given}" if Path(summary.archive_dir) != Path(os.path.abspath(given)) else ""
+    out(f"archive: {summary.archive_dir}, build {summary.build_id} ({summary.bytes_written / 1e6:,.1f} MB{through})\n")
     out(f"snapshot: {summary.snapshot} ({summary.snapshot_basis})\n")
     out(
         f"papers: {summary.papers:,} written ({summary.papers_from_abstracts:,} from {summary.paper_rows:,} papers rows, "
@@ -112,5 +126,5 @@ def print_summary(summary: Any) -> None:
         out(f"{title}: {tally.total():,}\n")
         for reason, count in sorted(tally.counts.items()):
             out(f"  {reason} ({count:,}): e.g. {tally.examples[reason]}\n")
-    where = "" if Path(summary.archive_dir) == default_archive_dir() else f" --archive-dir {summary.archive_dir}"
+    where = "" if Path(summary.archive_dir) == real_out(default_archive_dir()) else f" --archive-dir {summary.archive_dir}"
     out(f"built in {summary.seconds:,.1f}s. Serve it beneath the records: papercode serve --archive{where}\n")

@@ -18,6 +18,11 @@ between two rows parses. So:
 Every byte of the array is in exactly one piece, and the pieces joined by their commas are the array, so the rows
 are those of a whole-file parse and any invalid byte is found. At the end of the file the rest (with the array's
 `]`) is parsed as it is: a dump cut short, or with anything but white space after its `]`, fails there.
+
+A gzipped dump is bounded by how far it expands (`Expansion`): a real dump expands a few times over, a gzip bomb a
+thousand, so past a size no real row needs, a stream that has expanded more than `EXPANSION_RATIO` times is refused:
+checked on the start of the stream before its rows are read (a bomb is refused in about a second), then as they are.
+A row nested deeper than the parser goes (about a thousand levels) is refused too, naming the byte where it is deepest.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, BinaryIO, Final
 
 import msgspec
@@ -32,6 +38,8 @@ import msgspec
 PIECE_BYTES: Final = 16 << 20  # JSON parsed per call (the rows it holds are released before the next piece)
 MAX_PIECE: Final = 1 << 28  # a single row larger than this is refused, as `sources` refuses a first row this large
 READ_BYTES: Final = 1 << 17  # gzip input per inflate call: at most ~128 MiB out even for a gzip bomb
+EXPANSION_FLOOR: Final = 1 << 28  # decompressed bytes no real row needs (as `MAX_PIECE`): below them any ratio is let be
+EXPANSION_RATIO: Final = 30  # decompressed bytes per compressed byte; real dumps expand a few times, a gzip bomb ~1000
 _BOM: Final = b"\xef\xbb\xbf"
 _WS: Final = b" \t\r\n"
 _MAX_TRIES: Final = 64
@@ -43,7 +51,27 @@ Decode = Callable[[memoryview], list[Any]]
 
 
 class DumpError(ValueError):
-    """The dump is not a valid JSON array (the message says where and why, without the path)."""
+    """The dump cannot be read as a JSON array of rows (the message says where and why, without the path)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Expansion:
+    """How far a gzip stream may expand: once past `floor` decompressed bytes, at most `ratio` times the compressed
+    bytes read. (Tests lower the floor; the build uses `EXPANSION`.)"""
+
+    floor: int = EXPANSION_FLOOR
+    ratio: int = EXPANSION_RATIO
+
+    def check(self, given: int, taken: int) -> None:
+        """Raise `DumpError` when `given` decompressed bytes from `taken` compressed ones pass the bound."""
+        if given > self.floor and given > self.ratio * taken:
+            raise DumpError(
+                f"expands more than {self.ratio}x ({given:,} bytes from the first {taken:,}), past the {self.floor:,} bytes "
+                "a row may need: refused as a decompression bomb (a real dump expands a few times)"
+            )
+
+
+EXPANSION: Final = Expansion()
 
 
 def plain_chunks(stream: BinaryIO, size: int = PIECE_BYTES) -> Iterator[bytes]:
@@ -52,18 +80,31 @@ def plain_chunks(stream: BinaryIO, size: int = PIECE_BYTES) -> Iterator[bytes]:
         yield chunk
 
 
-def gunzipped_chunks(stream: BinaryIO, read_bytes: int = READ_BYTES) -> Iterator[bytes]:
+@dataclass(slots=True)
+class Inflated:
+    """How far a gzip stream is inflated: compressed bytes `taken` (inflated), decompressed bytes `given`."""
+
+    taken: int = 0
+    given: int = 0
+
+
+def gunzipped_chunks(
+    stream: BinaryIO, read_bytes: int = READ_BYTES, bound: Expansion = EXPANSION, inflated: Inflated | None = None
+) -> Iterator[bytes]:
     """A gzip file's decompressed bytes, in chunks (every member of a multi-member file; zero padding between or after
-    members skipped, as `gzip` does). Raises `EOFError` for a file cut short and `zlib.error` for corrupt data
-    (a CRC or length that does not match the trailer included)."""
+    members skipped, as `gzip` does), counted in `inflated`. Raises `EOFError` for a file cut short, `zlib.error` for
+    corrupt data (a CRC or length that does not match the trailer included), and `DumpError` past `bound`."""
+    so_far = Inflated() if inflated is None else inflated
     inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
     fed = False  # the current member has had input
     data = b""
+    read = 0
     while True:
         if not data:
             data = stream.read(read_bytes)
             if not data:
                 break
+            read += len(data)
         if inflate.eof:  # a member ended: what follows is padding or another member
             data = data.lstrip(b"\x00")
             if not data:
@@ -73,9 +114,22 @@ def gunzipped_chunks(stream: BinaryIO, read_bytes: int = READ_BYTES) -> Iterator
         out = inflate.decompress(data)
         data = inflate.unused_data if inflate.eof else b""
         if out:
+            so_far.taken, so_far.given = read - len(data), so_far.given + len(out)  # what is left in `data` is not inflated yet
+            bound.check(so_far.given, so_far.taken)
             yield out
     if fed and not inflate.eof:
         raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+
+
+def check_expansion(stream: BinaryIO, bound: Expansion = EXPANSION) -> None:
+    """Inflate the start of a gzip stream and drop it, until it is past `bound.floor` decompressed bytes or has taken
+    `bound.floor / bound.ratio` compressed ones (past those it cannot pass the bound at the floor): a gzip bomb is
+    refused (`DumpError`) in the time zlib takes, before its rows are read, and a real dump costs a few MB of inflating.
+    Raises as `gunzipped_chunks` does."""
+    so_far = Inflated()
+    for _ in gunzipped_chunks(stream, bound=bound, inflated=so_far):
+        if so_far.given > bound.floor or so_far.taken * bound.ratio > bound.floor:
+            return
 
 
 def _boundary(first_key: str | None) -> re.Pattern[bytes] | None:
@@ -207,6 +261,11 @@ def _parse(decode: Decode, buf: bytearray, end: int, offset: int, *, final: bool
     try:
         with memoryview(buf) as whole, whole[: end + 1] if not final else whole[:] as piece:
             return decode(piece)
+    except RecursionError:  # the parser recurses once a level: past Python's limit it gives up, as it should
+        depth, deepest_at = deepest(buf, end + 1 if not final else len(buf))  # buf[0] is the array's own level
+        raise DumpError(
+            f"a row nested {depth - 1:,} levels deep (too deep to read) at byte {offset + deepest_at - 1:,} of the JSON"
+        ) from None
     except msgspec.DecodeError as exc:
         message = str(exc)
         at = _AT_BYTE.search(message)
@@ -223,3 +282,17 @@ def _parse(decode: Decode, buf: bytearray, end: int, offset: int, *, final: bool
     finally:
         if not final:
             buf[end] = 0x2C  # `,`
+
+
+def deepest(data: bytes | bytearray, end: int | None = None) -> tuple[int, int]:
+    """(the deepest nesting of `[`/`{` in `data[:end]`, the index where it is first reached), strings skipped."""
+    depth = most = where = 0
+    for token in _TOKEN.finditer(data, 0, len(data) if end is None else end):
+        char = data[token.start()]
+        if char in b"[{":
+            depth += 1
+            if depth > most:
+                most, where = depth, token.start()
+        elif char in b"]}":
+            depth -= 1
+    return most, where

@@ -28,6 +28,7 @@ from papercode.index.search import LIST_SEPARATOR, LOCK_FILES, IndexWriting, Sea
 # `index.overlay`), and the build's memory stays bounded whatever the archive's size.
 INDEX_HEAP: Final = 640 << 20
 INDEX_THREADS: Final = 2
+_FLUSH_EVERY: Final = 4096  # papers whose packed values wait in memory before they are written
 
 Json = dict[str, Any]
 
@@ -57,6 +58,7 @@ class ServingWriter:
             strings(name) for name in ("arxiv_id", "slug", "title", "date", "url_abs")
         )
         self._blob: PackedWriter = self._columns.blobs(BLOB_COLUMN)
+        self._packed = (self._arxiv_id, self._slug, self._title, self._date, self._url_abs, self._blob)
         self._year, self._n_authors = array("i"), array("i")
         self._keys: list[str] = []  # each paper's key (arXiv id, else slug): the repositories' order
         self._by_arxiv: dict[str, int] = {}
@@ -125,6 +127,9 @@ class ServingWriter:
             )
         )
         self.papers += 1
+        if not self.papers % _FLUSH_EVERY:
+            for column in self._packed:
+                column.flush()
 
     def finish(self) -> Written:
         """Write what needs every paper, commit the search index, sync everything: the build is complete."""

@@ -15,10 +15,12 @@ entries, sorted by name, each once.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
 import os
 import re
+import stat
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -28,7 +30,18 @@ from typing import Any, Final, Literal
 
 import msgspec
 
-from .dumps import PIECE_BYTES, Decode, DumpError, array_pieces, gunzipped_chunks, plain_chunks
+from .dumps import (
+    EXPANSION,
+    PIECE_BYTES,
+    Decode,
+    DumpError,
+    Expansion,
+    array_pieces,
+    check_expansion,
+    deepest,
+    gunzipped_chunks,
+    plain_chunks,
+)
 from .rows import LICENCE, Json, Vocabulary
 
 Table = Literal["papers", "links"]
@@ -68,6 +81,11 @@ _PAPER_MARKS: Final = frozenset({"title", "abstract", "short_abstract", "authors
 SUFFIXES: Final = (".parquet", ".json", ".json.gz")
 INSTALL_HINT: Final = "pip install 'papercode[archive]'"
 BATCH_ROWS: Final = 16_384
+# A parquet file may hold this many rows whatever its size; past them, at most one row per byte of the file. A real
+# table holds a row in a hundred bytes or more (its paper_url, at least, differs from row to row); a file of one row
+# run-length encoded millions of times holds thousands of rows a byte, and its build would take hours.
+PARQUET_ROWS_FLOOR: Final = 1 << 20
+PARQUET_ROWS_PER_BYTE: Final = 1
 _PEEK_FIRST, _PEEK_MOST = 1 << 16, 1 << 28
 _HUB_COMMIT = re.compile(r"[0-9a-f]{40}")
 _BOM = b"\xef\xbb\xbf"
@@ -141,13 +159,15 @@ def find_sources(paths: Sequence[Path], skip: Sequence[Path] = ()) -> list[Path]
     found: list[Path] = []
     seen: set[str] = set()
     for path in paths:
-        if not path.exists():
-            raise BadInput(path, "no such file or directory")
-        if path.is_dir():
+        try:
+            mode = path.stat().st_mode
+        except OSError as exc:
+            raise BadInput(path, _cannot_reach(exc)) from None
+        if stat.S_ISDIR(mode):
             listed = sorted(_walk(path, {os.path.realpath(directory) for directory in skip}))
             if not listed:
                 raise BadInput(path, f"no {', '.join(SUFFIXES)} files in this directory")
-        elif path.is_file():
+        elif stat.S_ISREG(mode):
             listed = [path]
         else:
             raise BadInput(path, "not a regular file or directory")
@@ -171,7 +191,11 @@ def _walk(directory: Path, seen: set[str] | None = None) -> Iterator[Path]:
         raise BadInput(directory, f"cannot list: {exc.strerror or exc}") from None
     names = {entry.name for entry in entries}
     if {"snapshots", "refs"} <= names and (directory / "refs" / "main").is_file():  # a Hugging Face cache repo folder
-        commit = (directory / "refs" / "main").read_text(encoding="ascii", errors="replace").strip()
+        refs_main = directory / "refs" / "main"
+        try:
+            commit = refs_main.read_text(encoding="ascii", errors="replace").strip()
+        except OSError as exc:
+            raise BadInput(refs_main, _cannot_reach(exc)) from None
         snapshot = directory / "snapshots" / commit
         if snapshot.is_dir():
             yield from _walk(snapshot, seen)
@@ -179,10 +203,24 @@ def _walk(directory: Path, seen: set[str] | None = None) -> Iterator[Path]:
     for entry in entries:
         if entry.name.startswith("."):
             continue
-        if entry.is_dir():  # a symlinked directory is followed, once
+        try:  # what a symbolic link leads to: a loop, or one that cannot be followed, is named, never guessed
+            is_dir = entry.is_dir()
+            is_source = not is_dir and entry.name.endswith(SUFFIXES) and entry.is_file()
+        except OSError as exc:
+            raise BadInput(entry.path, _cannot_reach(exc)) from None
+        if is_dir:  # a symlinked directory is followed, once
             yield from _walk(Path(entry.path), seen)
-        elif entry.name.endswith(SUFFIXES) and entry.is_file():
+        elif is_source:
             yield Path(entry.path)
+
+
+def _cannot_reach(exc: OSError) -> str:
+    """Why a source path cannot be read, as its error says (a missing file, a symbolic link loop, a permission)."""
+    if exc.errno == errno.ENOENT:
+        return "no such file or directory"
+    if exc.errno == errno.ELOOP:
+        return "a symbolic link loop (too many levels of symbolic links)"
+    return f"cannot read: {exc.strerror or exc}"
 
 
 def hub_origin(path: Path) -> tuple[str | None, str | None]:
@@ -204,7 +242,7 @@ def classify(path: Path) -> SourceFile:
     """Which table `path` holds and in what form, from its first bytes and its columns. Reads a parquet
     footer or the start of a JSON dump, never the whole file. Raises `BadInput`, `MissingDependency`."""
     try:
-        stat = path.stat()
+        info = path.stat()
         with open(path, "rb") as stream:
             head = stream.read(64)
     except OSError as exc:
@@ -212,9 +250,10 @@ def classify(path: Path) -> SourceFile:
     if not head:
         raise BadInput(path, "empty file")
     form: Form
+    hollow: frozenset[str] = frozenset()
     if head[:4] == b"PAR1":
         form = "parquet"
-        columns, rows = _parquet_columns(path)
+        columns, rows, hollow = _parquet_columns(path, info.st_size)
     elif head[:2] == b"\x1f\x8b":
         form = "json.gz"
         columns, rows = _json_columns(path, gzipped=True), None
@@ -223,39 +262,74 @@ def classify(path: Path) -> SourceFile:
         columns, rows = _json_columns(path, gzipped=False), None
     else:
         raise BadInput(path, "not a parquet file, a JSON array or a gzipped JSON array")
-    table = _table_of(path, columns)
+    table = _table_of(path, columns, hollow)
     dataset, commit = hub_origin(path)
-    return SourceFile(path, form, table, stat.st_size, stat.st_mtime, columns, rows, dataset, commit)
+    return SourceFile(path, form, table, info.st_size, info.st_mtime, columns, rows, dataset, commit)
 
 
-def _table_of(path: Path, columns: tuple[str, ...]) -> Table:
+def _table_of(path: Path, columns: tuple[str, ...], hollow: frozenset[str] = frozenset()) -> Table:
+    """The table `columns` make (with repeats, in order), or `BadInput`: neither table, a required column missing or
+    `hollow` (typed null: it holds nothing in any row), or a column the build reads given twice (which one is meant
+    cannot be told; a repeated column the build ignores is ignored)."""
     names = set(columns)
     if names & _LINK_MARKS:
         table: Table = "links"
         required: tuple[str, ...] = LINK_REQUIRED
+        read: tuple[str, ...] = LINK_COLUMNS
     elif names & _PAPER_MARKS:
-        table, required = "papers", PAPER_REQUIRED
+        table, required, read = "papers", PAPER_REQUIRED, PAPER_COLUMNS
     else:
         shown = ", ".join(columns[:12]) + (", …" if len(columns) > 12 else "")
         raise BadInput(path, f"neither a papers-with-abstracts nor a links-between-papers-and-code table (columns: {shown or 'none'})")
+    kind = "papers-with-abstracts" if table == "papers" else "links-between-papers-and-code"
     missing = [name for name in required if name not in names]
     if missing:
-        kind = "papers-with-abstracts" if table == "papers" else "links-between-papers-and-code"
         raise BadInput(path, f"looks like a {kind} table but has no {' or '.join(repr(m) for m in missing)} column")
+    if len(names) < len(columns):
+        repeated = [name for name in read if columns.count(name) > 1]
+        if repeated:
+            raise BadInput(path, f"has the column {repeated[0]!r} {columns.count(repeated[0])} times: which one to read cannot be told")
+    empty = [name for name in required if name in hollow]
+    if empty:
+        which = " and ".join(repr(name) for name in empty) + (" columns hold" if len(empty) > 1 else " column holds")
+        raise BadInput(path, f"looks like a {kind} table but its {which} nothing (typed null: no value in any row)")
     return table
 
 
-def _parquet_columns(path: Path) -> tuple[tuple[str, ...], int]:
+def _parquet_columns(path: Path, size: int) -> tuple[tuple[str, ...], int, frozenset[str]]:
+    """(the column names, repeats included; the row count; the columns typed null) from the footer of a parquet file
+    of `size` bytes, which must not hold more rows than `PARQUET_ROWS_FLOOR` and `PARQUET_ROWS_PER_BYTE` allow."""
     pa, _, pq = arrow()
     try:
         parquet = pq.ParquetFile(path)
-        return tuple(parquet.schema_arrow.names), int(parquet.metadata.num_rows)
+        schema = parquet.schema_arrow
+        hollow = frozenset(field.name for field in schema if _holds_nothing(field.type))
+        rows = int(parquet.metadata.num_rows)
     except (OSError, pa.ArrowException) as exc:
         raise BadInput(path, f"not a readable parquet file (truncated or corrupt?): {_one_line(exc)}") from None
+    if rows > PARQUET_ROWS_FLOOR and rows > size * PARQUET_ROWS_PER_BYTE:
+        raise BadInput(
+            path,
+            f"holds {rows:,} rows in {size:,} bytes, more than {PARQUET_ROWS_PER_BYTE} a byte past {PARQUET_ROWS_FLOOR:,} rows: "
+            "refused as a decompression bomb (a real table holds a row in a hundred bytes or more)",
+        )
+    return tuple(schema.names), rows, hollow
+
+
+def _holds_nothing(kind: Any) -> bool:
+    """A column of this type is null in every row (pandas and pyarrow type a column of nothing but nulls so)."""
+    pa, _, _ = arrow()
+    return bool(pa.types.is_null(kind) or (pa.types.is_dictionary(kind) and pa.types.is_null(kind.value_type)))
+
+
+class _Pairs(list[tuple[str, Any]]):
+    """A JSON object's members in order, repeated keys kept (what `_json_columns` decodes objects into)."""
 
 
 def _json_columns(path: Path, gzipped: bool) -> tuple[str, ...]:
-    """The keys of a JSON dump's first row, from the start of the file (a bigger start each time the row is cut)."""
+    """The keys of a JSON dump's first row, repeats included, from the start of the file (a bigger start each time
+    the row is cut). A key repeated in the first row is a repeated column (`_table_of` refuses it); within later rows
+    a repeated key is read as JSON parsers read it, the last value winning: checking every row would cost every row."""
     size = _PEEK_FIRST
     while True:
         try:
@@ -271,7 +345,11 @@ def _json_columns(path: Path, gzipped: bool) -> tuple[str, ...]:
         if body.startswith("]"):
             raise BadInput(path, "an empty JSON array: no rows, so neither table")
         try:
-            first, _ = json.JSONDecoder().raw_decode(body)
+            first, _ = json.JSONDecoder(object_pairs_hook=_Pairs).raw_decode(body)
+        except RecursionError:
+            depth, at = deepest(prefix)  # the array's own level included
+            more = "" if whole else " or more"
+            raise BadInput(path, f"its first row is nested too deep to read: {depth - 1:,} levels{more} at byte {at:,}") from None
         except json.JSONDecodeError as exc:
             if whole:
                 raise BadInput(path, f"not valid JSON: {exc}") from None
@@ -279,9 +357,9 @@ def _json_columns(path: Path, gzipped: bool) -> tuple[str, ...]:
                 raise BadInput(path, f"its first row is over {_PEEK_MOST:,} bytes") from None
             size *= 8
             continue
-        if not isinstance(first, dict):
+        if type(first) is not _Pairs:
             raise BadInput(path, "not a JSON array of row objects")
-        return tuple(first)
+        return tuple(key for key, _ in first)
 
 
 def _gzip_problem(exc: BaseException) -> str:
@@ -371,10 +449,13 @@ _DECODE_PAPERS: Final = _lean_decoder(_PaperRow)
 _DECODE_LINKS: Final = _lean_decoder(_LinkRow)
 
 
-def json_batches(source: SourceFile, vocab: Vocabulary | None, piece_bytes: int = PIECE_BYTES) -> Iterator[Batch]:
+def json_batches(
+    source: SourceFile, vocab: Vocabulary | None, piece_bytes: int = PIECE_BYTES, expansion: Expansion = EXPANSION
+) -> Iterator[Batch]:
     """A JSON dump's rows as tuples (`PAPER_COLUMNS` with `vocab`, else `LINK_COLUMNS`), a piece of the file at a
     time (`dumps.array_pieces`): never the whole file in memory. With `vocab` (a papers table), the last two columns
-    (tasks, methods) become their record entries. Sets `source.rows` once the file is read."""
+    (tasks, methods) become their record entries. A gzipped dump that expands past `expansion` is refused, before its
+    rows are read when that shows within `expansion.floor` bytes. Sets `source.rows` once the file is read."""
     path = source.path
     columns = PAPER_COLUMNS if vocab is not None else LINK_COLUMNS
     decode = _DECODE_PAPERS if vocab is not None else _DECODE_LINKS
@@ -383,7 +464,12 @@ def json_batches(source: SourceFile, vocab: Vocabulary | None, piece_bytes: int 
     first = 0
     try:
         with open(path, "rb") as stream:
-            chunks = gunzipped_chunks(stream) if source.form == "json.gz" else plain_chunks(stream, min(piece_bytes, PIECE_BYTES))
+            if source.form == "json.gz":
+                check_expansion(stream, expansion)
+                stream.seek(0)
+                chunks = gunzipped_chunks(stream, bound=expansion)
+            else:
+                chunks = plain_chunks(stream, min(piece_bytes, PIECE_BYTES))
             for rows in array_pieces(chunks, decode, first_key=source.columns[0] if source.columns else None, piece_bytes=piece_bytes):
                 if vocab is None:
                     tuples = [_link_tuple(row, columns, not_a_row) for row in rows]
@@ -445,8 +531,11 @@ def parquet_batches(source: SourceFile, vocab: Vocabulary | None) -> Iterator[Ba
         for batch in parquet.iter_batches(batch_size=BATCH_ROWS, columns=select):
             arrays = dict(zip(batch.schema.names, batch.columns, strict=True))
             count = batch.num_rows
-            columns = [_column(path, name, arrays.get(name), vocab) for name in wanted]
-            yield Batch(zip(*columns, strict=False), count, first, (first + count) / max(total, 1))  # a missing column repeats None
+            try:
+                columns = [_column(path, name, arrays.get(name), vocab, count) for name in wanted]
+            except UnicodeDecodeError:
+                raise BadInput(path, _not_utf8(arrays, wanted, first)) from None
+            yield Batch(zip(*columns, strict=True), count, first, (first + count) / max(total, 1))
             first += count
     except (OSError, pa.ArrowException) as exc:
         raise BadInput(path, f"cannot read the parquet data (truncated or corrupt?): {_one_line(exc)}") from None
@@ -456,33 +545,59 @@ def _list_leaf(path: Path, name: str, kind: Any, leaves: list[str]) -> str | Non
     """The parquet leaf to read for a list of names (`tasks`) or of `{name, ...}` structs (`methods`): the
     names alone. None for a list of plain strings read whole."""
     pa, _, _ = arrow()
-    if pa.types.is_null(kind):  # every value missing (pandas types such a column null)
+    if _holds_nothing(kind):  # every value missing (pandas types such a column null)
         return None
     if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)):
         raise BadInput(path, f"column {name!r} is {kind}, expected a list of names or of {{name, ...}} objects")
     item = kind.value_type
+    if pa.types.is_null(item):  # every list empty (or null): any writer types such a column list<null>
+        return None
     if pa.types.is_struct(item):
-        if item.get_field_index("name") < 0:
-            raise BadInput(path, f"column {name!r} is a list of objects without a 'name' field")
+        named = len(item.get_all_field_indices("name"))
+        if named != 1:
+            problem = "without a 'name' field" if not named else f"with {named} 'name' fields"
+            raise BadInput(path, f"column {name!r} is a list of objects {problem}")
         candidates = [leaf for leaf in leaves if leaf.split(".", 1)[0] == name and leaf.rsplit(".", 1)[-1] == "name"]
         return min(candidates, key=lambda leaf: leaf.count(".")) if candidates else None
-    if pa.types.is_string(item) or pa.types.is_large_string(item):
+    if _is_text(item):
         candidates = [leaf for leaf in leaves if leaf.split(".", 1)[0] == name]
         return candidates[0] if len(candidates) == 1 else None
     raise BadInput(path, f"column {name!r} is {kind}, expected a list of names or of {{name, ...}} objects")
 
 
-def _column(path: Path, name: str, array: Any, vocab: Vocabulary | None) -> Iterable[Any]:
-    """One column of a batch as Python values (an endless None for a column the file lacks)."""
+def _is_text(kind: Any) -> bool:
+    """Text in any of arrow's forms: string, large_string, string_view, or a dictionary of one of them."""
     pa, _, _ = arrow()
-    if array is None or pa.types.is_null(array.type):
-        return repeat(None)
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind))
+
+
+def _not_utf8(arrays: dict[str, Any], wanted: tuple[str, ...], first: int) -> str:
+    """Where a batch's text is not UTF-8 (found value by value: only once the batch has failed), as the problem."""
+    for name in wanted:
+        array = arrays.get(name)
+        if array is None:
+            continue
+        for index in range(len(array)):
+            try:
+                array[index].as_py()
+            except UnicodeDecodeError as exc:
+                return f"column {name!r} holds text that is not UTF-8 (row {first + index + 1:,}: {exc.reason})"
+    return "a column holds text that is not UTF-8"
+
+
+def _column(path: Path, name: str, array: Any, vocab: Vocabulary | None, count: int) -> Iterable[Any]:
+    """One column of a batch (`count` rows) as Python values (None in each row for a column the file lacks)."""
+    pa, _, _ = arrow()
+    if array is None or _holds_nothing(array.type):
+        return repeat(None, count)
     kind = array.type
     if name in ("tasks", "methods") and vocab is not None:
         return _entries(array, vocab.task if name == "tasks" else vocab.method)
     if name == "date":
         return _dates(path, array)
-    if name == "authors" and (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+    if name == "authors" and _is_text(kind):
         return [[author] if author else None for author in array.to_pylist()]
     if pa.types.is_dictionary(kind):
         array = array.dictionary_decode()
@@ -502,7 +617,7 @@ def _dates(path: Path, array: Any) -> list[Any]:
         return pc.strftime(array, format="%Y-%m-%d").to_pylist()  # type: ignore[no-any-return]
     if pa.types.is_date(kind):
         return array.cast(pa.string()).to_pylist()  # type: ignore[no-any-return]
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_null(kind):
+    if _is_text(kind):
         return array.to_pylist()  # type: ignore[no-any-return]
     if pa.types.is_floating(kind) or pa.types.is_integer(kind):  # epoch milliseconds: one out of range is that row's problem only
         return array.to_pylist()  # type: ignore[no-any-return]

@@ -1,187 +1,126 @@
-"""Where an archive lives and how a new one replaces the old one.
+"""Where an archive lives, and what a build may write into.
 
-An archive is a directory: `archive.json` (the manifest) and `records/` (the `.jsonl` shards the server
-reads). A build writes into `.<name>.building-<pid>` beside it and switches over only when everything is
-written: the old directory is renamed aside, the new one renamed into place, the old one removed. An
-interrupted build removes its temporary directory; one killed outright leaves it behind, and the next build
-removes it (and, if a kill fell between the two renames, puts the previous archive back). Builds of one
-archive exclude each other with a lock on the parent directory.
+An archive directory (`--out`, `--archive-dir`) is papercode's own: `current` (a symlink) names the build being
+served and `builds/` holds each build (`index.archive_layer` declares the layout, `builds` switches builds in it).
+A build writes into a directory only when it does not exist yet, is empty, or is an archive papercode wrote and
+holds nothing papercode did not write: one of this layout, or one of format 1 (`archive.json` with papercode's format
+marker and its `records/` shards), whose files the build removes once its own build is current. Anything else given
+as `--out` is refused and left as it is. An `--out` that is a symlink is followed: the archive is built where the link
+points, and the link stays.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import orjson
+from papercode.core.paths import given_path, xdg_base
+from papercode.index.archive_layer import BUILDS, CURRENT, MANIFEST, build_id_is_valid
 
-MANIFEST = "archive.json"
-RECORDS = "records"
-_BUILDING, _OLD = "building", "old"
+from .builds import BUILDING_NAME, LINKING_NAME, LOCK
+from .manifest import papercode_manifest
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: no lock, the rename dance still holds
-    fcntl = None  # type: ignore[assignment]
-
-
-class ArchiveBusy(Exception):
-    """Another build is writing the same archive."""
+RECORDS = "records"  # format 1's record shards
+ARCHIVE_DIR_VARIABLE = "PAPERCODE_ARCHIVE_DIR"
+_OWN = frozenset({CURRENT, BUILDS, LOCK})
 
 
 class NotAnArchive(Exception):
-    """`--out` names something that is not an archive papercode wrote: it is never replaced."""
+    """`--out` names something that is not an archive papercode wrote: nothing is written into it."""
 
 
 def default_archive_dir() -> Path:
-    """`$PAPERCODE_ARCHIVE_DIR` (as `serve --archive` reads it too), else `$XDG_DATA_HOME/papercode/archive`,
-    else `~/.local/share/papercode/archive` (a relative `XDG_DATA_HOME` is ignored, as the XDG spec says)."""
-    chosen = os.environ.get("PAPERCODE_ARCHIVE_DIR", "").strip()
-    if chosen:
-        return Path(chosen).expanduser()
-    base = os.environ.get("XDG_DATA_HOME", "").strip()
-    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".local" / "share"
-    return root / "papercode" / "archive"
+    """`$PAPERCODE_ARCHIVE_DIR` (read as every setting's path is: `core.paths.given_path`), else
+    `$XDG_DATA_HOME/papercode/archive`, else `~/.local/share/papercode/archive`."""
+    chosen = given_path(os.environ.get(ARCHIVE_DIR_VARIABLE, ""))
+    return chosen if chosen is not None else xdg_base("XDG_DATA_HOME", ".local/share") / "papercode" / "archive"
 
 
-def records_dir(archive: Path) -> Path:
-    """The directory of an archive's record shards: what the server's loader reads."""
-    return archive / RECORDS
+def real_out(out: Path) -> Path:
+    """The directory an archive path names: `out` made absolute, or where it points when it is a symlink (the
+    build writes into that directory, never replaces the link)."""
+    absolute = Path(os.path.abspath(out))
+    return Path(os.path.realpath(absolute)) if absolute.is_symlink() else absolute
 
 
-def read_manifest(archive: Path) -> dict[str, Any] | None:
-    """An archive's manifest, or None when there is none (or it cannot be read)."""
-    try:
-        value = orjson.loads((archive / MANIFEST).read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+def checked_out_dir(out: Path) -> Path:
+    """The directory a build into `out` writes (`real_out`). NotAnArchive unless it does not exist yet, is empty, or
+    is an archive papercode wrote holding nothing papercode did not write."""
+    target = real_out(out)
+    shown = f"--out {out}" if target == Path(os.path.abspath(out)) else f"--out {out} (a symlink to {target})"
+    if not os.path.lexists(target):
+        if target.parent.is_dir() or not Path(os.path.abspath(out)).is_symlink():
+            return target
+        raise NotAnArchive(f"{shown}: points where nothing is. Next: create {target.parent} (or mount its disk), or pass another --out")
+    if not target.is_dir():
+        raise NotAnArchive(f"{shown}: exists and is not a directory. Next: pass a new directory or an archive papercode built")
+    why = _not_papercodes(target)
+    if why is not None:
+        raise NotAnArchive(f"{shown}: {why}; it was left as it is. Next: pass a new or empty directory, or an archive papercode built")
+    return target
+
+
+def _not_papercodes(directory: Path) -> str | None:
+    """Why `directory` holds something papercode did not write; None when it is empty or an archive and nothing else."""
+    with os.scandir(directory) as listing:
+        entries = sorted(listing, key=lambda entry: entry.name)
+    shards = _format_1_shards(directory) if any(entry.name == MANIFEST for entry in entries) else None
+    if entries and shards is None and not any(entry.name in _OWN for entry in entries):
+        return f"not empty and not an archive papercode wrote (no {CURRENT} link, no {MANIFEST} with papercode's format marker)"
+    for entry in entries:
+        why = _foreign(entry, shards)
+        if why is not None:
+            return why
+    return None
+
+
+def _foreign(entry: os.DirEntry[str], shards: set[str] | None) -> str | None:
+    """Why `entry` of an archive directory is not papercode's (None: it is)."""
+    name = entry.name
+    if (name == CURRENT and entry.is_symlink()) or (name == LOCK and entry.is_file(follow_symlinks=False)):
         return None
-    return value if isinstance(value, dict) else None
+    if LINKING_NAME.fullmatch(name) and entry.is_symlink():
+        return None
+    if name == BUILDS and entry.is_dir(follow_symlinks=False):
+        with os.scandir(entry.path) as listing:
+            for build in listing:
+                papercodes = build_id_is_valid(build.name) or BUILDING_NAME.fullmatch(build.name)
+                if not papercodes or not build.is_dir(follow_symlinks=False):
+                    return f"holds {BUILDS}/{build.name}, which papercode did not write"
+        return None
+    if shards is not None and name == MANIFEST and entry.is_file(follow_symlinks=False):
+        return None
+    if shards is not None and name == RECORDS and entry.is_dir(follow_symlinks=False):
+        with os.scandir(entry.path) as listing:
+            for shard in sorted(listing, key=lambda item: item.name):
+                if shard.name not in shards or not shard.is_file(follow_symlinks=False):
+                    return f"holds {RECORDS}/{shard.name}, which papercode did not write"
+        return None
+    return f"holds {name}, which papercode did not write"
 
 
-def check_out_dir(out: Path) -> None:
-    """Refuse an `--out` that exists and is not an archive (a file, or a directory with other things in it):
-    the build replaces the whole directory."""
-    if not out.exists():
+def _format_1_shards(directory: Path) -> set[str] | None:
+    """The shards a format 1 archive in `directory` lists (None: no manifest of papercode's there)."""
+    manifest = papercode_manifest(directory)
+    if manifest is None:
+        return None
+    listed = manifest.get("shards")
+    return {str(item.get("name")) for item in listed if isinstance(item, dict)} if isinstance(listed, list) else set()
+
+
+def remove_format_1(directory: Path) -> None:
+    """The files of a format 1 archive in `directory` (its manifest and listed shards), once a newer build is
+    current there: what is checked to be papercode's only (`checked_out_dir` refused anything else)."""
+    shards = _format_1_shards(directory)
+    if shards is None:
         return
-    if not out.is_dir():
-        raise NotAnArchive(f"--out {out}: exists and is not a directory. Next: pass a new directory or an archive papercode built")
-    if not (out / MANIFEST).is_file() and not (out / "builds").is_dir() and any(out.iterdir()):
-        raise NotAnArchive(
-            f"--out {out}: not empty and not a papercode archive (no {MANIFEST}); it would be replaced. "
-            "Next: pass a new or empty directory, or an archive papercode built"
-        )
-
-
-class Staging:
-    """`with Staging(out) as tmp:` write the new archive into `tmp`, then `commit()` to switch to it.
-
-    Leaving the block without `commit()` (an error, Ctrl-C) removes `tmp`; the previous archive is untouched.
-    """
-
-    def __init__(self, out: Path) -> None:
-        self.out = Path(os.path.abspath(out))
-        self.parent = self.out.parent
-        self.tmp = self.parent / f".{self.out.name}.{_BUILDING}-{os.getpid()}"
-        self._lock: int | None = None
-        self._committed = False
-
-    def __enter__(self) -> Path:
-        self.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = _lock(self.parent)
-        try:
-            self._recover()
-            self.tmp.mkdir()
-        except BaseException:
-            self._unlock()
-            raise
-        return self.tmp
-
-    def __exit__(self, *exc_info: object) -> None:
-        try:
-            if not self._committed:
-                shutil.rmtree(self.tmp, ignore_errors=True)
-        finally:
-            self._unlock()
-
-    def commit(self) -> None:
-        """Switch to the new archive: two renames, then the old one is removed."""
-        old = self.parent / f".{self.out.name}.{_OLD}-{os.getpid()}"
-        if self.out.exists():
-            os.rename(self.out, old)
-            try:
-                os.rename(self.tmp, self.out)
-            except BaseException:
-                os.rename(old, self.out)  # put the previous archive back
-                raise
-            self._committed = True
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(self.tmp, self.out)
-            self._committed = True
-        _fsync_dir(self.parent)
-
-    def _recover(self) -> list[Path]:
-        """Clean up after a build that was killed: its temporary directory goes; an archive renamed aside
-        but never replaced comes back. Returns what was removed."""
-        leftovers = sorted(self._leftovers(_OLD), key=lambda path: path.stat().st_mtime, reverse=True)
-        if leftovers and not self.out.exists():
-            os.rename(leftovers.pop(0), self.out)
-        removed = [*leftovers, *self._leftovers(_BUILDING)]
-        for path in removed:
-            shutil.rmtree(path, ignore_errors=True)
-        return removed
-
-    def _leftovers(self, kind: str) -> Iterator[Path]:
-        prefix = f".{self.out.name}.{kind}-"
-        with os.scandir(self.parent) as entries:
-            for entry in entries:
-                if entry.name.startswith(prefix) and entry.is_dir(follow_symlinks=False):
-                    yield Path(entry.path)
-
-    def _unlock(self) -> None:
-        if self._lock is not None:
-            os.close(self._lock)  # closing the descriptor releases the lock
-            self._lock = None
-
-
-def clear_leftovers(out: Path) -> list[Path]:
-    """What a build killed outright left beside the archive `out`, removed (and an archive it had renamed aside put
-    back), unless a build is running there now: every papercode command's start calls this, as it sweeps the rest
-    of its scratch. Returns what was removed."""
-    staging = Staging(out)
-    if not staging.parent.is_dir():
-        return []
-    try:
-        lock = _lock(staging.parent)
-    except (ArchiveBusy, OSError):
-        return []  # a build is running (it cleans up after itself), or the directory cannot be locked
-    try:
-        return staging._recover()
-    finally:
-        if lock is not None:
-            os.close(lock)
-
-
-def _lock(directory: Path) -> int | None:
-    if fcntl is None:  # pragma: no cover
-        return None
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise ArchiveBusy(f"another papercode archive build is writing in {directory}. Next: wait for it to finish") from None
-    return fd
-
-
-def _fsync_dir(directory: Path) -> None:
-    with contextlib.suppress(OSError):  # not every platform can open a directory
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    records = directory / RECORDS
+    for name in shards:
+        if name and "/" not in name and name not in (".", ".."):
+            with contextlib.suppress(FileNotFoundError):
+                (records / name).unlink()
+    with contextlib.suppress(OSError):
+        records.rmdir()  # only when nothing else is left in it
+    with contextlib.suppress(FileNotFoundError):
+        (directory / MANIFEST).unlink()

@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         "materialize": commands.add_parser("materialize", help="fill the verified code store from local clones or GitHub"),
         "config": commands.add_parser("config", help="print the configuration snippet for an MCP host, with this installation's paths"),
     }
-    archive_command.add_parser(commands)
+    subcommands.update(archive_command.add_parser(commands))
     for option in OPTIONS:
         for command, sub in subcommands.items():
             if command in option.commands:
@@ -121,19 +121,21 @@ def gc_policy() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     gc_policy()
     args = build_parser().parse_args(argv)
-    if args.command == "archive":
-        return archive_command.run(args)
+    command = f"archive {args.archive_command}" if args.command == "archive" else args.command
     try:
-        settings = settings_for(args.command, given_flags(args))
+        settings = settings_for(command, given_flags(args))
     except SettingError as error:
-        return fail(f"{error}. Next: see papercode {args.command} --help")
+        return fail(f"{error}. Next: see papercode {command} --help")
+    if args.command == "archive":
+        remove_scratch_on_exit()  # a build's directory goes with it however it ends, short of kill -9
+        return archive_command.run(args, settings.fetch_stall_timeout)
     logs.configure(settings.log_level)
-    problem = records_problem(settings.records)
-    if problem:
-        return fail(problem)
     if args.command != "config":
         remove_scratch_on_exit()
         clear_leftovers(settings)
+    problem = records_problem(settings.records)
+    if problem:
+        return fail(problem)
     try:
         if args.command == "check":
             return check(settings)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import shutil
 import subprocess
 import tempfile
@@ -72,16 +73,30 @@ class Scratch:
         return descriptor
 
 
-def directory(prefix: str, parent: Path | None = None) -> Scratch:
-    """A new empty directory `<parent>/<prefix><pid>-…` (parent: the temporary directory), held."""
+def directory(prefix: str, parent: Path | None = None, *, private: bool = True) -> Scratch:
+    """A new empty directory `<parent>/<prefix><pid>-…` (parent: the temporary directory), held. Private: mode 0700;
+    else made as `mkdir` makes a directory (the umask decides), for one that is renamed into place for others to read."""
     _check_open()
-    path = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=parent))
+    if private:
+        path = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=parent))
+    else:
+        path = _new_directory(Path(parent if parent is not None else tempfile.gettempdir()), f"{prefix}{os.getpid()}-")
     try:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:
         os.rmdir(path)
         raise
     return _hold(path, descriptor)
+
+
+def _new_directory(parent: Path, stem: str) -> Path:
+    while True:
+        path = parent / f"{stem}{secrets.token_hex(4)}"
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            continue
+        return path
 
 
 def file(prefix: str, parent: Path, suffix: str = "") -> Scratch:
@@ -122,6 +137,18 @@ def remove_all() -> None:
 def sweep(parent: Path | None, prefixes: Iterable[str]) -> list[Path]:
     """Remove the entries of `parent` (None: nothing to do) named `<prefix><pid>-…` for one of
     `prefixes` that a papercode process of this user left when it died; the paths removed."""
+    removed = []
+    for path in abandoned(parent, prefixes):
+        with contextlib.suppress(OSError):
+            if _remove_if_abandoned(path):
+                removed.append(path)
+    return removed
+
+
+def abandoned(parent: Path | None, prefixes: Iterable[str]) -> list[Path]:
+    """The entries of `parent` (None: none) named `<prefix><pid>-…` for one of `prefixes`, this user's regular
+    files and directories, whose owner process is not running: what a papercode process left when it died. (A
+    lock still held, by a process in another pid namespace, is checked by `sweep` as it removes.)"""
     if parent is None or not _POSIX:
         return []
     wanted = tuple(prefixes)
@@ -130,16 +157,17 @@ def sweep(parent: Path | None, prefixes: Iterable[str]) -> list[Path]:
             entries = list(listing)
     except OSError:
         return []
-    removed = []
+    found = []
     for entry in entries:
         prefix = next((prefix for prefix in wanted if entry.name.startswith(prefix)), None)
         owner = _OWNER.match(entry.name, len(prefix)) if prefix is not None else None
         if owner is None or _running(int(owner.group(1))):
             continue
         with contextlib.suppress(OSError):
-            if _remove_if_abandoned(Path(entry.path)):
-                removed.append(Path(entry.path))
-    return removed
+            stat = entry.stat(follow_symlinks=False)
+            if stat.st_uid == os.getuid() and (S_ISDIR(stat.st_mode) or S_ISREG(stat.st_mode)):
+                found.append(Path(entry.path))
+    return found
 
 
 def _hold(path: Path, descriptor: int) -> Scratch:

@@ -38,6 +38,10 @@ FailureListener = Callable[[str], Awaitable[None]]
 ProgressReport = Callable[[float, float | None, str], Awaitable[None]]
 """(progress, total, message), as MCP progress notifications carry them."""
 Need = Literal["index", "search"]
+# The tools that need the full-text index: search, and get_paper, whose abstract lives beside it. The others answer
+# from the keyed index as soon as it is served.
+FULL_TEXT_TOOLS = ("search_papers", "get_paper")
+_WAITING = f"{' and '.join(FULL_TEXT_TOOLS)} wait for it"
 State = Literal["loading", "stale", "keyed", "complete"]
 T = TypeVar("T")
 
@@ -131,7 +135,7 @@ class LiveCorpus:
             return QueryError(
                 "loading",
                 f"the full-text index is still being built ({indexed:,} records indexed), ready in about {seconds} s; "
-                "lookups by id, code hash, status and repository already answer",
+                f"{_WAITING}, every other tool already answers",
                 f"call again in {seconds} s",
             )
         of = f" of {in_all:,}" if in_all is not None else ""
@@ -140,7 +144,7 @@ class LiveCorpus:
 
     def _load_failed(self) -> QueryError:
         what = "the records could not be loaded" if self._stage is None else "the full-text index could not be built"
-        still = "" if self._stage is None else "; lookups by id, code hash, status and repository still answer"
+        still = "" if self._stage is None else f"; every tool but {' and '.join(FULL_TEXT_TOOLS)} still answers"
         return QueryError(
             "load_failed", f"{what} ({self.load_error}){still}", "the server's log says why; after a fix, send it SIGHUP or restart it"
         )

@@ -26,7 +26,7 @@ from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextConten
 from pydantic import ValidationError
 
 from papercode.core.errors import QueryError
-from papercode.corpus.reload import LiveCorpus, Need
+from papercode.corpus.reload import FULL_TEXT_TOOLS, LiveCorpus, Need
 from papercode.corpus.stages import Corpus
 
 from . import stdio
@@ -42,8 +42,9 @@ CorpusSource = Callable[[], Corpus]
 MAX_URI_CHARS = 1_000
 CORPUS_RESOURCES = ("corpus://stats", "corpus://load-report")
 READY_TIMEOUT_SECONDS = 20.0
-# What needs the full text (search, and the abstract, which lives in the search database); the rest needs the index.
-TOOL_NEEDS: dict[str, Need] = {"search_papers": "search", "get_paper": "search"}
+# What needs the full text (search, and the abstract, which lives beside the search index); the rest needs the index.
+TOOL_NEEDS: dict[str, Need] = dict.fromkeys(FULL_TEXT_TOOLS, "search")
+_FULL_TEXT = f"full-text search ({', '.join(FULL_TEXT_TOOLS)})"
 STALE_NOTE = "answered from the last snapshot: the records changed since and are being reloaded; a fresh answer follows the swap"
 
 
@@ -141,10 +142,10 @@ class PapercodeServer(MCPServer):
                 return (
                     f"stale: answers come from the snapshot of {live.stale_since}; loading the changed records failed ({live.load_error})"
                 )
-            return f"lookups only: full-text search (search_papers, get_paper) could not be built ({live.load_error})"
+            return f"lookups only: {_FULL_TEXT} could not be built ({live.load_error})"
         if live.state == "stale":
             return f"stale: answers come from the snapshot of {live.stale_since} while the changed records are reloaded"
-        return "lookups only: full-text search (search_papers, get_paper) is still being built"
+        return f"lookups only: {_FULL_TEXT} is still being built"
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

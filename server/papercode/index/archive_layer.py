@@ -21,11 +21,13 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
+from stat import S_ISREG
 from typing import Any, Final, cast
 
 import orjson
+
+from papercode.core.days import is_day
 
 from .columns import NONE, PaperColumns, StringTable
 from .mapped import ColumnProblem, FileFacts, MappedColumns
@@ -40,13 +42,13 @@ except ImportError:  # pragma: no cover - no shared lock: a build then never rem
 FORMAT: Final = "papercode-archive"
 FORMAT_VERSION: Final = 2
 MANIFEST: Final = "archive.json"
+MAX_MANIFEST_BYTES: Final = 16 << 20  # a manifest is kilobytes: a larger file is not one, and is not read whole
 CURRENT: Final = "current"
 BUILDS: Final = "builds"
 COLUMNS: Final = "papers"  # the paper columns' directory in a build
 SEARCH: Final = "search"  # the tantivy index's directory in a build
 ARCHIVE_BASE: Final = 1 << 32  # the search index's `paper` value of archive paper `a` is ARCHIVE_BASE + a
 _BUILD_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}")
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 # The paper columns, as `PaperColumns` names them, and how each is stored.
 STRING_COLUMNS: Final = ("arxiv_id", "slug", "title", "date", "url_abs")
@@ -61,19 +63,37 @@ class ArchiveUnavailable(Exception):
     """No archive can be served from this directory: the reason, in one line, with the next step."""
 
 
+class ManifestProblem(ArchiveUnavailable):
+    """A manifest this papercode does not read: `path: why`, one line."""
+
+
+def load_manifest(path: Path) -> dict[str, Any] | None:
+    """The JSON object in the manifest file `path` when it has papercode's format marker (whatever its version); None
+    when there is no such file; `ManifestProblem` otherwise. Read bounded, not through a symlink, never blocking on a
+    FIFO put in its place."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ManifestProblem(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    with os.fdopen(descriptor, "rb") as stream:
+        if not S_ISREG(os.fstat(descriptor).st_mode):
+            raise ManifestProblem(f"{path}: not a regular file")
+        data = stream.read(MAX_MANIFEST_BYTES + 1)
+    if len(data) > MAX_MANIFEST_BYTES:
+        raise ManifestProblem(f"{path}: larger than any manifest papercode writes")
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        raise ManifestProblem(f"{path}: not JSON") from None
+    if not isinstance(value, dict) or value.get("format") != FORMAT:
+        raise ManifestProblem(f'{path}: not a manifest papercode wrote (no "format": "{FORMAT}")')
+    return value
+
+
 def build_id_is_valid(text: str) -> bool:
     return _BUILD_ID.fullmatch(text) is not None
-
-
-def valid_day(value: object) -> str | None:
-    """`value` when it is a real date written YYYY-MM-DD, not after today; else None."""
-    if type(value) is not str or not _DAY.fullmatch(value):
-        return None
-    try:
-        day = date.fromisoformat(value)
-    except ValueError:
-        return None
-    return value if day <= date.today() else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,15 +111,9 @@ class Manifest:
     def read(cls, build: Path) -> Manifest:
         """The manifest of the build in `build`; `ArchiveUnavailable` when it is missing, of another format, or
         not one papercode wrote."""
-        path = build / MANIFEST
-        try:
-            raw = orjson.loads(path.read_bytes())
-        except FileNotFoundError:
-            raise ArchiveUnavailable(f"{build.name} has no {MANIFEST}") from None
-        except (OSError, orjson.JSONDecodeError) as exc:
-            raise ArchiveUnavailable(f"{build.name}/{MANIFEST} cannot be read ({exc})") from None
-        if not isinstance(raw, dict) or raw.get("format") != FORMAT:
-            raise ArchiveUnavailable(f"{build.name}/{MANIFEST} is not a papercode archive manifest")
+        raw = load_manifest(build / MANIFEST)
+        if raw is None:
+            raise ArchiveUnavailable(f"{build.name} has no {MANIFEST}")
         version = raw.get("format_version")
         if version != FORMAT_VERSION:
             raise ArchiveUnavailable(f"the archive is of format {version!r}, and this papercode serves format {FORMAT_VERSION}")
@@ -108,12 +122,12 @@ class Manifest:
             build_id, papers, segments = str(raw["build_id"]), int(raw["counts"]["papers"]), int(raw["search"]["segments"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} lacks a field or has a wrong one ({exc!r})") from None
-        snapshot = valid_day(raw.get("snapshot"))
-        if snapshot is None or not build_id_is_valid(build_id) or papers < 0:
+        snapshot = raw.get("snapshot")
+        if not is_day(snapshot) or not build_id_is_valid(build_id) or papers < 0:
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} has a malformed build id, date or count")
         if any(not _inside(name) for name in files):
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} names files outside its build")
-        return cls(build_id, snapshot, papers, files, segments, raw)
+        return cls(build_id, str(snapshot), papers, files, segments, raw)
 
 
 def _inside(name: str) -> bool:
