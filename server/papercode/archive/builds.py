@@ -47,7 +47,8 @@ def new_build_id() -> str:
 class NewBuild:
     """`with NewBuild(archive_dir) as directory:` write a build into `directory`, then `commit()` to make it current.
 
-    Leaving the block without `commit()` (an error, Ctrl-C) removes the directory; the current build is untouched."""
+    Leaving the block without `commit()` (an error, Ctrl-C) removes the directory; the current build is untouched, and
+    an archive directory this first build made is removed again (a failed first build leaves nothing)."""
 
     def __init__(self, archive_dir: Path) -> None:
         self.archive_dir = archive_dir
@@ -55,8 +56,10 @@ class NewBuild:
         self.directory = archive_dir / BUILDS / f"{_BUILDING}{self.build_id}-{os.getpid()}"
         self._lock: int | None = None
         self._committed = False
+        self._made = False
 
     def __enter__(self) -> Path:
+        self._made = not self.archive_dir.exists()
         self.archive_dir.mkdir(parents=True, exist_ok=True)
         self._lock = _exclusive(self.archive_dir / LOCK)
         try:
@@ -72,6 +75,11 @@ class NewBuild:
         try:
             if not self._committed:
                 shutil.rmtree(self.directory, ignore_errors=True)
+                if self._made:  # only what this build made, and only if nothing else came in meanwhile
+                    with contextlib.suppress(OSError):
+                        os.rmdir(self.archive_dir / BUILDS)
+                        os.unlink(self.archive_dir / LOCK)
+                        os.rmdir(self.archive_dir)
         finally:
             self._unlock()
 
