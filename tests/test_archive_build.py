@@ -509,7 +509,7 @@ def test_two_builds_of_one_archive_exclude_each_other_and_builds_of_two_do_not(r
     assert (
         err == f"papercode: archive build: another papercode archive build is writing {tmp_path / 'archive'}. Next: wait for it to finish\n"
     )
-    assert builds_of(tmp_path / "archive") == [] and not (tmp_path / "archive" / CURRENT).exists()
+    assert not (tmp_path / "archive").exists()  # a first build that did not complete leaves nothing
 
 
 def test_a_build_is_current_by_one_link_and_its_manifest_says_what_it_holds(tmp_path: Path) -> None:
