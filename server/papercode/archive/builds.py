@@ -115,8 +115,8 @@ def remove_unused(archive_dir: Path) -> list[Path]:
     """Every complete build but the current one that no server holds, removed. Returns what was removed."""
     current = current_build(archive_dir)
     removed = []
-    with contextlib.suppress(FileNotFoundError):
-        for entry in os.scandir(archive_dir / BUILDS):
+    with contextlib.suppress(FileNotFoundError), os.scandir(archive_dir / BUILDS) as listing:
+        for entry in listing:
             path = Path(entry.path)
             if not build_id_is_valid(entry.name) or not entry.is_dir(follow_symlinks=False) or path == current:
                 continue
@@ -129,14 +129,14 @@ def remove_leftovers(archive_dir: Path) -> list[Path]:
     """What builds killed outright left (their `.building-` directories and `.current-` links, where the process that
     named them is not running), and builds no server uses: removed. Returns what was removed."""
     removed = []
-    with contextlib.suppress(FileNotFoundError):
-        for entry in os.scandir(archive_dir / BUILDS):
+    with contextlib.suppress(FileNotFoundError), os.scandir(archive_dir / BUILDS) as listing:
+        for entry in listing:
             found = BUILDING_NAME.fullmatch(entry.name)
             if found and not _running(int(found["pid"])) and entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path, ignore_errors=True)
                 removed.append(Path(entry.path))
-    with contextlib.suppress(FileNotFoundError):
-        for entry in os.scandir(archive_dir):
+    with contextlib.suppress(FileNotFoundError), os.scandir(archive_dir) as listing:
+        for entry in listing:
             found = LINKING_NAME.fullmatch(entry.name)
             if found and not _running(int(found["pid"])) and entry.is_symlink():
                 with contextlib.suppress(FileNotFoundError):
@@ -164,7 +164,8 @@ def clear_leftovers(archive_dir: Path) -> list[Path]:
 
 
 def _remove_unheld(build: Path) -> bool:
-    """Remove `build` if no server holds it (an exclusive lock can be taken); True when removed."""
+    """Remove `build` if no server holds it (an exclusive lock can be taken) and it can be renamed aside; True when
+    removed."""
     if fcntl is None:  # pragma: no cover - no way to know: keep it
         return False
     try:
@@ -178,7 +179,10 @@ def _remove_unheld(build: Path) -> bool:
     else:
         # Renamed aside first, so that no server resolving an old link could open it half removed.
         doomed = build.with_name(f"{_BUILDING}{build.name}-{os.getpid()}")
-        os.rename(build, doomed)
+        try:
+            os.rename(build, doomed)
+        except OSError:  # a read-only volume, say: it stays, whole
+            return False
         shutil.rmtree(doomed, ignore_errors=True)
         return True
     finally:
