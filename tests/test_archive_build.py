@@ -256,19 +256,10 @@ def test_kept_rows_are_served_as_the_real_records_are_written(tmp_path: Path, fo
     # a paper row without a title is dropped, but a link names it with one: it is written from the link
     assert served["blank-title"]["title"] == "Titled by its link"
     assert served["only-linked"] == {
+        **served_form_of("Only Linked"),
         "arxiv_id": "2002.00002",
-        "title": "Only Linked",
-        "date": None,
-        "year": None,
         "url_abs": "https://arxiv.org/abs/2002.00002v1",
-        "snapshot": SNAPSHOT,
-        "proceeding": None,
-        "authors": [],
-        "url_pdf": None,
-        "tasks": [],
-        "methods": [],
         "code_links": [("https://github.com/x/y", False, False, "none")],
-        "abstract": None,
     }
     manifest = current_manifest(tmp_path / "archive")
     assert (manifest["licence"], manifest["licence_url"]) == (LICENCE, LICENCE_URL)

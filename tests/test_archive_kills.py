@@ -8,7 +8,6 @@ Processes are held at known points (`core.holds`: `PAPERCODE_TEST_HOLD`), so eac
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import signal
@@ -28,7 +27,7 @@ from papercode.build import parallel
 from papercode.index.archive_layer import BUILDS, current_build_id
 from papercode.index.overlay import OVERLAY_PREFIX
 from papercode.settings import bundled_records_dir
-from test_leftovers import children, gone_within, kill_hard, wait_for
+from test_leftovers import children, end_all, gone_within, kill_hard, wait_for
 
 pytestmark = pytest.mark.process
 
@@ -105,14 +104,7 @@ class Stand:
 
     def end(self) -> None:
         self.hold.unlink(missing_ok=True)
-        for process in self.processes:
-            with contextlib.suppress(OSError):
-                for pid in children(process.pid):
-                    os.kill(pid, signal.SIGKILL)
-            process.kill()
-            process.wait()
-            if process.stdin is not None:
-                process.stdin.close()
+        end_all(self.processes)
 
 
 @pytest.fixture
