@@ -143,6 +143,15 @@ def test_a_paper_without_samples_gets_its_repositories_official_first_in_one_cal
     assert answer.attribution == models.ARCHIVE_ATTRIBUTION
 
 
+def test_a_list_of_papers_names_the_sources_of_the_papers_it_answers(layered: tuple[Path, Path]) -> None:
+    corpus = load(layered)
+    assert queries.paper_list(corpus, ["2001.00001", "slug-only-paper"]).attribution == models.ATTRIBUTION
+    assert queries.paper_list(corpus, ["2003.00003", "9999.99999"]).attribution == models.ARCHIVE_ATTRIBUTION
+    both = queries.paper_list(corpus, ["2003.00003", "2001.00001"])
+    assert both.attribution == models.BOTH_ATTRIBUTION
+    assert [(paper.arxiv_id, paper.samples is None) for paper in both.papers or []] == [("2003.00003", True), ("2001.00001", False)]
+
+
 def test_a_paper_without_samples_or_repositories_says_what_to_do(layered: tuple[Path, Path]) -> None:
     answer = queries.harvested_code(load(layered), "no-arxiv-archive-paper")
     assert answer.repos is None

@@ -22,10 +22,11 @@ LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
 def test_long_title_and_author_names_are_cut_in_every_answer(load_corpus: LoadCorpus) -> None:
     title = "Deep " * 10_000
     corpus = load_corpus([make_record(title=title, authors=["A" * 5_000], samples=[make_sample(sha_for(1))])])
-    listed = queries.samples_by_status(corpus, "ran").samples[0].title
+    listed = queries.samples_by_status(corpus, "ran").papers[0].title
     hit = queries.search_papers(corpus, "deep").hits[0]
     detail = queries.paper_detail(corpus, "2001.00001")
-    for shown in (listed, hit.title, detail.title):
+    listed_paper = queries.paper_list(corpus, ["2001.00001"]).papers[0].title  # type: ignore[index]
+    for shown in (listed, hit.title, detail.title, listed_paper):
         assert len(shown) == queries.TITLE_CHARS and shown.endswith("…") and title.startswith(shown[:-1])
     assert [len(name) for name in hit.authors] == [queries.AUTHOR_CHARS]
     assert [len(name) for name in detail.authors] == [queries.AUTHOR_CHARS]

@@ -4,6 +4,8 @@
   model and no dump; the answer models stay the schema the model sees. Each shown answer, validated into its model
   and dumped as the edge used to dump it (`model_dump(mode="json", exclude_none=True)`), gives the same JSON bytes
   (values and key order), for every paper and every page of every listing of the test corpora.
+- Nothing is lost by grouping: every sample of every page, read back from its groups (`tool_answers.flat_samples`),
+  is the sample as the index holds it, every field.
 - A bare new-style arXiv id is read without the id patterns (`core.ids.parse_arxiv_id`).
 - An abstract is a slice of the abstracts file written beside the search index (`SearchEngine.abstract`), not a
   stored document decompressed; snippets from the abstract read it there too.
@@ -30,6 +32,7 @@ from papercode.index.layers import LayeredIndex
 from papercode.index.paper_index import SampleRow
 from papercode.index.search import SearchEngine
 from test_archive_layering import build_small_archive, layered, load
+from tool_answers import STATUS_IMPLIES, flat_samples
 
 __all__ = ["layered"]  # a fixture, used by name
 
@@ -67,7 +70,7 @@ def test_every_paper_and_every_page_of_its_samples(any_corpus: Corpus) -> None:
     corpus = any_corpus
     statuses = corpus.index.statuses()
     for paper in corpus.index.papers:
-        same_as_model(models.PaperDetail, queries.paper_detail_shown(corpus, paper.key))
+        same_as_model(models.PaperAnswer, queries.paper_detail_shown(corpus, paper.key))
         for stored in (None, some_stored):
             same_as_model(models.HarvestedCode, queries.harvested_code_shown(corpus, paper.key, stored=stored))
         if len(paper.samples) <= PAGE:  # one page, of the shape just checked
@@ -92,14 +95,83 @@ def test_every_page_of_every_listing(any_corpus: Corpus) -> None:
         walked = list(pages(queries.samples_by_status_shown, corpus, status, limit=queries.MAX_LIMIT, **chosen))
         for page in walked if status == statuses and not chosen else [*walked[:2], *walked[2:][-1:]]:
             same_as_model(models.SampleList, page)
-        assert sum(len(page["samples"]) for page in walked) == walked[-1]["total"]
+        assert sum(len(flat_samples(page)) for page in walked) == walked[-1]["total"]
+
+
+def test_every_list_of_papers(any_corpus: Corpus) -> None:
+    corpus = any_corpus
+    keys = [paper.key for paper in corpus.index.papers]
+    for start in range(0, len(keys), queries.MAX_PAPERS_ASKED):
+        asked = keys[start : start + queries.MAX_PAPERS_ASKED]
+        same_as_model(models.PaperAnswer, queries.paper_list_shown(corpus, asked))
+    same_as_model(models.PaperAnswer, queries.paper_list_shown(corpus, [*keys[:3], "9999.99999", "not an id!"]))
 
 
 def test_the_model_twins_are_the_shown_answers_validated(corpus: Corpus) -> None:
     paper = corpus.index.papers[0].key
-    assert queries.paper_detail(corpus, paper) == models.PaperDetail.model_validate(queries.paper_detail_shown(corpus, paper))
+    assert queries.paper_detail(corpus, paper) == models.PaperAnswer.model_validate(queries.paper_detail_shown(corpus, paper))
+    assert queries.paper_list(corpus, [paper]) == models.PaperAnswer.model_validate(queries.paper_list_shown(corpus, [paper]))
     assert queries.harvested_code(corpus, paper) == models.HarvestedCode.model_validate(queries.harvested_code_shown(corpus, paper))
     assert queries.samples_by_status(corpus, "ran") == models.SampleList.model_validate(queries.samples_by_status_shown(corpus, "ran"))
+
+
+def said(row: SampleRow, stored: Callable[[str], bool] | None = None, **listed: str) -> dict[str, Any]:
+    """A sample as the index holds it, every field, as a grouped answer must let it be read (`flat_samples`): a
+    contract check or verification level the record lacks reads as its status implies (the schema says so)."""
+    check, level = STATUS_IMPLIES.get(row.status, (None, None))
+    full = {
+        "code_sha256": row.code_sha256,
+        "entry": row.entry,
+        "repo": row.repo,
+        "repo_kind": row.repo_kind,
+        "path": row.path,
+        "language": row.language,
+        "status": row.status,
+        "contract_check": check if row.contract_check is None else row.contract_check,
+        "verification_level": level if row.verification_level is None else row.verification_level,
+        "licence": row.licence,
+        "inline_ok": row.inline_ok,
+        "stored": True if stored is not None and row.inline_ok and stored(row.code_sha256) else None,
+        **listed,
+    }
+    return {key: value for key, value in full.items() if value is not None}
+
+
+def grouped_order(rows: list[SampleRow], by_paper: bool) -> list[SampleRow]:
+    """A page's samples in the order a grouped answer says them: by group (paper, when listed across papers; then
+    repository with its kind, language, licence and inline_ok), then by file, each where its first sample is."""
+
+    def group(row: SampleRow) -> tuple[Any, ...]:
+        return (row.paper if by_paper else None, row.repo, row.repo_kind, row.language, row.licence, row.inline_ok)
+
+    papers: dict[int, int] = {}
+    groups: dict[tuple[Any, ...], int] = {}
+    files: dict[tuple[Any, ...], int] = {}
+    for position, row in enumerate(rows):
+        papers.setdefault(row.paper if by_paper else -1, position)
+        groups.setdefault(group(row), position)
+        files.setdefault((*group(row), row.path), position)
+    return sorted(rows, key=lambda row: (papers[row.paper if by_paper else -1], groups[group(row)], files[(*group(row), row.path)]))
+
+
+def test_grouped_samples_say_every_field_of_every_sample(any_corpus: Corpus) -> None:
+    corpus = any_corpus
+    index = corpus.index
+    for paper in index.papers:
+        for status, kind in ((None, None), (index.statuses()[1:3], None), (None, "listed")):
+            ids = index.samples.select(paper.samples, status, kind)
+            for number, page in enumerate(pages(queries.harvested_code_shown, corpus, paper.key, status, kind, PAGE, stored=some_stored)):
+                rows = index.samples.rows(ids[number * PAGE : (number + 1) * PAGE])
+                assert flat_samples(page) == [said(row, some_stored) for row in grouped_order(rows, by_paper=False)]
+    for statuses in [[status] for status in index.statuses()] + [index.statuses()]:
+        for number, page in enumerate(pages(queries.samples_by_status_shown, corpus, statuses, limit=PAGE)):
+            _, ids = index.list_sample_ids(statuses, None, None, None, False, number * PAGE, PAGE)
+            rows = index.samples.rows(ids)
+            expected = [
+                said(row, paper=index.papers.key(row.paper), title=queries.shorten(index.papers.title[row.paper], queries.TITLE_CHARS))
+                for row in grouped_order(rows, by_paper=True)
+            ]
+            assert flat_samples(page) == expected
 
 
 _ID_LIKE = st.text(alphabet="0123456789.v/ :-aAxXrRiI\u0660\u0661\u00b2\u0969", min_size=0, max_size=14)

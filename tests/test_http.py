@@ -177,7 +177,7 @@ async def _answers_in_both_eras(url: str, transport: str) -> None:
         with anyio.fail_after(WAIT):
             async with client_for(url, transport, token=None, mode=mode) as client:
                 result = await client.call_tool("get_paper", {"paper": 1902.04094})
-        assert result.structured_content is not None and result.structured_content["query"]["resolved"] == BERT_MOUTH, mode
+        assert result.structured_content is not None and result.structured_content["query"] == {"asked": BERT_MOUTH}, mode
 
 
 async def _endpoint(events: AsyncIterator[str]) -> str:
@@ -290,7 +290,7 @@ async def test_stateless_mode_answers_json_without_sessions(corpus: Corpus) -> N
             listed = await client.list_tools()
     assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/json")
     assert "mcp-session-id" not in answer.headers
-    assert answer.json()["result"]["structuredContent"]["query"]["resolved"] == BERT_MOUTH
+    assert answer.json()["result"]["structuredContent"]["query"] == {"asked": BERT_MOUTH}
     assert len(listed.tools) == 7
 
 
@@ -328,7 +328,7 @@ async def test_a_slow_call_does_not_delay_a_fast_one_on_another_connection(
                 answer = await fast_client.call_tool("get_paper", {"paper": BERT_MOUTH})
             finished.append("fast")
             blocked_search.release.set()
-    assert answer.structured_content is not None and answer.structured_content["query"]["resolved"] == BERT_MOUTH
+    assert answer.structured_content is not None and answer.structured_content["query"] == {"asked": BERT_MOUTH}
     assert finished == ["fast", "slow"]
 
 

@@ -132,6 +132,7 @@ WIRE_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("list_samples_by_status", {"status": ["ran_draft_wrong", "ran_violates"], "inline_only": True, "limit": 2}),
     ("search_papers", {"query": "bert", "framework": "pytorch", "has_samples": True, "limit": 1}),
     ("get_paper", {"paper": BERT_MOUTH}),
+    ("get_paper", {"paper": [BERTS_ICL, "/paper/bert-has-a-mouth-and-it-must-speak-bert-as-a", "9999.99999"]}),
     ("find_papers_for_repo", {"repo": "https://github.com/nyu-dl/bert-gen", "limit": 1}),
     ("corpus_stats", {}),
 ]
@@ -149,8 +150,32 @@ async def test_a_tool_answers_on_the_wire_exactly_what_queries_answers(
 
 
 async def test_get_code_answers_on_the_wire_exactly_what_queries_answers(client: Client, corpus: Corpus) -> None:
-    for sha in ("2a890c3f", "992ab7ae4b4bf55c"):  # not stored; pointer-only
+    for sha in ("2a890c3f", "992ab7ae4b4bf55c", ["992ab7ae4b4bf55c", "2a89", "2a890c3f"]):  # not stored; pointer-only; a list
         assert await call(client, "get_code", code_sha256=sha) == await code_answer(corpus, sha)
+
+
+async def test_lists_of_ids_and_hashes_arrive_in_every_form_clients_send(client: Client, corpus: Corpus) -> None:
+    # A JSON array, the same array as a JSON string (Claude Desktop sends lists so), bare numbers in it (as the
+    # Inspector and some models send ids).
+    papers = answer(corpus, "get_paper", paper=[BERT_MOUTH, BERTS_ICL])
+    assert [entry["arxiv_id"] for entry in papers["papers"]] == [BERT_MOUTH, BERTS_ICL]
+    for sent in ([BERT_MOUTH, BERTS_ICL], json.dumps([BERT_MOUTH, BERTS_ICL]), [1902.04094, 2406.04823]):
+        assert await call(client, "get_paper", paper=sent) == papers
+    hashes = await code_answer(corpus, ["18666511", "2a890c3f"])
+    for sent in (["18666511", "2a890c3f"], [18666511, "2a890c3f"], json.dumps(["18666511", "2a890c3f"])):
+        assert await call(client, "get_code", code_sha256=sent) == hashes
+
+
+@pytest.mark.parametrize(
+    ("tool", "argument", "most"),
+    [("get_paper", "paper", queries.MAX_PAPERS_ASKED), ("get_code", "code_sha256", queries.MAX_CODES_ASKED)],
+)
+async def test_a_list_is_bounded_at_the_edge(client: Client, tool: str, argument: str, most: int) -> None:
+    for too_many, problem in (([], "at least 1 item"), ([BERT_MOUTH] * (most + 1), f"at most {most} items")):
+        text = await fail(client, tool, **{argument: too_many})
+        assert text.startswith("invalid_argument: ") and f"{argument}.list[str]: List should have {problem}" in text, text
+        assert "Next:" in text
+    await call(client, tool, **{argument: ["2a890c3f"] * most if tool == "get_code" else [BERT_MOUTH] * most})
 
 
 REFUSED_CALLS: list[tuple[str, dict[str, Any]]] = [
@@ -238,7 +263,7 @@ async def test_numbers_for_text_arguments_are_read_as_their_text(client: Client)
 
 async def test_real_ids_sent_as_numbers(client: Client) -> None:
     got = await call(client, "get_harvested_code_for_paper", arxiv_id=2406.04823)
-    assert got["query"] == {"asked": BERTS_ICL, "resolved": BERTS_ICL} and got["counts"]["total"] == 26
+    assert got["query"] == {"asked": BERTS_ICL} and got["counts"]["total"] == 26
     assert (await call(client, "get_paper", paper=1902.04094))["title"] == BERT_MOUTH_TITLE
 
 
@@ -251,7 +276,7 @@ async def test_ids_sent_as_json_numbers_resolve_exactly(small_client: Client) ->
     for number, arxiv_id in ((704.0001, "0704.0001"), (2001.1, "2001.10000")):
         harvested = await call(small_client, "get_harvested_code_for_paper", arxiv_id=number)
         paper = await call(small_client, "get_paper", paper=number)
-        assert harvested["query"]["resolved"] == paper["query"]["resolved"] == arxiv_id
+        assert harvested["query"] == paper["query"] == {"asked": arxiv_id}  # the id the number spells, found as it is
 
 
 # -- resources -----------------------------------------------------------------------------------------------

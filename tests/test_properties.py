@@ -320,7 +320,7 @@ def test_unknown_tool_names_are_not_found(live: tuple[BlockingPortal, Client], n
 def test_a_cursor_from_another_query_is_refused(corpus: Corpus) -> None:
     first = queries.samples_by_status(corpus, "ran", limit=2)
     assert first.next_cursor is not None
-    assert queries.samples_by_status(corpus, "ran", limit=2, cursor=first.next_cursor).samples
+    assert queries.samples_by_status(corpus, "ran", limit=2, cursor=first.next_cursor).papers
     with pytest.raises(QueryError) as other:
         queries.samples_by_status(corpus, "unverified", limit=2, cursor=first.next_cursor)
     assert str(other.value).startswith("invalid_argument: cursor")

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from itertools import pairwise
 from typing import Any
 
+import orjson
 import pytest
 
 from conftest import (
@@ -27,7 +29,8 @@ from conftest import (
 )
 from papercode.answers import queries
 from papercode.corpus.stages import Corpus
-from tool_answers import answer, code_answer, code_refusal, refusal
+from papercode.verified.materialize import SampleOutcome
+from tool_answers import answer, code_answer, code_refusal, flat_samples, refusal, shown
 
 LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
 
@@ -37,7 +40,7 @@ REAL_CLAIM = (
     "repositories linked to the paper, official or community; repo_kind says which."
 )
 VALID_STATUSES = "valid: ran_honours, ran, ran_draft_wrong, ran_violates, unverified"
-# The first sample of 1902.04094 as every answer shows a sample (`models.Sample`).
+# The first sample of 1902.04094, every field said (`tool_answers.flat_samples`).
 PREPROCESS_SAMPLE = {
     "code_sha256": "2a890c3f8ff19f47",
     "entry": "preprocess",
@@ -52,25 +55,45 @@ PREPROCESS_SAMPLE = {
     "inline_ok": True,
 }
 
+# 2406.04823's one code link, as answers show it.
+BERTS_ICL_CODE_LINK = {
+    "repo": "https://github.com/ltgoslo/bert-in-context",
+    "official": True,
+    "framework": "pytorch",
+    "mentioned_in_paper": True,
+    "reach": "ok",
+    "licence": "Apache-2.0",
+}
 
-def walk(corpus: Corpus, tool: str, key: str, **arguments: Any) -> list[Any]:
-    """Every item of a paged answer, following next_cursor to the end."""
-    items: list[Any] = []
+
+def pages(corpus: Corpus, tool: str, **arguments: Any) -> list[dict[str, Any]]:
+    """Every page of a paged answer, following next_cursor to the end."""
+    found: list[dict[str, Any]] = []
     cursor = None
     for _ in range(200):
         page = answer(corpus, tool, **arguments, **({"cursor": cursor} if cursor else {}))
-        items += page[key]
+        found.append(page)
         cursor = page.get("next_cursor")
         if cursor is None:
-            return items
+            return found
     raise AssertionError("paging did not end")
+
+
+def items(page: dict[str, Any], key: str) -> list[Any]:
+    """A page's items: its samples one by one (`flat_samples`), or its `key` list."""
+    return flat_samples(page) if key == "samples" else list(page[key])
+
+
+def walk(corpus: Corpus, tool: str, key: str, **arguments: Any) -> list[Any]:
+    """Every item of a paged answer, page after page."""
+    return [item for page in pages(corpus, tool, **arguments) for item in items(page, key)]
 
 
 def harvested(corpus: Corpus, arxiv_id: str, **arguments: Any) -> dict[str, Any]:
     return answer(corpus, "get_harvested_code_for_paper", arxiv_id=arxiv_id, **arguments)
 
 
-def paper(corpus: Corpus, asked: str) -> dict[str, Any]:
+def paper(corpus: Corpus, asked: str | list[str]) -> dict[str, Any]:
     return answer(corpus, "get_paper", paper=asked)
 
 
@@ -97,41 +120,63 @@ def test_harvested_bert_mouth_counts(corpus: Corpus) -> None:
         "by_repo_kind": {"official": 2, "listed": 8},
         "pointer_only": 2,
     }
-    assert got["matched"] == 10
-    assert len(got["samples"]) == 10
+    assert "matched" not in got  # every sample matches: counts.total
+    assert len(flat_samples(got)) == 10
     assert "next_cursor" not in got
     assert "note" not in got
 
 
 def test_harvested_bert_mouth_default_order(corpus: Corpus) -> None:
     got = harvested(corpus, BERT_MOUTH)
-    assert [(s["repo"], s["status"], s["entry"]) for s in got["samples"]] == BERT_MOUTH_ORDER
+    assert [(s["repo"], s["status"], s["entry"]) for s in flat_samples(got)] == BERT_MOUTH_ORDER
 
 
 def test_harvested_bert_mouth_envelope(corpus: Corpus) -> None:
     got = harvested(corpus, BERT_MOUTH)
-    assert got["query"] == {"asked": BERT_MOUTH, "resolved": BERT_MOUTH}
-    assert got["paper"] == {
-        "arxiv_id": BERT_MOUTH,
-        "title": BERT_MOUTH_TITLE,
-        "date": "2019-02-11",
-        "url_abs": "http://arxiv.org/abs/1902.04094v2",
-    }
-    assert got["claim"] == REAL_CLAIM
+    assert got["query"] == {"asked": BERT_MOUTH}  # resolved to what was asked
+    assert got["paper"] == {"arxiv_id": BERT_MOUTH, "title": BERT_MOUTH_TITLE}
+    assert got["elsewhere"] == "get_paper: date, links and claim (what statuses mean)" and "claim" not in got
     assert got["read_at"] == "2026-09-25T09:33:49+00:00"
     assert got["attribution"] == ATTRIBUTION
 
 
 def test_harvested_sample_fields(corpus: Corpus) -> None:
     got = harvested(corpus, BERT_MOUTH, limit=1)
-    assert got["samples"] == [PREPROCESS_SAMPLE]
+    assert flat_samples(got) == [PREPROCESS_SAMPLE]
+    # Grouped: the repository's fields once, the file's path once, each sample what is its own (its contract check and
+    # verification level are what ran_honours says, and python and inline_ok true are the defaults: left out).
+    assert got["samples"] == [
+        {
+            "repo": "nyu-dl/bert-gen",
+            "repo_kind": "official",
+            "licence": "BSD-3-Clause",
+            "files": {"generate.py": [{"code_sha256": "2a890c3f8ff19f47", "entry": "preprocess", "status": "ran_honours"}]},
+        }
+    ]
+
+
+def test_harvested_groups_by_repository_then_file(corpus: Corpus) -> None:
+    got = harvested(corpus, BERT_MOUTH)
+    assert [
+        (group["repo"], group.get("inline_ok", True), {path: len(samples) for path, samples in group["files"].items()})
+        for group in got["samples"]
+    ] == [
+        ("nyu-dl/bert-gen", True, {"generate.py": 2}),
+        ("opqrstuvcut/BertMouth", False, {"bert_mouth.py": 1}),
+        (
+            "seanrjohnson/protein_gibbs_sampler",
+            True,
+            {"src/pgen/esm_msa_sampler.py": 1, "src/pgen/esm_sampler.py": 1, "src/pgen/models.py": 1, "src/pgen/pgen_msa_revised.py": 3},
+        ),
+        ("swastishreya/BERT_as_a_conditional_generative_model", False, {"bert-babble.py": 1}),
+    ]
 
 
 def test_harvested_bert_mouth_pointer_only_samples(corpus: Corpus) -> None:
     got = harvested(corpus, BERT_MOUTH)
-    restricted = [(s["repo"], s["licence"]) for s in got["samples"] if not s["inline_ok"]]
+    restricted = [(s["repo"], s["licence"]) for s in flat_samples(got) if not s["inline_ok"]]
     assert restricted == [("opqrstuvcut/BertMouth", "NONE"), ("swastishreya/BERT_as_a_conditional_generative_model", "NONE")]
-    assert [s["repo"] for s in got["samples"] if s["repo_kind"] == "official"] == ["nyu-dl/bert-gen"] * 2
+    assert [s["repo"] for s in flat_samples(got) if s["repo_kind"] == "official"] == ["nyu-dl/bert-gen"] * 2
 
 
 def test_harvested_berts_icl_counts_and_first_page(corpus: Corpus) -> None:
@@ -140,19 +185,30 @@ def test_harvested_berts_icl_counts_and_first_page(corpus: Corpus) -> None:
         "total": 26,
         "by_status": {"ran": 11, "unverified": 13, "ran_violates": 1, "ran_draft_wrong": 1},
         "by_repo_kind": {"official": 26},
-        "pointer_only": 0,
-    }
-    assert got["matched"] == 26
-    assert len(got["samples"]) == 25  # the default limit
+    }  # pointer_only 0: left out
+    assert "matched" not in got
+    assert len(flat_samples(got)) == 25  # the default limit
     assert "next_cursor" in got
     assert got["paper"]["title"] == BERTS_ICL_TITLE
 
 
-def test_harvested_berts_icl_status_order(corpus: Corpus) -> None:
-    samples = walk(corpus, "get_harvested_code_for_paper", "samples", arxiv_id=BERTS_ICL)
-    assert [s["status"] for s in samples] == ["ran"] * 11 + ["ran_draft_wrong", "ran_violates"] + ["unverified"] * 13
+RANK = {"ran_honours": 0, "ran": 1, "ran_draft_wrong": 2, "ran_violates": 3, "unverified": 4}
+
+
+@pytest.mark.parametrize("limit", [25, 10, 100])
+def test_harvested_berts_icl_status_order(corpus: Corpus, limit: int) -> None:
+    walked = pages(corpus, "get_harvested_code_for_paper", arxiv_id=BERTS_ICL, limit=limit)
+    samples = [sample for page in walked for sample in flat_samples(page)]
+    assert sorted(RANK[s["status"]] for s in samples) == [1] * 11 + [2, 3] + [4] * 13
     assert {s["repo"] for s in samples} == {"ltgoslo/bert-in-context"}
     assert all(s["licence"] == "Apache-2.0" and s["inline_ok"] for s in samples)
+    for page in walked:  # best first: the files by their best sample, each file's samples in order
+        files = [[RANK[sample["status"]] for sample in file] for group in page["samples"] for file in group["files"].values()]
+        assert all(file == sorted(file) for file in files)
+        assert [file[0] for file in files] == sorted(file[0] for file in files)
+    if limit < 26:  # a page is the next samples of the paper's order: none on a later page before one on an earlier
+        ranks = [[RANK[sample["status"]] for sample in flat_samples(page)] for page in walked]
+        assert all(max(earlier) <= min(later) for earlier, later in pairwise(ranks))
 
 
 @pytest.mark.parametrize(
@@ -167,14 +223,14 @@ def test_harvested_berts_icl_status_order(corpus: Corpus) -> None:
 )
 def test_harvested_status_filter(corpus: Corpus, status: str | list[str], expected: list[str]) -> None:
     got = harvested(corpus, BERT_MOUTH, status=status)
-    assert [s["entry"] for s in got["samples"]] == expected
+    assert [s["entry"] for s in flat_samples(got)] == expected
     assert got["matched"] == len(expected)
     assert got["counts"]["total"] == 10  # counts always cover every sample of the paper
 
 
 def test_harvested_repo_kind_filter(corpus: Corpus) -> None:
     got = harvested(corpus, BERT_MOUTH, repo_kind="official")
-    assert [s["entry"] for s in got["samples"]] == ["preprocess", "get_seed_sent"]
+    assert [s["entry"] for s in flat_samples(got)] == ["preprocess", "get_seed_sent"]
     assert got["matched"] == 2
 
 
@@ -214,17 +270,18 @@ def test_harvested_bad_id_is_invalid_argument(corpus: Corpus, arxiv_id: str) -> 
 
 def test_harvested_paper_without_samples(load_corpus: LoadCorpus) -> None:
     got = harvested(load_corpus([make_record("2001.00001", "no-harvest", syntology=False)]), "2001.00001")
-    assert got["counts"] == {"total": 0, "by_status": {}, "by_repo_kind": {}, "pointer_only": 0}
-    assert got["samples"] == [] and got["matched"] == 0
+    assert got["counts"] == {"total": 0, "by_status": {}, "by_repo_kind": {}}
+    assert got["samples"] == [] and "matched" not in got
     assert "no harvested code samples" in got["note"]
-    assert "claim" not in got and "read_at" not in got and "next_cursor" not in got
+    assert "read_at" not in got and "next_cursor" not in got
 
 
 def test_harvested_paper_with_empty_harvest(load_corpus: LoadCorpus) -> None:
-    got = harvested(load_corpus([make_record("2001.00001", "empty-harvest", samples=[])]), "2001.00001")
+    corpus = load_corpus([make_record("2001.00001", "empty-harvest", samples=[])])
+    got = harvested(corpus, "2001.00001")
     assert got["samples"] == [] and got["counts"]["total"] == 0
     assert "no harvested code samples" in got["note"]
-    assert got["claim"] == CLAIM
+    assert paper(corpus, "2001.00001")["claim"] == CLAIM
 
 
 # -- id forms ------------------------------------------------------------------------------
@@ -247,7 +304,7 @@ ARXIV_FORMS = [
 @pytest.mark.parametrize("asked", ARXIV_FORMS)
 def test_harvested_accepts_every_arxiv_form(corpus: Corpus, asked: str) -> None:
     got = harvested(corpus, asked)
-    assert got["query"] == {"asked": asked, "resolved": BERT_MOUTH}
+    assert got["query"] == ({"asked": asked} if asked == BERT_MOUTH else {"asked": asked, "resolved": BERT_MOUTH})
     assert got["counts"]["total"] == 10
 
 
@@ -264,7 +321,7 @@ def test_harvested_accepts_every_arxiv_form(corpus: Corpus, asked: str) -> None:
 )
 def test_get_paper_accepts_ids_and_slugs(corpus: Corpus, asked: str) -> None:
     got = paper(corpus, asked)
-    assert got["query"] == {"asked": asked, "resolved": BERT_MOUTH}
+    assert got["query"] == ({"asked": asked} if asked == BERT_MOUTH else {"asked": asked, "resolved": BERT_MOUTH})
     assert got["title"] == BERT_MOUTH_TITLE
 
 
@@ -272,7 +329,7 @@ def test_old_style_paper_resolves(load_corpus: LoadCorpus) -> None:
     corpus = load_corpus([make_record("hep-th/9901001", "old-style", [make_sample(sha_for("old"))])])
     for asked in ("hep-th/9901001", "hep-th/9901001v2", "arXiv:hep-th/9901001", "https://arxiv.org/abs/hep-th/9901001v1"):
         got = harvested(corpus, asked)
-        assert got["query"] == {"asked": asked, "resolved": "hep-th/9901001"}
+        assert got["query"] == ({"asked": asked} if asked == "hep-th/9901001" else {"asked": asked, "resolved": "hep-th/9901001"})
         assert got["counts"]["total"] == 1
 
 
@@ -307,6 +364,7 @@ def test_get_paper_bert_mouth(corpus: Corpus) -> None:
         "by_repo_kind": {"official": 2, "listed": 8},
         "pointer_only": 2,
     }
+    assert got["claim"] == REAL_CLAIM
     assert got["snapshot"] == "2025-07-28"
     assert got["read_at"] == "2026-09-25T09:33:49+00:00"
     assert got["attribution"] == ATTRIBUTION
@@ -327,7 +385,7 @@ def test_get_paper_code_links_official_first_and_capped(corpus: Corpus) -> None:
         },
         {"repo": "https://github.com/nyu-dl/bert-gen", "official": True, "framework": "pytorch", "mentioned_in_paper": True},
     ]
-    assert not any(link["official"] for link in links[2:])
+    assert not any("official" in link for link in links[2:])  # absent: false
 
 
 def test_get_paper_berts_icl(corpus: Corpus) -> None:
@@ -336,16 +394,7 @@ def test_get_paper_berts_icl(corpus: Corpus) -> None:
     assert got["authors"] == ["David Samuel"] and got["n_authors"] == 1
     assert got["tasks"] == ["In-Context Learning"]
     assert len(got["methods"]) == 10 and got["more_methods"] == 9
-    assert got["code_links"] == [
-        {
-            "repo": "https://github.com/ltgoslo/bert-in-context",
-            "official": True,
-            "framework": "pytorch",
-            "mentioned_in_paper": True,
-            "reach": "ok",
-            "licence": "Apache-2.0",
-        }
-    ]
+    assert got["code_links"] == [BERTS_ICL_CODE_LINK]
     assert "more_code_links" not in got and "proceeding" not in got
     assert got["samples"]["total"] == 26
 
@@ -380,7 +429,7 @@ def test_get_paper_unknown(corpus: Corpus, asked: str) -> None:
 )
 def test_find_papers_for_repo_forms(corpus: Corpus, repo: str) -> None:
     assert repo_papers(corpus, repo) == {
-        "query": {"asked": repo, "resolved": "nyu-dl/bert-gen"},
+        "query": {"asked": repo} if repo == "nyu-dl/bert-gen" else {"asked": repo, "resolved": "nyu-dl/bert-gen"},
         "total": 1,
         "papers": [
             {
@@ -452,10 +501,15 @@ def test_find_papers_for_repo_official_first(load_corpus: LoadCorpus) -> None:
 @pytest.mark.anyio
 async def test_get_code_offline_with_an_empty_store_is_not_materialized(corpus: Corpus) -> None:
     got = await code_answer(corpus, "2a890c3f8ff19f47")
-    assert got["query"] == {"asked": "2a890c3f8ff19f47", "resolved": "2a890c3f8ff19f47"}
+    assert got["query"] == {"asked": "2a890c3f8ff19f47"}
     assert got["matches"] == [
         {
-            **PREPROCESS_SAMPLE,
+            "entry": "preprocess",
+            "repo": "nyu-dl/bert-gen",
+            "repo_kind": "official",
+            "path": "generate.py",
+            "status": "ran_honours",
+            "licence": "BSD-3-Clause",
             "file_url": "https://github.com/nyu-dl/bert-gen/blob/HEAD/generate.py",
             "papers": [{"arxiv_id": BERT_MOUTH, "title": BERT_MOUTH_TITLE}],
         }
@@ -556,7 +610,7 @@ async def test_get_code_mixed_licences_on_one_hash_withhold_the_code(load_corpus
 def test_list_ran_honours(corpus: Corpus) -> None:
     got = listed(corpus, "ran_honours")
     assert got["statuses"] == ["ran_honours"] and got["total"] == 2
-    assert [(s["repo"], s["entry"], s["paper"], s["title"]) for s in got["samples"]] == [
+    assert [(s["repo"], s["entry"], s["paper"], s["title"]) for s in flat_samples(got)] == [
         ("nyu-dl/bert-gen", "preprocess", BERT_MOUTH, BERT_MOUTH_TITLE),
         ("opqrstuvcut/BertMouth", "initialization_text", BERT_MOUTH, BERT_MOUTH_TITLE),
     ]
@@ -570,8 +624,11 @@ def test_list_ran_honours(corpus: Corpus) -> None:
 )
 def test_list_totals_by_status(corpus: Corpus, status: str, total: int) -> None:
     got = listed(corpus, status, limit=100)
-    assert got["total"] == total == len(got["samples"])
-    assert {s["status"] for s in got["samples"]} == {status}
+    assert got["total"] == total == len(flat_samples(got))
+    assert {s["status"] for s in flat_samples(got)} == {status}
+    assert not any(
+        "status" in sample for group in got["papers"] for repo in group["samples"] for file in repo["files"].values() for sample in file
+    )
 
 
 @pytest.mark.parametrize(
@@ -581,12 +638,13 @@ def test_list_several_statuses(corpus: Corpus, status: str | list[str]) -> None:
     got = listed(corpus, status)
     assert got["statuses"] == ["ran_violates", "ran_draft_wrong"]
     assert got["total"] == 4
-    # status best first across the corpus: ran_draft_wrong before ran_violates, official first
-    assert [(s["status"], s["entry"]) for s in got["samples"]] == [
-        ("ran_draft_wrong", "get_seed_sent"),
-        ("ran_draft_wrong", "normalize_answer"),
-        ("ran_draft_wrong", "detokenize"),
-        ("ran_violates", "exact_match_score"),
+    # Status best first across the corpus (ran_draft_wrong before ran_violates, official first), then by paper: a
+    # paper's samples are said together, where its first comes.
+    assert [(s["paper"], s["status"], s["entry"]) for s in flat_samples(got)] == [
+        (BERT_MOUTH, "ran_draft_wrong", "get_seed_sent"),
+        (BERT_MOUTH, "ran_draft_wrong", "detokenize"),
+        (BERTS_ICL, "ran_draft_wrong", "normalize_answer"),
+        (BERTS_ICL, "ran_violates", "exact_match_score"),
     ]
 
 
@@ -605,7 +663,7 @@ def test_list_several_statuses(corpus: Corpus, status: str | list[str]) -> None:
 )
 def test_list_filters(corpus: Corpus, filters: dict[str, Any], total: int) -> None:
     got = listed(corpus, "ran_honours,ran_draft_wrong", **filters)
-    assert got["total"] == total == len(got["samples"])
+    assert got["total"] == total == len(flat_samples(got))
 
 
 def test_list_unverified_are_all_from_berts_icl(corpus: Corpus) -> None:
@@ -624,6 +682,193 @@ def test_list_unknown_corpus_status_is_valid(load_corpus: LoadCorpus) -> None:
     corpus = load_corpus([make_record(samples=[make_sample(sha_for(1), status="ran_someday")])])
     assert listed(corpus, "ran_someday")["total"] == 1
     assert "ran_someday" in refusal(listed, corpus, "nope")
+
+
+def test_list_says_a_single_status_once(corpus: Corpus) -> None:
+    assert listed(corpus, "ran_honours")["papers"] == [
+        {
+            "paper": BERT_MOUTH,
+            "title": BERT_MOUTH_TITLE,
+            "samples": [
+                {
+                    "repo": "nyu-dl/bert-gen",
+                    "repo_kind": "official",
+                    "licence": "BSD-3-Clause",
+                    "files": {"generate.py": [{"code_sha256": "2a890c3f8ff19f47", "entry": "preprocess"}]},
+                },
+                {
+                    "repo": "opqrstuvcut/BertMouth",
+                    "repo_kind": "listed",
+                    "licence": "NONE",
+                    "inline_ok": False,
+                    "files": {"bert_mouth.py": [{"code_sha256": "013a68b0ac4716fe", "entry": "initialization_text"}]},
+                },
+            ],
+        }
+    ]
+    several = listed(corpus, "ran_honours,ran_violates")
+    assert [sample["status"] for sample in flat_samples(several)] == ["ran_honours", "ran_honours", "ran_violates"]
+
+
+def test_samples_of_a_repository_that_differ_in_what_it_says_are_grouped_apart(load_corpus: LoadCorpus) -> None:
+    # A repository's group says its licence, inline_ok and language for every sample in it: samples that differ in
+    # one make a group of their own. What a sample says against its status is said by the sample.
+    samples = [
+        make_sample(sha_for("a"), entry="a", path="x.py"),
+        make_sample(sha_for("b"), entry="b", path="x.py", inline_ok=False),
+        make_sample(sha_for("c"), entry="c", path="x.py", licence="Apache-2.0"),
+        make_sample(sha_for("d"), entry="d", path="x.ipynb", language="jupyter"),
+        make_sample(sha_for("e"), entry="e", path="y.py", language=None, licence=None),
+        make_sample(sha_for("f"), entry="f", path="x.py", status="ran_honours", contract_check="VIOLATES", verification_level=0),
+        make_sample(sha_for("g"), entry="g", path="x.py", status="unverified", contract_check=None, verification_level=1),
+    ]
+    got = harvested(load_corpus([make_record(samples=samples)]), "2001.00001")
+    assert got["samples"] == [
+        {
+            "repo": "owner/repo",
+            "repo_kind": "official",
+            "licence": "MIT",
+            "files": {
+                "x.py": [
+                    {
+                        "code_sha256": sha_for("f"),
+                        "entry": "f",
+                        "status": "ran_honours",
+                        "contract_check": "VIOLATES",
+                        "verification_level": 0,
+                    },
+                    {"code_sha256": sha_for("a"), "entry": "a", "status": "ran"},
+                    {"code_sha256": sha_for("g"), "entry": "g", "status": "unverified", "verification_level": 1},
+                ]
+            },
+        },
+        {
+            "repo": "owner/repo",
+            "repo_kind": "official",
+            "language": "jupyter",
+            "licence": "MIT",
+            "files": {"x.ipynb": [{"code_sha256": sha_for("d"), "entry": "d", "status": "ran"}]},
+        },
+        {
+            "repo": "owner/repo",
+            "repo_kind": "official",
+            "licence": "Apache-2.0",
+            "files": {"x.py": [{"code_sha256": sha_for("c"), "entry": "c", "status": "ran"}]},
+        },
+        {
+            "repo": "owner/repo",
+            "repo_kind": "official",
+            "language": "",
+            "files": {"y.py": [{"code_sha256": sha_for("e"), "entry": "e", "status": "ran"}]},
+        },
+        {
+            "repo": "owner/repo",
+            "repo_kind": "official",
+            "licence": "MIT",
+            "inline_ok": False,
+            "files": {"x.py": [{"code_sha256": sha_for("b"), "entry": "b", "status": "ran"}]},
+        },
+    ]
+
+
+# -- get_paper and get_code with lists ---------------------------------------------------------
+
+
+def test_get_paper_list_answers_each_id_in_order_in_brief(corpus: Corpus) -> None:
+    asked = [BERTS_ICL, "https://paperswithcode.com/paper/bert-has-a-mouth-and-it-must-speak-bert-as-a", "9999.99999", "not an id!"]
+    got = paper(corpus, asked)
+    assert got == {
+        "papers": [
+            {
+                "arxiv_id": BERTS_ICL,
+                "title": BERTS_ICL_TITLE,
+                "authors": ["David Samuel"],
+                "n_authors": 1,
+                "date": "2024-06-07",
+                "code_links": [BERTS_ICL_CODE_LINK],
+                "samples": {
+                    "total": 26,
+                    "by_status": {"ran": 11, "ran_draft_wrong": 1, "ran_violates": 1, "unverified": 13},
+                    "by_repo_kind": {"official": 26},
+                },
+            },
+            {
+                "arxiv_id": BERT_MOUTH,
+                "title": BERT_MOUTH_TITLE,
+                "authors": ["Alex Wang", "Kyunghyun Cho"],
+                "n_authors": 2,
+                "date": "2019-02-11",
+                "code_links": paper(corpus, BERT_MOUTH)["code_links"][:3],  # official first, the first three
+                "more_code_links": 10,
+                "samples": paper(corpus, BERT_MOUTH)["samples"],
+            },
+            {"asked": "9999.99999", "error": "not_found"},
+            {"asked": "not an id!", "error": "invalid_argument"},
+        ],
+        "note": "not_found: use search_papers with words from the title; invalid_argument: pass an id like 1902.04094, "
+        "arXiv:1902.04094v2, an arxiv.org URL or /paper/<slug>; or use search_papers with words from the title",
+        "attribution": ATTRIBUTION,
+    }
+
+
+def test_get_paper_list_entry_of_a_paper_without_samples_leaves_them_out(load_corpus: LoadCorpus) -> None:
+    got = paper(load_corpus([make_record("2001.00001", "bare", syntology=False, authors=[])]), ["2001.00001"])
+    assert got["papers"] == [{"arxiv_id": "2001.00001", "title": "A Test Paper", "n_authors": 0, "date": "2020-01-01"}]
+
+
+@pytest.mark.parametrize("count", [0, queries.MAX_PAPERS_ASKED + 1])
+def test_get_paper_list_takes_1_to_25_ids(corpus: Corpus, count: int) -> None:
+    text = refusal(queries.paper_list_shown, corpus, [BERT_MOUTH] * count)
+    assert text == f"invalid_argument: a list takes 1 to 25 paper ids, got {count}. Next: call again with at most 25."
+
+
+@pytest.mark.anyio
+async def test_get_code_list_marks_unknown_ambiguous_and_malformed_hashes_in_place(load_corpus: LoadCorpus) -> None:
+    corpus = load_corpus(
+        [
+            make_record("2001.00001", "first", [make_sample("abcdef0100000000", entry="one")]),
+            make_record("2001.00002", "second", [make_sample("abcdef0199999999", entry="two")]),
+        ]
+    )
+    got = await code_answer(corpus, ["abcdef01", "abcdef019", "deadbeef", "zz", "abcdef0100000000"])
+    assert [entry.get("error") or entry["matches"][0]["entry"] for entry in got["codes"]] == [
+        "ambiguous",
+        "two",
+        "not_found",
+        "invalid_argument",
+        "one",
+    ]
+    assert got["codes"][0] == {"asked": "abcdef01", "error": "ambiguous"}
+    assert got["codes"][1] == await code_answer(corpus, "abcdef019")
+    assert got["note"] == (
+        "ambiguous: call again with one full 16-character code_sha256; not_found: take a code_sha256 from "
+        "get_harvested_code_for_paper or list_samples_by_status; invalid_argument: pass the code_sha256 of a sample "
+        "(16 hex characters) as a string: a bare number loses digits"
+    )
+
+
+@pytest.mark.parametrize("count", [0, queries.MAX_CODES_ASKED + 1])
+def test_get_code_list_takes_1_to_10_hashes(corpus: Corpus, count: int) -> None:
+    text = refusal(queries.find_codes, corpus, ["2a890c3f"] * count)
+    assert text == f"invalid_argument: a list takes 1 to 10 code hashes, got {count}. Next: call again with at most 10."
+
+
+def test_get_code_list_cut_to_size_says_how_many_were_left_out(corpus: Corpus) -> None:
+    # Ten hashes whose verified code is 3,000 characters each: the answer stops before its entries pass
+    # `LIST_ENTRY_BYTES`, counts the hashes left out and says how to get them.
+    shas = [row.code_sha256 for row in corpus.index.samples_of(corpus.index.papers[1])[:10]]
+    found = queries.find_codes(corpus, shas)
+    big = [
+        SampleOutcome(item.sha, item.rows[0].repo, item.rows[0].path, item.rows[0].entry, "verified", code="x" * 3_000, source="store")
+        for item in found
+        if isinstance(item, queries.FoundCode)
+    ]
+    got = shown(queries.code_list_answer(corpus, shas, found, big))
+    answered = len(got["codes"])
+    assert answered == 3 and got["left_out"] == 10 - answered
+    assert [entry["query"]["asked"] for entry in got["codes"]] == shas[:answered]
+    assert got["note"] == f"left_out: the last {10 - answered} were left out to keep this answer small: call get_code again with them"
+    assert len(orjson.dumps(got)) < 4 * 4_000
 
 
 # -- search_papers -------------------------------------------------------------------------
@@ -871,10 +1116,12 @@ PAGED_CALLS = [
 @pytest.mark.parametrize("limit", [1, 3, 7])
 @pytest.mark.parametrize(("tool", "key", "arguments"), PAGED_CALLS)
 def test_walking_pages_gives_every_item_once_in_order(corpus: Corpus, tool: str, key: str, arguments: dict[str, Any], limit: int) -> None:
-    whole = answer(corpus, tool, **arguments, limit=100)[key]
+    whole = items(answer(corpus, tool, **arguments, limit=100), key)
     assert whole
     walked = walk(corpus, tool, key, **arguments, limit=limit)
-    assert walked == whole
+    # Samples are grouped within each page (by paper, repository, file), so pages keep the order between them and
+    # each groups its own: walked, every sample once.
+    assert walked == whole if key != "samples" else sorted(map(json.dumps, walked)) == sorted(map(json.dumps, whole))
     assert len({json.dumps(item, sort_keys=True) for item in walked}) == len(walked)
 
 
@@ -890,10 +1137,10 @@ def test_walking_pages_of_find_papers_for_repo(load_corpus: LoadCorpus) -> None:
 
 def test_page_sizes_and_last_page(corpus: Corpus) -> None:
     first = harvested(corpus, BERTS_ICL, limit=10)
-    assert len(first["samples"]) == 10 and first["matched"] == 26
+    assert len(flat_samples(first)) == 10 and first["counts"]["total"] == 26
     second = harvested(corpus, BERTS_ICL, limit=10, cursor=first["next_cursor"])
     third = harvested(corpus, BERTS_ICL, limit=10, cursor=second["next_cursor"])
-    assert len(second["samples"]) == 10 and len(third["samples"]) == 6
+    assert len(flat_samples(second)) == 10 and len(flat_samples(third)) == 6
     assert "next_cursor" not in third
 
 
@@ -910,7 +1157,7 @@ def test_cursor_carries_over_between_forms_of_the_same_statuses(corpus: Corpus) 
     first = listed(corpus, "ran,unverified", limit=5)
     same = listed(corpus, ["ran", "unverified"], limit=5, cursor=first["next_cursor"])
     assert same == listed(corpus, "ran,unverified", limit=5, cursor=first["next_cursor"])
-    assert same["samples"][0] != first["samples"][0]
+    assert flat_samples(same)[0] != flat_samples(first)[0]
 
 
 def _tamper(cursor: str) -> str:

@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERT_MOUTH_TITLE, BERTS_ICL, BERTS_ICL_TITLE, THIS_CHECKOUT, TOOL_NAMES
+from tool_answers import flat_samples
 
 pytestmark = pytest.mark.clients
 
@@ -244,19 +245,19 @@ TOOL_CALLS = {
     "harvested-by-string-id": ToolCall(
         "get_harvested_code_for_paper",
         ("--tool-args-json", '{"arxiv_id": "arXiv:1902.04094v2", "limit": 3}'),
-        lambda got: (got["query"], got["counts"]["total"], [sample["entry"] for sample in got["samples"]]),
+        lambda got: (got["query"], got["counts"]["total"], [sample["entry"] for sample in flat_samples(got)]),
         ({"asked": "arXiv:1902.04094v2", "resolved": BERT_MOUTH}, 10, [entry for _, _, entry in BERT_MOUTH_ORDER[:3]]),
     ),
     "harvested-by-number-id": ToolCall(
         "get_harvested_code_for_paper",
         ("--tool-arg", f"arxiv_id={BERTS_ICL}", "limit=1"),
-        lambda got: (got["query"], got["counts"]["total"], len(got["samples"])),
-        ({"asked": BERTS_ICL, "resolved": BERTS_ICL}, 26, 1),
+        lambda got: (got["query"], got["counts"]["total"], len(flat_samples(got))),
+        ({"asked": BERTS_ICL}, 26, 1),
     ),
     "samples-by-status": ToolCall(
         "list_samples_by_status",
         ("--tool-arg", "status=ran_honours"),
-        lambda got: (got["total"], {(sample["status"], sample["paper"]) for sample in got["samples"]}),
+        lambda got: (got["total"], {(sample["status"], sample["paper"]) for sample in flat_samples(got)}),
         (2, {("ran_honours", BERT_MOUTH)}),
     ),
     "search": ToolCall(
@@ -275,7 +276,19 @@ TOOL_CALLS = {
         "get_paper",
         ("--tool-arg", f"paper={BERT_MOUTH}"),
         lambda got: (got["query"], got["title"]),
-        ({"asked": BERT_MOUTH, "resolved": BERT_MOUTH}, BERT_MOUTH_TITLE),
+        ({"asked": BERT_MOUTH}, BERT_MOUTH_TITLE),
+    ),
+    "papers-by-list": ToolCall(
+        "get_paper",
+        ("--tool-args-json", f'{{"paper": ["{BERTS_ICL}", "/paper/bert-has-a-mouth-and-it-must-speak-bert-as-a", "9999.99999"]}}'),
+        lambda got: [(entry.get("arxiv_id"), entry.get("error")) for entry in got["papers"]],
+        [(BERTS_ICL, None), (BERT_MOUTH, None), (None, "not_found")],
+    ),
+    "papers-by-list-of-numbers": ToolCall(  # a JSON array of bare numbers, as some models send ids
+        "get_paper",
+        ("--tool-args-json", f'{{"paper": [{BERT_MOUTH}, {BERTS_ICL}]}}'),
+        lambda got: [entry["title"] for entry in got["papers"]],
+        [BERT_MOUTH_TITLE, BERTS_ICL_TITLE],
     ),
     "papers-for-repo": ToolCall(
         "find_papers_for_repo",
@@ -286,8 +299,14 @@ TOOL_CALLS = {
     "code-offline": ToolCall(
         "get_code",
         ("--tool-arg", "code_sha256=2a890c3f8ff19f47"),
-        lambda got: (got["query"]["resolved"], got.get("withheld"), [match["entry"] for match in got["matches"]]),
-        ("2a890c3f8ff19f47", "not_materialized", ["preprocess"]),  # offline with an empty store: no code, and it says why
+        lambda got: (got["query"], got.get("withheld"), [match["entry"] for match in got["matches"]]),
+        ({"asked": "2a890c3f8ff19f47"}, "not_materialized", ["preprocess"]),  # offline with an empty store: no code, and it says why
+    ),
+    "codes-by-list": ToolCall(
+        "get_code",
+        ("--tool-args-json", '{"code_sha256": ["2a890c3f", "013a68b0ac4716fe", "deadbeef"]}'),
+        lambda got: [(entry.get("withheld"), entry.get("error")) for entry in got["codes"]],
+        [("not_materialized", None), ("licence_restricted", None), (None, "not_found")],
     ),
     "stats": ToolCall("corpus_stats", (), lambda got: (got["papers"], got["samples"]), (2, 36)),
 }
@@ -376,8 +395,11 @@ def test_sdk_host_calls_every_tool_and_each_answer_matches_its_output_schema(
     assert (summary["server"]["name"], summary["protocolVersion"], summary["tools"]) == ("papercode", "2025-11-25", TOOLS)
     checks = ("isError", "sdkAccepted", "schemaValid", "textMatchesStructured", "rejectsEmptyObject")
     assert {tool: tuple(call[check] for check in checks) for tool, call in summary["calls"].items()} == {
-        tool: (False, True, True, True, True) for tool in TOOLS
+        tool: (False, True, True, True, True)
+        for tool in [*TOOLS, "get_paper[]", "get_code[]"]  # and a list to each that takes one
     }
+    assert [entry.get("error") for entry in summary["calls"]["get_paper[]"]["structured"]["papers"]] == [None, None, "not_found"]
+    assert [entry.get("error") for entry in summary["calls"]["get_code[]"]["structured"]["codes"]] == [None, None, "not_found"]
 
 
 def test_sdk_host_fails_when_an_answer_breaks_its_output_schema(node: Path, home: Path) -> None:

@@ -16,6 +16,7 @@ from mcp import Client, StdioServerParameters
 
 from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, THIS_CHECKOUT, make_record, make_sample, sha_for, write_records
 from papercode.settings import bundled_records_dir
+from tool_answers import flat_samples
 
 pytestmark = [pytest.mark.anyio, pytest.mark.process]
 
@@ -54,11 +55,11 @@ async def test_stdio_serves_the_records_given_by_flag_with_exact_counts(tmp_path
         "by_repo_kind": {"official": 2, "listed": 8},
         "pointer_only": 2,
     }
-    assert [(s["repo"], s["status"], s["entry"]) for s in first["samples"]] == BERT_MOUTH_ORDER
+    assert [(s["repo"], s["status"], s["entry"]) for s in flat_samples(first)] == BERT_MOUTH_ORDER
     second = berts_icl.structured_content
     assert second is not None
     assert second["counts"]["by_status"] == {"ran_violates": 1, "ran": 11, "ran_draft_wrong": 1, "unverified": 13}
-    assert len(second["samples"]) == 26 and "next_cursor" not in second
+    assert len(flat_samples(second)) == 26 and "next_cursor" not in second
     assert stats.structured_content is not None
     assert (stats.structured_content["papers"], stats.structured_content["samples"]) == (3, 37)
     assert missing.is_error is True and missing.content[0].text.startswith("not_found: no paper with arXiv id 9999.99999")
@@ -98,4 +99,4 @@ async def test_mcp_run_serves_the_bundled_records(tmp_path: Path) -> None:
             stats = await client.call_tool("corpus_stats", {})
             paper = await client.call_tool("get_paper", {"paper": 2406.04823})
     assert stats.structured_content is not None and (stats.structured_content["papers"], stats.structured_content["samples"]) == (2, 36)
-    assert paper.structured_content is not None and paper.structured_content["query"]["resolved"] == BERTS_ICL
+    assert paper.structured_content is not None and paper.structured_content["query"] == {"asked": BERTS_ICL}

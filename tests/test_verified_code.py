@@ -33,7 +33,7 @@ from papercode.verified.harvest import interpreter
 from papercode.verified.materialize import Materializer, VerifiedCode
 from papercode.verified.sources import SourceFetcher
 from papercode.verified.store import MAX_CODE_BYTES, CodeStore
-from tool_answers import code_answer, shown
+from tool_answers import code_answer, flat_samples, shown
 
 pytestmark = pytest.mark.anyio
 
@@ -202,10 +202,34 @@ async def test_get_code_serves_stored_code_proven_by_its_hash(corpus: Corpus, st
     assert "withheld" not in got and "note" not in got
 
 
+async def test_get_code_lists_answer_each_hash_on_its_own_in_order(
+    corpus: Corpus, store: CodeStore, verified: Verified, github: FixtureServer
+) -> None:
+    # One call for four hashes: stored code, code downloaded and verified, pointer-only code (never fetched), an
+    # unknown hash; each is what get_code answers for it alone, in the order asked.
+    store.write(ENTRY_CODE)
+    code = verified(github.base_url)
+    asked = [ENTRY_SHA, OTHER_SHA[:8], SAMPLES["closed"]["code_sha256_prefix"], "deadbeefdeadbeef"]
+    got = await code_answer(corpus, asked, code)
+    entries = got["codes"]
+    assert [(entry.get("source"), entry.get("withheld"), entry.get("error")) for entry in entries] == [
+        ("store", None, None),
+        ("fetched", None, None),
+        (None, "licence_restricted", None),
+        (None, None, "not_found"),
+    ]
+    assert entries[0]["code"] == ENTRY_CODE and entries[1]["code"] == OTHER_CODE and "code" not in entries[2]
+    assert entries[3] == {"asked": "deadbeefdeadbeef", "error": "not_found"}
+    assert got["note"].startswith("not_found: ") and "left_out" not in got
+    for one, entry in zip(asked[:3], entries, strict=False):  # each as for one (which finds the downloaded code stored now)
+        assert entry == {**await code_answer(corpus, one, code), **({"source": "fetched"} if one == OTHER_SHA[:8] else {})}
+    assert github.requests == [RAW_MODEL]  # one download, for the code not stored; none for pointer-only code
+
+
 def test_harvested_code_marks_the_samples_whose_code_is_stored(corpus: Corpus, store: CodeStore) -> None:
     store.write(ENTRY_CODE)
     got = shown(queries.harvested_code(corpus, "2001.00001", stored=VerifiedCode(store).is_stored))
-    assert {sample["entry"]: sample.get("stored") for sample in got["samples"]} == {"entry": True, "other": None}
+    assert {sample["entry"]: sample.get("stored") for sample in flat_samples(got)} == {"entry": True, "other": None}
 
 
 async def test_a_tampered_store_file_is_never_served_and_is_reported(corpus: Corpus, store: CodeStore, verified: Verified) -> None:
@@ -249,7 +273,7 @@ async def test_corpus_stats_looks_at_reported_bad_files_off_the_event_loop(
 
 def _stored(corpus: Corpus, store: CodeStore) -> dict[str, Any]:
     got = shown(queries.harvested_code(corpus, "2001.00001", stored=VerifiedCode(store).is_stored))
-    return {sample["entry"]: sample.get("stored") for sample in got["samples"]}
+    return {sample["entry"]: sample.get("stored") for sample in flat_samples(got)}
 
 
 @pytest.mark.parametrize(
@@ -337,7 +361,7 @@ def _held(corpus: Corpus, code: VerifiedCode) -> dict[str, Any]:
     lookup = code.stored_lookup
     assert lookup is not None
     got = shown(queries.harvested_code(corpus, "2001.00001", stored=lookup))
-    return {sample["entry"]: sample.get("stored") for sample in got["samples"]}
+    return {sample["entry"]: sample.get("stored") for sample in flat_samples(got)}
 
 
 def test_a_scan_holds_exactly_the_files_that_verify(store: CodeStore) -> None:
@@ -451,7 +475,7 @@ async def test_the_server_scans_the_store_while_it_serves_and_answers_stored_fro
     assert checked_in == []  # from memory
     for result in (before, after):
         assert result.structured_content is not None
-        assert {s["entry"]: s.get("stored") for s in result.structured_content["samples"]} == {"entry": True, "other": None}
+        assert {s["entry"]: s.get("stored") for s in flat_samples(result.structured_content)} == {"entry": True, "other": None}
 
 
 # -- get_code on demand, at the queries layer -----------------------------------------------------
@@ -559,7 +583,7 @@ async def test_the_edge_answers_with_the_stores_marks_and_problems(client: Clien
     store.write(ENTRY_CODE)
     harvested = (await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": "2001.00001"})).structured_content
     assert harvested is not None
-    assert {sample["entry"]: sample.get("stored") for sample in harvested["samples"]} == {"entry": True, "other": None}
+    assert {sample["entry"]: sample.get("stored") for sample in flat_samples(harvested)} == {"entry": True, "other": None}
     assert store.write_dir is not None
     (store.write_dir / f"{OTHER_SHA}.py").write_text("tampered\n")
     assert (await client.call_tool("get_code", {"code_sha256": OTHER_SHA})).structured_content["withheld"] == "not_materialized"  # type: ignore[index]

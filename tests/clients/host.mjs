@@ -31,6 +31,12 @@ const CALLS = {
   get_code: { code_sha256: "2a890c3f8ff19f47" },
   corpus_stats: {},
 };
+// The tools that also take a list, called with one too: their answers to a list are checked the same way, under
+// "<tool>[]" in the summary.
+const LIST_CALLS = {
+  get_paper: { paper: ["1902.04094", "/paper/berts-are-generative-in-context-learners", "9999.99999"] },
+  get_code: { code_sha256: ["2a890c3f8ff19f47", "013a68b0ac4716fe", "deadbeef"] },
+};
 const REQUEST_TIMEOUT_MS = 20_000;
 
 function transportFor(kind, rest, env) {
@@ -88,25 +94,34 @@ async function check(client, summary) {
     }
     const validate = ajv.compile(tool.outputSchema);
     call.rejectsEmptyObject = !validate({});
-    const params = { name: tool.name, arguments: args };
-    // The raw answer, validated here; then the same call through callTool, which validates it too.
-    const result = await client.request({ method: "tools/call", params }, CallToolResultSchema, { timeout: REQUEST_TIMEOUT_MS });
-    call.isError = result.isError === true;
-    call.structured = result.structuredContent;
-    call.schemaValid = validate(result.structuredContent);
-    if (!call.schemaValid) summary.problems.push(`${tool.name}: structuredContent fails its outputSchema: ${ajv.errorsText(validate.errors)}`);
-    const text = result.content?.find((block) => block.type === "text")?.text;
-    call.textMatchesStructured = text !== undefined && isJsonOf(text, result.structuredContent);
-    try {
-      await client.callTool(params, undefined, { timeout: REQUEST_TIMEOUT_MS });
-      call.sdkAccepted = true;
-    } catch (error) {
-      call.sdkAccepted = false;
-      call.clientError = String(error?.message ?? error);
-      summary.problems.push(`${tool.name}: the SDK client rejected the answer: ${call.clientError}`);
+    await checkCall(client, summary, tool.name, tool.name, args, validate);
+    if (LIST_CALLS[tool.name] !== undefined) {
+      const listed = (summary.calls[`${tool.name}[]`] = { arguments: LIST_CALLS[tool.name], rejectsEmptyObject: call.rejectsEmptyObject });
+      await checkCall(client, summary, tool.name, `${tool.name}[]`, listed.arguments, validate);
     }
-    if (call.isError) summary.problems.push(`${tool.name}: isError: ${text}`);
   }
+}
+
+async function checkCall(client, summary, name, key, args, validate) {
+  const call = summary.calls[key];
+  const params = { name, arguments: args };
+  // The raw answer, validated here; then the same call through callTool, which validates it too.
+  const result = await client.request({ method: "tools/call", params }, CallToolResultSchema, { timeout: REQUEST_TIMEOUT_MS });
+  call.isError = result.isError === true;
+  call.structured = result.structuredContent;
+  call.schemaValid = validate(result.structuredContent);
+  if (!call.schemaValid) summary.problems.push(`${key}: structuredContent fails its outputSchema: ${validate.errors?.map((e) => `${e.instancePath} ${e.message}`).join("; ")}`);
+  const text = result.content?.find((block) => block.type === "text")?.text;
+  call.textMatchesStructured = text !== undefined && isJsonOf(text, result.structuredContent);
+  try {
+    await client.callTool(params, undefined, { timeout: REQUEST_TIMEOUT_MS });
+    call.sdkAccepted = true;
+  } catch (error) {
+    call.sdkAccepted = false;
+    call.clientError = String(error?.message ?? error);
+    summary.problems.push(`${key}: the SDK client rejected the answer: ${call.clientError}`);
+  }
+  if (call.isError) summary.problems.push(`${key}: isError: ${text}`);
 }
 
 async function main() {

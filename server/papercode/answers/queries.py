@@ -13,12 +13,14 @@ from dataclasses import dataclass, replace
 from pathlib import PurePath
 from typing import Any, ParamSpec, TypedDict, TypeVar
 
+import orjson
+
 from papercode.core.errors import QueryError
 from papercode.core.ids import SHA_PREFIX_LENGTH, normalize_hex, normalize_repo, parse_arxiv_id, parse_slug
 from papercode.core.load_report import Problem, relative_to_roots, shown_path
 from papercode.core.records import MAX_WORD_CHARS, REPO_KINDS
 from papercode.corpus.stages import Corpus
-from papercode.index.columns import CodeLinkRow, PaperColumns
+from papercode.index.columns import CodeLinkRow, SampleColumns
 from papercode.index.paper_index import PaperIndex, PaperRow, SampleRow, task_key
 from papercode.index.search import Ranking, SearchFilters, best_status, paper_texts
 from papercode.verified.materialize import SampleOutcome
@@ -43,6 +45,13 @@ SEARCH_AUTHORS = 3
 SEARCH_TASKS = 5
 FIRST_PROBLEMS = 5
 LICENCES_SHOWN = 20
+MAX_PAPERS_ASKED = 25  # get_paper's list of ids
+MAX_CODES_ASKED = 10  # get_code's list of hashes
+LIST_AUTHORS = 3  # a paper in a list answer: its first authors and code links
+LIST_CODE_LINKS = 3
+# A list answer's entries end before this many bytes, so that with its note and attribution it keeps within the
+# 4,000 tokens (16,000 bytes) every default answer does; the ids or hashes after are left out, and counted.
+LIST_ENTRY_BYTES = 14_000
 
 Params = ParamSpec("Params")
 AnswerModel = TypeVar("AnswerModel", bound=models.Answer)
@@ -77,10 +86,8 @@ def resolve_paper(corpus: Corpus, asked: str) -> tuple[PaperRow, dict[str, str]]
     if arxiv is not None:
         paper = index.paper_by_arxiv(arxiv.canonical)
         if paper is None:
-            raise QueryError(
-                "not_found", f"no paper with arXiv id {arxiv.canonical} in this corpus of {len(index.papers):,} papers", _SEARCH_NEXT
-            )
-        return paper, {"asked": asked, "resolved": arxiv.canonical}
+            raise _not_found(corpus, f"no paper with arXiv id {arxiv.canonical} in this corpus of {len(index.papers):,} papers", _SEARCH_NEXT)
+        return paper, query_shown(asked, arxiv.canonical)
     slug = parse_slug(text)
     if slug is None:
         raise QueryError(
@@ -90,8 +97,22 @@ def resolve_paper(corpus: Corpus, asked: str) -> tuple[PaperRow, dict[str, str]]
         )
     paper = index.paper_by_slug(slug)
     if paper is None:
-        raise QueryError("not_found", f"no paper with slug {slug} in this corpus of {len(index.papers):,} papers", _SEARCH_NEXT)
-    return paper, {"asked": asked, "resolved": paper.key}
+        raise _not_found(corpus, f"no paper with slug {slug} in this corpus of {len(index.papers):,} papers", _SEARCH_NEXT)
+    return paper, query_shown(asked, paper.key)
+
+
+def _not_found(corpus: Corpus, what: str, next_step: str) -> QueryError:
+    """A lookup found nothing; when the archive asked for is not served (it might have had it), the answer says why
+    and what to run."""
+    if corpus.archive_note is None:
+        return QueryError("not_found", what, next_step)
+    reason, _, archive_next = corpus.archive_note.partition(". Next: ")
+    return QueryError("not_found", f"{what} ({reason})", f"{archive_next}; or {next_step}" if archive_next else next_step)
+
+
+def query_shown(asked: str, resolved: str) -> dict[str, str]:
+    """An answer's `query` (`models.Query`, as shown): what was asked, and what it resolved to when that differs."""
+    return {"asked": asked} if asked == resolved else {"asked": asked, "resolved": resolved}
 
 
 def resolve_statuses(corpus: Corpus, status: str | Sequence[str]) -> list[str]:
@@ -187,26 +208,82 @@ def shown(**fields: Any) -> dict[str, Any]:
     return {name: value for name, value in fields.items() if value is not None}
 
 
-# What an answer shows of a sample: exactly the fields of the `Sample` answer model, which `SampleColumns.shown`
-# reads (and a `SampleRow` holds first) in the same order, so they are zipped with their names.
-_SAMPLE_FIELDS = tuple(models.Sample.model_fields)
-if SampleRow._fields[: len(_SAMPLE_FIELDS)] != _SAMPLE_FIELDS:
-    raise ImportError(f"SampleRow must begin with the fields of models.Sample, in order: {_SAMPLE_FIELDS}")
+_NOTHING_IMPLIED: tuple[None, None] = (None, None)  # what an unknown status implies
 
 
-def _sample_fields(row: SampleRow) -> dict[str, Any]:
-    return dict(zip(_SAMPLE_FIELDS, row, strict=False))  # a row's other fields (paper, file_url) come after
+def sample_checks(status: str, contract_check: str | None, verification_level: int | None) -> tuple[str | None, int | None]:
+    """A sample's contract check and verification level as answers show them: each left out (None) when it is what
+    the status implies (`models.STATUS_IMPLIES`), or when the record has none."""
+    implied_check, implied_level = models.STATUS_IMPLIES.get(status, _NOTHING_IMPLIED)
+    return (
+        None if contract_check == implied_check else contract_check,
+        None if verification_level == implied_level else verification_level,
+    )
 
 
-def _shown_sample(values: Sequence[Any]) -> dict[str, Any]:
-    """A sample's `Sample` fields (`SampleColumns.shown`) as shown: named, the ones it lacks left out."""
-    return {name: value for name, value in zip(_SAMPLE_FIELDS, values, strict=True) if value is not None}
+def language_shown(language: str | None) -> str | None:
+    """A sample's language as answers show it: left out when it is the default, "" when the record names none."""
+    return None if language == models.DEFAULT_LANGUAGE else language or ""
+
+
+SampleGroupKey = tuple[
+    int, str, str, str | None, str | None, bool
+]  # paper (-1: not grouped by paper), repo, kind, language, licence, inline_ok
+
+
+def grouped_samples(
+    columns: SampleColumns,
+    ids: Sequence[int],
+    papers: Sequence[int] | None = None,
+    stored: Callable[[str], bool] | None = None,
+    status_shown: bool = True,
+) -> dict[SampleGroupKey, dict[str, Any]]:
+    """Samples `ids` as answers show them: by repository (`models.RepoSamples`, as shown), then by file; each group
+    where its first sample comes (so, best first) and the samples of a file in their order. A repository's fields
+    (kind, language, licence, inline_ok) are said by the group, so samples of one repository that differ in them
+    make a group each; with `papers` (each sample's paper) the groups are by paper too (keyed by it first).
+
+    One pass over the page, read from the columns (`SampleColumns.shown`), with no row built: this is the
+    keyed tools' hot path."""
+    groups: dict[SampleGroupKey, dict[str, Any]] = {}
+    owners = papers if papers is not None else [-1] * len(ids)
+    implies = models.STATUS_IMPLIES
+    for paper, (sha, entry, repo, kind, path, language, status, check, level, licence, inline) in zip(
+        owners, columns.shown(ids), strict=True
+    ):
+        key = (paper, repo, kind, language, licence, inline)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = shown(
+                repo=repo, repo_kind=kind, language=language_shown(language), licence=licence, inline_ok=None if inline else False
+            )
+            group["files"] = {}
+        # Built field by field (the order of `models.GroupedSample`), not through `shown`: this runs once a sample.
+        sample = {"code_sha256": sha, "entry": entry}
+        if status_shown:
+            sample["status"] = status
+        implied_check, implied_level = implies.get(status, _NOTHING_IMPLIED)
+        if check is not None and check != implied_check:
+            sample["contract_check"] = check
+        if level is not None and level != implied_level:
+            sample["verification_level"] = level
+        if stored is not None and inline and stored(sha):
+            sample["stored"] = True
+        files = group["files"]
+        if path in files:
+            files[path].append(sample)
+        else:
+            files[path] = [sample]
+    return groups
 
 
 def sample_counts(corpus: Corpus, paper: PaperRow) -> dict[str, Any]:
     """A paper's samples counted from the index's columns (get_paper's summary and get_harvested_code_for_paper's
     counts; `models.SampleCounts`, as shown): no sample row is built for it."""
-    return corpus.index.samples.counts(paper.samples)._asdict()
+    counts = corpus.index.samples.counts(paper.samples)._asdict()
+    if not counts["pointer_only"]:
+        del counts["pointer_only"]
+    return counts
 
 
 def _page_cursor(corpus: Corpus, query: Mapping[str, object], offset: int, shown: int, total: int) -> str | None:
@@ -244,24 +321,17 @@ def harvested_code_shown(
         note = "no samples match these filters; counts shows what the paper has"
     return shown(
         query=query,
-        paper=shown(**_paper_ref(paper), date=paper.date, url_abs=paper.url_abs),
+        paper=shown(**_paper_ref(paper)),
         counts=sample_counts(corpus, paper),
-        matched=len(matching),
-        samples=[_harvested_sample(values, stored) for values in columns.shown(page)],
+        matched=len(matching) if len(matching) != len(paper.samples) else None,
+        samples=list(grouped_samples(columns, page, stored=stored).values()),
         next_cursor=_page_cursor(corpus, page_query, offset, len(page), len(matching)),
         repos=repos,
         note=note,
-        claim=paper.claim,
+        elsewhere=models.HARVEST_ELSEWHERE,
         read_at=paper.read_at,
         attribution=attribution(corpus, paper),
     )
-
-
-def _harvested_sample(values: Sequence[Any], stored: Callable[[str], bool] | None) -> dict[str, Any]:
-    sample = _shown_sample(values)
-    if stored is not None and sample["inline_ok"] and stored(sample["code_sha256"]):
-        sample["stored"] = True
-    return sample
 
 
 def samples_by_status_shown(
@@ -274,8 +344,8 @@ def samples_by_status_shown(
     limit: int = 25,
     cursor: str | None = None,
 ) -> dict[str, Any]:
-    """One page of the samples with these statuses across the corpus, each with its paper (`models.SampleList`,
-    as shown)."""
+    """One page of the samples with these statuses across the corpus, by paper (`models.SampleList`, as shown);
+    with one status, the samples leave it out."""
     statuses = resolve_statuses(corpus, status)
     kind = check_repo_kind(corpus, repo_kind)
     check_limit(limit)
@@ -293,20 +363,18 @@ def samples_by_status_shown(
     offset = corpus.pager.decode(page_query, cursor)
     total, page = corpus.index.list_sample_ids(statuses, kind, language, licence, inline_only, offset, limit)
     columns, papers = corpus.index.samples, corpus.index.papers
+    listed: dict[int, dict[str, Any]] = {}
+    for (paper, *_), group in grouped_samples(columns, page, [columns.paper[i] for i in page], status_shown=len(statuses) > 1).items():
+        if paper not in listed:
+            listed[paper] = {"paper": papers.key(paper), "title": shorten(papers.title[paper], TITLE_CHARS), "samples": []}
+        listed[paper]["samples"].append(group)
     return shown(
         statuses=statuses,
         total=total,
-        samples=[_listed_sample(values, papers, columns.paper[i]) for i, values in zip(page, columns.shown(page), strict=True)],
+        papers=list(listed.values()),
         next_cursor=_page_cursor(corpus, page_query, offset, len(page), total),
         attribution=models.ATTRIBUTION,
     )
-
-
-def _listed_sample(values: Sequence[Any], papers: PaperColumns, paper: int) -> dict[str, Any]:
-    sample = _shown_sample(values)
-    sample["paper"] = papers.key(paper)
-    sample["title"] = shorten(papers.title[paper], TITLE_CHARS)
-    return sample
 
 
 def search_papers(
@@ -356,7 +424,8 @@ def search_papers(
 
 
 def paper_detail_shown(corpus: Corpus, paper_id: str) -> dict[str, Any]:
-    """One paper's metadata, abstract, code links and sample counts (`models.PaperDetail`, as shown)."""
+    """One paper's metadata, abstract, code links, sample counts and the harvest's claim (`models.PaperAnswer`, as
+    shown)."""
     paper, query = resolve_paper(corpus, paper_id)
     details = paper.details()
     abstract = full_text(corpus).abstract(paper.ordinal)
@@ -375,13 +444,76 @@ def paper_detail_shown(corpus: Corpus, paper_id: str) -> dict[str, Any]:
         tasks=merged_tasks(details.tasks),
         methods=details.methods[:METHODS_SHOWN],
         more_methods=_rest(len(details.methods), METHODS_SHOWN),
-        code_links=code_links(details.code_links),
+        code_links=code_links(details.code_links, CODE_LINKS_SHOWN),
         more_code_links=_rest(len(details.code_links), CODE_LINKS_SHOWN),
         samples=sample_counts(corpus, paper),
+        claim=paper.claim,
         snapshot=paper.snapshot,
         read_at=paper.read_at,
         attribution=attribution(corpus, paper),
     )
+
+
+def paper_list_shown(corpus: Corpus, asked: Sequence[str]) -> dict[str, Any]:
+    """Several papers at once (`models.PaperAnswer` with `papers`, as shown): a compact entry each, in the order asked;
+    an id that finds no paper is marked in place (`error`, with the next step once in `note`). The entries end
+    before `LIST_ENTRY_BYTES`: those after are counted in `left_out`."""
+    _check_count(asked, MAX_PAPERS_ASKED, "paper ids")
+    papers: list[PaperRow] = []
+
+    def entry(position: int) -> dict[str, Any]:
+        paper, _ = resolve_paper(corpus, asked[position])
+        papers.append(paper)
+        return _paper_entry(corpus, paper)
+
+    entries, left_out, note = _list_entries(asked, entry, "get_paper")
+    return shown(papers=entries, left_out=left_out or None, note=note, attribution=attribution_of(corpus, papers))
+
+
+def _paper_entry(corpus: Corpus, paper: PaperRow) -> dict[str, Any]:
+    details = paper.details()
+    return shown(
+        **_paper_ref(paper),
+        authors=_authors(details.authors, LIST_AUTHORS) or None,
+        n_authors=paper.n_authors,
+        date=paper.date,
+        code_links=code_links(details.code_links, LIST_CODE_LINKS) or None,
+        more_code_links=_rest(len(details.code_links), LIST_CODE_LINKS),
+        samples=sample_counts(corpus, paper) if paper.samples else None,
+    )
+
+
+def _check_count(asked: Sequence[object], most: int, what: str) -> None:
+    if not 1 <= len(asked) <= most:
+        raise QueryError("invalid_argument", f"a list takes 1 to {most} {what}, got {len(asked)}", f"call again with at most {most}")
+
+
+def _list_entries(asked: Sequence[str], entry: Callable[[int], dict[str, Any]], tool: str) -> tuple[list[dict[str, Any]], int, str | None]:
+    """A list answer's entries, in the order asked: `entry(position)`, or, when that raises a QueryError about the item,
+    the item marked in place (`asked`, `error`). The entries end before `LIST_ENTRY_BYTES`; returns them, how many
+    items were left out, and a note with the next step for each error and for what was left out."""
+    entries: list[dict[str, Any]] = []
+    next_steps: dict[str, str] = {}
+    size = 0
+    for position, item in enumerate(asked):
+        try:
+            answered = entry(position)
+        except QueryError as error:
+            if error.code in ("loading", "load_failed"):  # about the corpus, not the item: the whole call fails
+                raise
+            next_steps.setdefault(error.code, error.next_step)
+            answered = {"asked": shorten(item, MAX_ID_CHARS), "error": error.code}
+        size += len(orjson.dumps(answered)) + 1
+        if size > LIST_ENTRY_BYTES and entries:
+            left_out = len(asked) - position
+            next_steps["left_out"] = f"the last {left_out} were left out to keep this answer small: call {tool} again with them"
+            return entries, left_out, _note(next_steps)
+        entries.append(answered)
+    return entries, 0, _note(next_steps)
+
+
+def _note(next_steps: dict[str, str]) -> str | None:
+    return "; ".join(f"{code}: {step}" for code, step in next_steps.items()) or None
 
 
 def _as_model(model: type[AnswerModel], shown: Callable[Params, dict[str, Any]]) -> Callable[Params, AnswerModel]:
@@ -397,7 +529,8 @@ def _as_model(model: type[AnswerModel], shown: Callable[Params, dict[str, Any]])
 
 harvested_code = _as_model(models.HarvestedCode, harvested_code_shown)
 samples_by_status = _as_model(models.SampleList, samples_by_status_shown)
-paper_detail = _as_model(models.PaperDetail, paper_detail_shown)
+paper_detail = _as_model(models.PaperAnswer, paper_detail_shown)
+paper_list = _as_model(models.PaperAnswer, paper_list_shown)
 
 
 def _repositories_instead(paper: PaperRow) -> tuple[list[str] | None, str]:
@@ -413,24 +546,31 @@ def _repositories_instead(paper: PaperRow) -> tuple[list[str] | None, str]:
     return [link.repo_url for link in shown], note + "Next: read a repository's code, or search_papers for related papers with samples"
 
 
-def code_links(links: Sequence[CodeLinkRow]) -> list[dict[str, Any]]:
-    """The first of a paper's code links as answers show them (`models.CodeLink`; they are stored official first)."""
+def code_links(links: Sequence[CodeLinkRow], most: int) -> list[dict[str, Any]]:
+    """The first `most` of a paper's code links as answers show them (`models.CodeLink`; they are stored official
+    first)."""
     return [
         shown(
             repo=link.repo_url,
-            official=link.is_official,
+            official=True if link.is_official else None,
             framework=link.framework,
             mentioned_in_paper=link.mentioned_in_paper,
             reach=link.reach_status,
             licence=link.licence,
         )
-        for link in links[:CODE_LINKS_SHOWN]
+        for link in links[:most]
     ]
 
 
 def attribution(corpus: Corpus, paper: PaperRow) -> str:
     """Whose material an answer about `paper` carries: its Code-with-Papers record, or the archive's row."""
     return models.ARCHIVE_ATTRIBUTION if corpus.index.sources.from_archive(paper.ordinal) else models.ATTRIBUTION
+
+
+def attribution_of(corpus: Corpus, papers: Sequence[PaperRow]) -> str:
+    """Whose material an answer about several papers carries: the records', the archive's, or both."""
+    sources = {attribution(corpus, paper) for paper in papers}
+    return sources.pop() if len(sources) == 1 else models.BOTH_ATTRIBUTION if sources else models.ATTRIBUTION
 
 
 def _rest(count: int, shown: int) -> int | None:
@@ -448,11 +588,9 @@ def papers_for_repo(corpus: Corpus, repo: str, limit: int = 25, cursor: str | No
     check_limit(limit)
     name = resolve_repo(repo, longest=MAX_ID_CHARS)
     ordered = corpus.index.papers_for_repo(name)
-    query = models.Query(asked=repo, resolved=name)
+    query = models.Query(**query_shown(repo, name))
     if ordered is None:
-        raise QueryError(
-            "not_found", f"no paper in this corpus links to or has samples from {name}", "check the spelling, or " + _SEARCH_NEXT
-        )
+        raise _not_found(corpus, f"no paper in this corpus links to or has samples from {name}", "check the spelling, or " + _SEARCH_NEXT)
     page_query = {"tool": "repo", "repo": name, "limit": limit}
     offset = corpus.pager.decode(page_query, cursor)
     page = ordered[offset : offset + limit]
@@ -518,7 +656,7 @@ def find_code(corpus: Corpus, code_sha256: str) -> FoundCode:
     sha = candidates[0]
     index = corpus.index
     rows = index.samples.rows(index.sample_ids_for_sha(sha))
-    return FoundCode(models.Query(asked=code_sha256, resolved=sha), sha, rows)
+    return FoundCode(models.Query(**query_shown(code_sha256, sha)), sha, rows)
 
 
 # What the agent should do when code is withheld, by reason.
@@ -532,6 +670,11 @@ _UNVERIFIABLE_NEXT = "the code at file_url is not provably the harvested code; r
 
 def code_answer(corpus: Corpus, found: FoundCode, obtained: SampleOutcome) -> models.CodeAnswer:
     """get_code's answer: the verified code, or the samples and why their code is withheld."""
+    return models.CodeAnswer(**_code_fields(corpus, found, obtained))
+
+
+def _code_fields(corpus: Corpus, found: FoundCode, obtained: SampleOutcome) -> dict[str, Any]:
+    """One hash's answer (`models.CodeAnswer`'s fields)."""
     index = corpus.index
     matches = []
     for row in _distinct_samples(found.rows):
@@ -540,25 +683,73 @@ def code_answer(corpus: Corpus, found: FoundCode, obtained: SampleOutcome) -> mo
             for r in found.rows
             if (r.repo, r.path, r.entry) == (row.repo, row.path, row.entry)
         ]
-        matches.append(models.CodeMatch(**_sample_fields(row), file_url=row.file_url, papers=carriers))
+        check, level = sample_checks(row.status, row.contract_check, row.verification_level)
+        matches.append(
+            models.CodeMatch(
+                entry=row.entry,
+                repo=row.repo,
+                repo_kind=row.repo_kind,
+                path=row.path,
+                language=language_shown(row.language),
+                status=row.status,
+                contract_check=check,
+                verification_level=level,
+                licence=row.licence,
+                inline_ok=None if row.inline_ok else False,
+                file_url=row.file_url,
+                papers=carriers,
+            )
+        )
     if obtained.verified:
         origin = next(row for row in found.rows if (row.repo, row.path) == (obtained.repo, obtained.path))
-        return models.CodeAnswer(
-            query=found.query,
-            code=obtained.code,
-            verified=True,
-            source="store" if obtained.source == "store" else "fetched",
-            requires=list(obtained.requires),
-            repo=origin.repo,
-            path=origin.path,
-            licence=origin.licence,
-            matches=matches,
-        )
+        return {
+            "query": found.query,
+            "code": obtained.code,
+            "verified": True,
+            "source": "store" if obtained.source == "store" else "fetched",
+            "requires": list(obtained.requires),
+            "repo": origin.repo,
+            "path": origin.path,
+            "licence": origin.licence,
+            "matches": matches,
+        }
     reason = obtained.outcome
     next_step = _WITHHELD_NEXT.get(reason, _UNVERIFIABLE_NEXT)
-    return models.CodeAnswer(
-        query=found.query, withheld=reason, matches=matches, note=f"{reason}: {obtained.reason.rstrip('.')}. Next: {next_step}."
-    )
+    return {
+        "query": found.query,
+        "withheld": reason,
+        "matches": matches,
+        "note": f"{reason}: {obtained.reason.rstrip('.')}. Next: {next_step}.",
+    }
+
+
+def find_codes(corpus: Corpus, hashes: Sequence[str]) -> list[FoundCode | QueryError]:
+    """`find_code` for each of a list of hashes; a hash that finds none gives its error, in its place."""
+    _check_count(hashes, MAX_CODES_ASKED, "code hashes")
+    found: list[FoundCode | QueryError] = []
+    for code_sha256 in hashes:
+        try:
+            found.append(find_code(corpus, code_sha256))
+        except QueryError as error:
+            found.append(error)
+    return found
+
+
+def code_list_answer(
+    corpus: Corpus, hashes: Sequence[str], found: Sequence[FoundCode | QueryError], obtained: Sequence[SampleOutcome | None]
+) -> models.CodeAnswer:
+    """get_code's answer to a list of hashes: each one's answer in order (`codes`), as for one (`obtained`: its
+    verified code, None for a hash that found no sample); a hash that finds none is marked in place."""
+
+    def entry(position: int) -> dict[str, Any]:
+        item, outcome = found[position], obtained[position]
+        if isinstance(item, QueryError):
+            raise item
+        assert outcome is not None  # every hash found has been obtained
+        return models.CodeAnswer(**_code_fields(corpus, item, outcome)).model_dump(mode="json", exclude_none=True)
+
+    entries, left_out, note = _list_entries(hashes, entry, "get_code")
+    return models.CodeAnswer.model_validate(shown(codes=entries, left_out=left_out or None, note=note))
 
 
 def _distinct_samples(rows: list[SampleRow]) -> list[SampleRow]:
@@ -583,6 +774,7 @@ def corpus_stats(corpus: Corpus, code_problems: Sequence[Problem] = (), ready: s
         by_licence=top,
         by_language=dict(index.language_counts.most_common()),
         by_source=by_source(index),
+        archive=corpus.archive_note,
         snapshots=sorted(index.snapshots),
         read_at_range=list(index.read_at_range or ()),
         load=load_summary(corpus, code_problems),
@@ -625,14 +817,16 @@ def load_summary(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> model
 
 
 def load_notice(corpus: Corpus, code_problems: Sequence[Problem] = ()) -> tuple[str, str] | None:
-    """(level, text) telling a client that loading found problems; None when it found none."""
+    """(level, text) telling a client that loading found problems (or that the archive asked for is not served); None
+    when it found none."""
     summary = load_summary(corpus, code_problems)
+    archive = f"; {corpus.archive_note}" if corpus.archive_note else ""
     if not summary.rejected and not summary.warnings:
-        return None
+        return ("warning", f"loaded {summary.records_indexed:,} papers{archive}") if archive else None
     return (
         "warning",
         f"loaded {summary.records_indexed:,} papers; {summary.rejected:,} records, samples or files rejected and "
-        f"{summary.warnings:,} warnings: read corpus://load-report",
+        f"{summary.warnings:,} warnings: read corpus://load-report{archive}",
     )
 
 

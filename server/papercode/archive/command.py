@@ -1,4 +1,4 @@
-"""`papercode archive build | fetch`: the command line of the archive package.
+"""`papercode archive build | fetch | verify`: the command line of the archive package.
 
 `add_parser(subparsers)` adds the `archive` command to papercode's parser; `run(args, stall_timeout)` runs it and
 returns the exit code: 0 done, 1 the work failed (no network and nothing cached, a download refused or stalled,
@@ -23,7 +23,7 @@ def add_parser(subparsers: Any) -> dict[str, argparse.ArgumentParser]:
     """Add `archive build` and `archive fetch` to papercode's subcommands (`parser.add_subparsers(...)`); returns
     their parsers by command (`archive build`, `archive fetch`), for the settings that apply to them."""
     archive = subparsers.add_parser("archive", help="build records from the Papers-with-Code archive (or fetch it from Hugging Face)")
-    actions = archive.add_subparsers(dest="archive_command", required=True, metavar="{build,fetch}")
+    actions = archive.add_subparsers(dest="archive_command", required=True, metavar="{build,fetch,verify}")
     build = actions.add_parser(
         "build",
         help="build the archive from local files",
@@ -45,7 +45,14 @@ def add_parser(subparsers: Any) -> dict[str, argparse.ArgumentParser]:
             metavar="YYYY-MM-DD",
             help="the date of the data; default: the dataset commit's date when known, else the newest source file's modification date",
         )
-    return {"archive build": build, "archive fetch": fetch}
+    verify = actions.add_parser(
+        "verify",
+        help="check every byte of the current build against its manifest",
+        description="Read every file of the archive's current build and check its size and sha256 against the manifest the build "
+        "wrote (a start checks only the sizes). Exit 0 when intact, 1 otherwise.",
+    )
+    verify.add_argument("--out", type=Path, metavar="DIR", help="the archive directory; default: $XDG_DATA_HOME/papercode/archive")
+    return {"archive build": build, "archive fetch": fetch, "archive verify": verify}
 
 
 def fail(message: str, code: int = 2) -> int:
@@ -54,9 +61,11 @@ def fail(message: str, code: int = 2) -> int:
 
 
 def run(args: argparse.Namespace, stall_timeout: float) -> int:
-    """Run `archive build` or `archive fetch` (a download that receives too little in `stall_timeout` seconds is
-    stopped); the exit code."""
+    """Run `archive build`, `archive fetch` (a download that receives too little in `stall_timeout` seconds is
+    stopped) or `archive verify`; the exit code."""
     command = f"archive {args.archive_command}"
+    if args.archive_command == "verify":
+        return verify(args.out if args.out is not None else default_archive_dir())
     from .build import build_archive
     from .builds import ArchiveBusy
     from .sources import BadInput, MissingDependency
@@ -102,6 +111,28 @@ def run(args: argparse.Namespace, stall_timeout: float) -> int:
         print_summary(summary, args.out if args.out is not None else default_archive_dir())
     except BrokenPipeError:  # `papercode archive build ... | head`: the archive is built, the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def verify(archive_dir: Path) -> int:
+    """`papercode archive verify`: every file of the current build against its size and sha256; the exit code."""
+    from papercode.index.archive_layer import ArchiveUnavailable, open_archive
+    from papercode.index.mapped import verify as verify_files
+
+    try:
+        archive = open_archive(real_out(archive_dir))
+    except ArchiveUnavailable as exc:
+        return fail(f"archive verify: {exc}. Next: build it (papercode archive build SOURCE... or papercode archive fetch)", 1)
+    try:
+        problems = verify_files(archive.build, archive.manifest.files)
+    finally:
+        archive.close()
+    files = len(archive.manifest.files)
+    if problems:
+        for problem in problems:
+            sys.stderr.write(f"papercode: archive verify: {archive.build_id}/{problem}\n")
+        return fail(f"archive verify: {len(problems)} of {files} files of build {archive.build_id} are damaged. Next: rebuild it", 1)
+    sys.stdout.write(f"archive: build {archive.build_id} intact ({files} files, {len(archive):,} papers)\n")
     return 0
 
 

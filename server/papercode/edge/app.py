@@ -9,8 +9,11 @@ concern: `server` (the server class), `tools`, `resources`, `prompts` (with comp
 
 from __future__ import annotations
 
+import base64
+
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
+from mcp.types import Icon
 
 from papercode import __version__
 from papercode.answers import queries
@@ -32,6 +35,14 @@ INSTRUCTIONS = (
     "Samples with inline_ok false are pointer-only: link to them, never reproduce their code. "
     "Data is CC BY-SA 4.0: attribute it."
 )
+TITLE = "papercode"
+# A page with a folded corner and code brackets: what hosts show beside the server's name.
+ICON_SVG = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32" fill="none" stroke-width="2" stroke-linejoin="round">'
+    '<path d="M7 3h13l6 6v20H7z" fill="#fff" stroke="#334"/><path d="M20 3v6h6" stroke="#334"/>'
+    '<path d="M14 14l-4 4 4 4M18 14l4 4-4 4" stroke="#2a7" stroke-linecap="round"/></svg>'
+)
+ICON = Icon(src="data:image/svg+xml;base64," + base64.b64encode(ICON_SVG.encode()).decode(), mime_type="image/svg+xml", sizes=["any"])
 
 
 def build_server(
@@ -46,7 +57,8 @@ def build_server(
     verifier, auth_settings = auth if auth else (None, None)
     server = PapercodeServer(
         "papercode",
-        title="papercode",
+        title=TITLE,
+        icons=[ICON],
         instructions=INSTRUCTIONS,
         version=__version__,
         log_level="WARNING",

@@ -17,9 +17,32 @@ def compact_tool(tool: Tool) -> Tool:
         update={
             "description": " ".join((tool.description or "").split()),
             "input_schema": compact_schema(tool.input_schema),
-            "output_schema": compact_schema(tool.output_schema, output=True),
+            "output_schema": compact_schema(rooted(tool.output_schema), output=True),
         }
     )
+
+
+def rooted(schema: Any) -> Any:
+    """`schema` without a second copy of its root. The schema of a recursive answer model (a list answer whose
+    entries have its own shape) has the model's definition twice: the SDK copies it onto the root (an output schema
+    needs an object root) and keeps it in `$defs`, where the entries refer to it; here they refer to the root (`#`)."""
+    if not isinstance(schema, dict) or not isinstance(schema.get("$defs"), dict):
+        return schema
+    root = {key: value for key, value in schema.items() if key != "$defs"}
+    for name, definition in schema["$defs"].items():
+        if definition == root:
+            rest = {other: value for other, value in schema["$defs"].items() if other != name}
+            return _refer(({"$defs": rest} if rest else {}) | root, f"#/$defs/{name}", "#")
+    return schema
+
+
+def _refer(schema: Any, old: str, new: str) -> Any:
+    """`schema` with every `$ref` to `old` made one to `new`."""
+    if isinstance(schema, list):
+        return [_refer(item, old, new) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {key: new if key == "$ref" and value == old else _refer(value, old, new) for key, value in schema.items()}
 
 
 def compact_schema(schema: Any, *, output: bool = False) -> Any:

@@ -13,7 +13,8 @@ find_papers_for_repo, corpus_stats (unless the code store has bad files to look 
 the first page of list_samples_by_status. What can take longer runs in a
 worker thread: search_papers (a plain function, which the SDK runs in one), a later page of list_samples_by_status
 (filtered by language or licence, skipping to its offset walks every listing rank before it: tens of milliseconds
-deep into a large corpus), and get_code's store reads and downloads.
+deep into a large corpus), get_paper for a list of ids, and get_code's store reads and downloads (for a list of
+hashes, side by side).
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ from papercode.answers import models, queries
 from papercode.core.ids import arxiv_id_from_number
 from papercode.core.records import REPO_KIND_CHOICES_TEXT, STATUS_CHOICES_TEXT, STATUS_ORDER_TEXT
 from papercode.corpus.stages import Corpus
+from papercode.index.paper_index import SampleRow
 from papercode.index.search import SearchFilters
-from papercode.verified.materialize import VerifiedCode
+from papercode.verified.materialize import SampleOutcome, VerifiedCode
 
 from .server import CorpusSource
 
@@ -40,7 +42,7 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_worl
 
 HARVESTED_CODE_DESCRIPTION = (
     "Code samples (functions) harvested for one paper, best first: official repos, then status "
-    f"{STATUS_ORDER_TEXT}. Returns the paper, counts, a page of samples (stored: code ready) and what the statuses claim. "
+    f"{STATUS_ORDER_TEXT}. Returns counts and a page of samples by repository and file (stored: code ready). "
     "Next: get_code(code_sha256); inline_ok false means link only."
 )
 
@@ -59,10 +61,17 @@ def _text_from_number(value: object) -> object:
     return value
 
 
-PaperId = Annotated[
-    str,
-    BeforeValidator(_id_from_number),
-    Field(description="arXiv id in any form (1902.04094, arXiv:1902.04094v2, URL, hep-th/9901001) or paper slug"),
+def _each(read: Callable[[object], object]) -> Callable[[object], object]:
+    """`read` for one value, or for each value of a list."""
+    return lambda value: [read(item) for item in value] if isinstance(value, list) else read(value)
+
+
+_ID_TEXT = "arXiv id in any form (1902.04094, arXiv:1902.04094v2, URL, hep-th/9901001) or paper slug"
+PaperId = Annotated[str, BeforeValidator(_id_from_number), Field(description=_ID_TEXT)]
+PaperIds = Annotated[
+    str | Annotated[list[str], Field(min_length=1, max_length=queries.MAX_PAPERS_ASKED)],
+    BeforeValidator(_each(_id_from_number)),
+    Field(description=f"{_ID_TEXT}; or a list of up to {queries.MAX_PAPERS_ASKED}"),
 ]
 Limit = Annotated[int, Field(ge=1, le=queries.MAX_LIMIT)]
 Cursor = Annotated[str | None, Field(description="From next_cursor")]
@@ -71,8 +80,10 @@ Statuses = Annotated[
     Field(description=f"{STATUS_CHOICES_TEXT}; several: a list or comma-separated"),
 ]
 RepoKind = Annotated[str | None, Field(description=REPO_KIND_CHOICES_TEXT)]
-CodeHash = Annotated[
-    str, BeforeValidator(_text_from_number), Field(description="A sample's code_sha256 (16 hex), or a unique prefix of 8+")
+CodeHashes = Annotated[
+    str | Annotated[list[str], Field(min_length=1, max_length=queries.MAX_CODES_ASKED)],
+    BeforeValidator(_each(_text_from_number)),
+    Field(description=f"A sample's code_sha256 (16 hex), or a unique prefix of 8+; or a list of up to {queries.MAX_CODES_ASKED}"),
 ]
 SearchQuery = Annotated[
     str, BeforeValidator(_id_from_number), Field(description="Plain words, e.g. 'bert generative in-context'; empty to browse newest first")
@@ -87,16 +98,29 @@ def reply(answer: BaseModel | dict[str, Any]) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
 
 
-async def obtain_code_answer(corpus: Corpus, code: VerifiedCode, code_sha256: str) -> models.CodeAnswer:
+async def obtain_code_answer(corpus: Corpus, code: VerifiedCode, code_sha256: str | list[str]) -> models.CodeAnswer:
     """get_code's answer: find the samples (in a thread: index work), obtain their verified code
-    (from the store, or downloaded and verified), and shape both into the answer."""
-    found = await anyio.to_thread.run_sync(queries.find_code, corpus, code_sha256)
-    obtained = await code.obtain(found.rows)
-    return queries.code_answer(corpus, found, obtained)
+    (from the store, or downloaded and verified), and shape both into the answer; for a list of hashes, each
+    hash's answer, their code obtained side by side."""
+    if isinstance(code_sha256, str):
+        found = await anyio.to_thread.run_sync(queries.find_code, corpus, code_sha256)
+        return queries.code_answer(corpus, found, await code.obtain(found.rows))
+    each = await anyio.to_thread.run_sync(queries.find_codes, corpus, code_sha256)
+    obtained: list[SampleOutcome | None] = [None] * len(each)
+
+    async def obtain(position: int, rows: list[SampleRow]) -> None:
+        obtained[position] = await code.obtain(rows)
+
+    async with anyio.create_task_group() as tasks:
+        for position, item in enumerate(each):
+            if isinstance(item, queries.FoundCode):
+                tasks.start_soon(obtain, position, item.rows)
+    return queries.code_list_answer(corpus, code_sha256, each, obtained)
 
 
 class ToolRegistration(NamedTuple):
     fn: Callable[..., Any]
+    title: str
     annotations: ToolAnnotations
     description: str | None = None  # None: the function's docstring
 
@@ -112,18 +136,18 @@ class PapercodeTools:
         """Every tool, in the order tools/list shows them."""
         fetching = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=self.code.fetching)
         return [
-            ToolRegistration(self.get_harvested_code_for_paper, READ_ONLY, HARVESTED_CODE_DESCRIPTION),
-            ToolRegistration(self.list_samples_by_status, READ_ONLY),
-            ToolRegistration(self.search_papers, READ_ONLY),
-            ToolRegistration(self.get_paper, READ_ONLY),
-            ToolRegistration(self.find_papers_for_repo, READ_ONLY),
-            ToolRegistration(self.get_code, fetching),
-            ToolRegistration(self.corpus_stats, READ_ONLY),
+            ToolRegistration(self.get_harvested_code_for_paper, "Code for a paper", READ_ONLY, HARVESTED_CODE_DESCRIPTION),
+            ToolRegistration(self.list_samples_by_status, "Samples by status", READ_ONLY),
+            ToolRegistration(self.search_papers, "Search papers", READ_ONLY),
+            ToolRegistration(self.get_paper, "Paper details", READ_ONLY),
+            ToolRegistration(self.find_papers_for_repo, "Papers of a repository", READ_ONLY),
+            ToolRegistration(self.get_code, "Verified code", fetching),
+            ToolRegistration(self.corpus_stats, "Corpus statistics", READ_ONLY),
         ]
 
     def register(self, server: MCPServer) -> None:
         for tool in self.registrations():
-            server.add_tool(tool.fn, description=tool.description, annotations=tool.annotations)
+            server.add_tool(tool.fn, title=tool.title, description=tool.description, annotations=tool.annotations)
 
     async def get_harvested_code_for_paper(
         self,
@@ -152,7 +176,7 @@ class PapercodeTools:
         limit: Limit = 25,
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, models.SampleList]:
-        """Samples across the corpus with the given status(es), each with its paper, and the total.
+        """Samples across the corpus with the given status(es), by paper, repository and file, and the total.
         Next: get_code(code_sha256)."""
 
         def listing() -> dict[str, Any]:
@@ -179,10 +203,15 @@ class PapercodeTools:
         filters = SearchFilters(task, method, framework, has_samples, status, official_code, year_from, year_to)
         return reply(queries.search_papers(self.source(), query, filters, limit, cursor))
 
-    async def get_paper(self, paper: PaperId) -> Annotated[CallToolResult, models.PaperDetail]:
+    async def get_paper(self, paper: PaperIds) -> Annotated[CallToolResult, models.PaperAnswer]:
         """One paper: metadata, abstract, tasks, methods, code links (official first, framework,
-        licence) and a summary of its samples. Next: get_harvested_code_for_paper."""
-        return reply(queries.paper_detail_shown(self.source(), paper))
+        licence), a summary of its samples and what their statuses claim. A list of ids: each paper
+        in brief, in order. Next: get_harvested_code_for_paper."""
+        corpus = self.source()
+        if isinstance(paper, str):
+            return reply(queries.paper_detail_shown(corpus, paper))
+        # Up to 25 papers, each a lookup and its display fields decoded: in a worker thread.
+        return reply(await anyio.to_thread.run_sync(queries.paper_list_shown, corpus, paper))
 
     async def find_papers_for_repo(
         self,
@@ -194,9 +223,10 @@ class PapercodeTools:
         and the statuses of that repo's samples. Next: get_harvested_code_for_paper."""
         return reply(queries.papers_for_repo(self.source(), repo, limit, cursor))
 
-    async def get_code(self, code_sha256: CodeHash) -> Annotated[CallToolResult, models.CodeAnswer]:
+    async def get_code(self, code_sha256: CodeHashes) -> Annotated[CallToolResult, models.CodeAnswer]:
         """A sample's verified code: its function plus what it needs from its file, proven by its
-        hash. Never when inline_ok is false; then, or when unverifiable, `withheld` says why."""
+        hash. Never when inline_ok is false; then, or when unverifiable, `withheld` says why. A list
+        of hashes: each answered so, in order."""
         return reply(await obtain_code_answer(self.source(), self.code, code_sha256))
 
     async def corpus_stats(self) -> Annotated[CallToolResult, models.CorpusStats]:

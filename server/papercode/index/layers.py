@@ -65,7 +65,6 @@ class LayeredPapers:
     def __init__(self, records: PaperColumns, archive: PaperColumns, ordinals: Ordinals) -> None:
         self._records, self._archive, self._ordinals = records, archive, ordinals
         self.title = _LayeredColumn(self, "title")
-        self.strings = records.strings
 
     def __len__(self) -> int:
         return len(self._ordinals)
