@@ -643,34 +643,35 @@ def test_an_archive_of_another_format_or_none_leaves_the_records_served_alone_sa
     assert f"archive: {corpus.archive_note}\n" in out
 
 
-@pytest.mark.xfail(strict=True, reason="issue #22: the lead is adding the archive's note to corpus_stats (an `archive` field)")
-def test_corpus_stats_says_why_the_archive_is_not_served(built: Built, tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ARCHIVES)
+def test_corpus_stats_the_load_notice_and_not_found_say_why_the_archive_is_not_served(kind: str, built: Built, tmp_path: Path) -> None:
+    make, why = ARCHIVES[kind]
     corpus = Corpus.load(
-        [write_records(tmp_path / "records", records_that_add(built.papers))], archive_dir=format_1_archive(tmp_path / "a")
+        [write_records(tmp_path / "records", records_that_add(built.papers))], archive_dir=make(tmp_path / "archive", built)
     )
-    said = queries.corpus_stats(corpus).model_dump().get("archive")
-    assert isinstance(said, str) and "format 1" in said and "papercode archive build" in said
-
-
-@pytest.mark.xfail(strict=True, reason="issue #22: the lead is adding the archive's note to the load notice")
-def test_the_load_notice_says_why_the_archive_is_not_served(built: Built, tmp_path: Path) -> None:
-    corpus = Corpus.load(
-        [write_records(tmp_path / "records", records_that_add(built.papers))], archive_dir=format_1_archive(tmp_path / "a")
-    )
-    notice = queries.load_notice(corpus)
-    assert notice is not None and "format 1" in notice[1] and "papercode archive build" in notice[1]
-
-
-@pytest.mark.xfail(strict=True, reason="issue #22: the lead is adding the archive's note to the not_found of lookups")
-def test_a_lookup_the_archive_would_answer_says_why_it_is_not_served(built: Built, tmp_path: Path) -> None:
-    corpus = Corpus.load(
-        [write_records(tmp_path / "records", records_that_add(built.papers))], archive_dir=format_1_archive(tmp_path / "a")
-    )
-    for ask in (lambda: queries.paper_detail(corpus, "2003.00003"), lambda: queries.paper_detail(corpus, "old-form"),
-                lambda: queries.papers_for_repo(corpus, "owner/never-linked")):  # fmt: skip
+    note = corpus.archive_note
+    assert note is not None and why in note
+    assert queries.corpus_stats(corpus).archive == note
+    assert queries.load_notice(corpus) == ("warning", f"loaded 2 papers; {note}")
+    reason, _, next_step = note.partition(". Next: ")
+    asks: list[Callable[[], object]] = [
+        lambda: queries.paper_detail(corpus, "2003.00003"),  # an arXiv id the archive might have had
+        lambda: queries.paper_detail(corpus, "old-form"),  # a slug
+        lambda: queries.papers_for_repo(corpus, "owner/never-linked"),  # a repository
+    ]
+    for ask in asks:
         with pytest.raises(QueryError) as error:
             ask()
-        assert error.value.code == "not_found" and "format 1" in str(error.value) and "papercode archive build" in str(error.value)
+        assert error.value.code == "not_found"
+        assert error.value.detail.endswith(f" ({reason})") and error.value.next_step.startswith(next_step + "; or ")
+
+
+def test_an_archive_served_or_not_asked_for_says_nothing_of_it(adding: Forms, built: Built, tmp_path: Path) -> None:
+    for corpus in (adding.layered, Corpus.load([write_records(tmp_path / "records", records_that_add(built.papers))])):
+        assert corpus.archive_note is None and queries.corpus_stats(corpus).archive is None and queries.load_notice(corpus) is None
+        with pytest.raises(QueryError) as error:
+            queries.paper_detail(corpus, "2998.99999")
+        assert "archive" not in str(error.value)
 
 
 def test_a_damaged_build_is_not_served_and_says_so(built: Built, tmp_path: Path) -> None:
