@@ -19,8 +19,10 @@ from typing import Any
 
 import orjson
 
-MANIFEST = "archive.json"
-RECORDS = "records"
+from papercode.core import archive_layout
+
+MANIFEST = archive_layout.MANIFEST  # the layout has one home, which the server's loader reads too
+RECORDS = archive_layout.RECORDS
 _BUILDING, _OLD = "building", "old"
 
 try:
