@@ -13,7 +13,6 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -42,18 +41,6 @@ SNAPSHOT = "2025-07-28"
 CAP = Limits()  # the server's caps as it applies them by default
 MIB = 1024 * 1024
 MB_ONE = 1_000_000
-
-
-@pytest.fixture
-def run(capsys: pytest.CaptureFixture[str]) -> Iterator[Any]:
-    """`papercode ARGS` in-process: (exit code, stdout, stderr)."""
-
-    def papercode(*args: str | Path) -> tuple[int, str, str]:
-        code = cli.main([str(arg) for arg in args])
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    yield papercode
 
 
 def build(directory: Path, papers: list[Row], links: list[Row], **options: Any) -> build_module.BuildSummary:
@@ -373,12 +360,15 @@ def good_archive(directory: Path) -> Path:
     return directory / "good" / "archive"
 
 
-def test_a_build_whose_every_row_is_rejected_is_refused_and_the_previous_archive_kept(run: Any, tmp_path: Path) -> None:
+def test_a_build_whose_every_row_is_rejected_is_refused_and_the_previous_archive_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     archive = good_archive(tmp_path)
     before = files_of(archive)
     papers = [paper_row("no-title", None), paper_row("..", "Bad slug"), {**paper_row("x"), "paper_url": None}]
     sources = [write_json(tmp_path / "bad" / "papers.json", papers), write_json(tmp_path / "bad" / "links.json", [link_row("..", "a/b")])]
-    code, out, err = run("archive", "build", *sources, "--out", archive, "--snapshot", SNAPSHOT)
+    code = cli.main(["archive", "build", *map(str, sources), "--out", str(archive), "--snapshot", SNAPSHOT])
+    out, err = capsys.readouterr()
     assert (code, out) == (2, "")
     assert err.count("\n") == 1 and err.startswith("papercode: archive build: papers.json, links.json: no paper to write: every one of")
     assert "bad_paper_url 2" in err and "The previous archive is unchanged" in err

@@ -487,18 +487,8 @@ class _Builder:
                     record["authors"] = names
             if type(abstract) is str and abstract:
                 record["abstract"] = abstract
-            if url_abs:
-                url, problem = web_url(url_abs)
-                if url is None:
-                    self._bad_url(record, "url_abs", url_abs, problem, f"{name} row {number}")
-                else:
-                    record["url_abs"] = url
-            if url_pdf:
-                url, problem = web_url(url_pdf)
-                if url is None:
-                    self._bad_url(record, "url_pdf", url_pdf, problem, f"{name} row {number}")
-                else:
-                    record["url_pdf"] = url
+            if url_abs or url_pdf:
+                self._paper_urls(record, url_abs, url_pdf, name, number)
             record["source"] = origin
             links = fragments.pop(slug, None)
             if links is not None:
@@ -521,13 +511,20 @@ class _Builder:
         self.summary.papers_from_abstracts += written
         self.summary.code_links += links_written
 
-    def _bad_url(self, record: Json, field_name: str, value: object, problem: str | None, where: str, prefix: str = "") -> None:
-        """A paper's `url_abs` or `url_pdf` (`paper_url_abs`, `paper_url_pdf` in a link: `prefix`) a client cannot
-        follow safely (`rows.web_url`): left out, the paper kept."""
-        what = URL_PROBLEMS[problem or "malformed"]
-        self.warnings.add(
-            f"bad_{field_name}", where, f"{prefix}{field_name} of {record['url']} ({what}), written without it: {quoted(value)}"
-        )
+    def _paper_urls(self, record: Json, url_abs: Any, url_pdf: Any, source_name: str, number: int | None) -> None:
+        """The paper's `url_abs` and `url_pdf` (`number` None: a link's `paper_url_abs` and `paper_url_pdf`, `source_name`
+        saying where), each written only if a client can follow it safely (`rows.web_url`); else it is left out, with
+        a warning, and the paper kept."""
+        for field_name, value in (("url_abs", url_abs), ("url_pdf", url_pdf)):
+            if not value:
+                continue
+            url, problem = web_url(value)
+            if url is not None:
+                record[field_name] = url
+                continue
+            where, given = (f"{source_name} row {number}", field_name) if number is not None else (source_name, f"paper_{field_name}")
+            what = URL_PROBLEMS[problem or "malformed"]
+            self.warnings.add(f"bad_{field_name}", where, f"{given} of {record['url']} ({what}), written without it: {quoted(value)}")
 
     def _within_caps(self, record: Json, line: bytes, links: tuple[orjson.Fragment, int] | None, where: str) -> bytes | None:
         """A long record's line with its texts and lists cut to the server's caps (each cut a warning), or None when
@@ -576,13 +573,8 @@ class _Builder:
                 else:
                     self.by_arxiv[arxiv] = slug
                     record["arxiv_id"] = arxiv
-            for field_name, value in (("url_abs", url_abs), ("url_pdf", url_pdf)):
-                if value:
-                    url, problem = web_url(value)
-                    if url is None:
-                        self._bad_url(record, field_name, value, problem, where, "paper_")
-                    else:
-                        record[field_name] = url
+            if url_abs or url_pdf:
+                self._paper_urls(record, url_abs, url_pdf, where, None)
             origin = origins.get(id(source))
             if origin is None:
                 origin = origins[id(source)] = {

@@ -192,8 +192,8 @@ def link_key(url: str) -> str:
 
 # -- texts and lists ---------------------------------------------------------------------------
 
-TEXT_FIELDS: Final = ("title", "abstract", "proceeding")
-LIST_FIELDS: Final = ("authors", "tasks", "methods")
+_TEXT_FIELDS: Final = ("title", "abstract", "proceeding")
+_LIST_FIELDS: Final = ("authors", "tasks", "methods")
 # A record line this short holds no text over MAX_TEXT_CHARS characters and no list over MAX_LIST_ENTRIES entries
 # (a character takes a byte at least, an entry three: `"",`): only a longer one is looked at field by field.
 SURELY_WITHIN_CAPS: Final = min(MAX_TEXT_CHARS, 3 * MAX_LIST_ENTRIES)
@@ -207,16 +207,16 @@ def within_caps(record: Json) -> tuple[Json, Cuts]:
     the cuts made; `record` itself when nothing is over."""
     changed: Json = {}
     cuts: list[tuple[str, str]] = []
-    for name in TEXT_FIELDS:
+    for name in _TEXT_FIELDS:
         text = record.get(name)
         if text is not None and len(text) > MAX_TEXT_CHARS:
             changed[name] = text[:MAX_TEXT_CHARS]
             cuts.append(("string_truncated", f"{name} cut from {len(text):,} to {MAX_TEXT_CHARS:,} characters"))
-    for name in LIST_FIELDS:
+    for name in _LIST_FIELDS:
         entries = record.get(name)
         if entries is not None and len(entries) > MAX_LIST_ENTRIES:
             changed[name] = entries[:MAX_LIST_ENTRIES]
-            cuts.append(("list_truncated", f"{name} cut from {len(entries):,} to {MAX_LIST_ENTRIES:,} entries"))
+            cuts.append(("list_truncated", f"{name} over {MAX_LIST_ENTRIES:,} entries: the first {MAX_LIST_ENTRIES:,} kept"))
     authors = changed.get("authors", record.get("authors")) or ()
     long_names = sum(len(author) > MAX_TEXT_CHARS for author in authors)
     if long_names:

@@ -134,20 +134,19 @@ def check_archive(records: Path, files: list[RecordFile], report: LoadReport) ->
             f"lists {papers:,} papers in {len(listed)} shards; {len(missing)} shard(s) missing and {len(changed)} changed since "
             f"the build ({lost:,} papers): the archive is served incomplete. Next: build it again (papercode archive build or fetch)",
         )
-    for shard in missing:
-        report.add(
-            "warning",
-            "archive_shard_missing",
-            os.path.join(records, shard.name),
-            f"listed in {MANIFEST} ({shard.records:,} papers), not found",
-        )
-    for shard in changed:
-        report.add(
-            "warning",
+    names = {shard.name for shard in listed}
+    problems = [("archive_shard_missing", shard.name, f"listed in {MANIFEST} ({shard.records:,} papers), not found") for shard in missing]
+    problems += [
+        (
             "archive_shard_changed",
-            os.path.join(records, shard.name),
+            shard.name,
             f"{found[shard.name]:,} bytes where {MANIFEST} lists {shard.bytes:,} ({shard.records:,} papers): cut or changed since the build",
         )
-    names = {shard.name for shard in listed}
-    for name in sorted(found.keys() - names):
-        report.add("warning", "archive_shard_unlisted", prefix + name, f"not listed in {MANIFEST}: read, though the build did not write it")
+        for shard in changed
+    ]
+    unlisted = sorted(found.keys() - names)
+    problems += [
+        ("archive_shard_unlisted", name, f"not listed in {MANIFEST}: read, though the build did not write it") for name in unlisted
+    ]
+    for code, name, reason in problems:
+        report.add("warning", code, os.path.join(records, name), reason)
