@@ -18,9 +18,11 @@ from typing import Any, Final
 
 import orjson
 
+from papercode.core import archive_layout
+
 FORMAT: Final = "papercode-archive"
 FORMAT_VERSION: Final = 1
-MANIFEST: Final = "archive.json"
+MANIFEST: Final = archive_layout.MANIFEST
 MAX_MANIFEST_BYTES: Final = 16 << 20  # a manifest is kilobytes: a larger file is not one, and is not read whole
 COMMIT: Final = re.compile(r"[0-9a-f]{40}")  # a dataset commit, as the Hub names it
 _DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")

@@ -23,12 +23,12 @@ import secrets
 import shutil
 from pathlib import Path
 
-from papercode.core import scratch
+from papercode.core import archive_layout, scratch
 from papercode.core.paths import given_path, xdg_base
 
 from .manifest import MANIFEST, papercode_manifest
 
-RECORDS = "records"
+RECORDS = archive_layout.RECORDS  # the layout has one home, which the server's loader reads too
 ARCHIVE_DIR_VARIABLE = "PAPERCODE_ARCHIVE_DIR"
 _BUILDING, _OLD, _LOCK = "papercode-building-", "papercode-old-", "papercode-lock"
 _LOCK_TRIES = 10

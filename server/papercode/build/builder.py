@@ -12,7 +12,6 @@ import hashlib
 import inspect
 import operator
 import os
-import re
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
-from papercode.core.ids import GITHUB_URL, REPO_NAME_PATTERN, normalize_repo
+from papercode.core.ids import GITHUB_URL, repo_key
 from papercode.core.load_report import LoadReport, Problem
 from papercode.core.ordering import PAPER_ORDER, PAPER_TIES, group
 from papercode.core.records import CodeLinkData, RecordData, SampleData
@@ -106,22 +105,11 @@ def default_order(samples: list[SampleData]) -> list[SampleData]:
     return list(map(samples.__getitem__, map(_LAST, keyed)))
 
 
-_PLAIN_REPO_URL = re.compile(f"{re.escape(GITHUB_URL)}({REPO_NAME_PATTERN})")
-
-
-def _repo_of(url: str) -> str | None:
-    """`ids.normalize_repo(url)`, with one regular expression for the usual `GITHUB_URL` + owner/name."""
-    plain = _PLAIN_REPO_URL.fullmatch(url)
-    if plain is not None and not plain[1].lower().endswith(".git"):
-        return plain[1].lower()
-    return normalize_repo(url)
-
-
 def _link_rows(links: list[CodeLinkData]) -> list[LinkRow]:
     """A paper's code links, official first, then those the paper mentions, then by URL."""
     rows: list[LinkRow] = [
         (
-            _repo_of(link.repo_url),
+            repo_key(link.repo_url),
             link.repo_url,
             bool(link.is_official),
             None if link.mentioned_in_paper is None else bool(link.mentioned_in_paper),

@@ -1,4 +1,5 @@
-"""Find the record files under a root: every regular `.json`, `.txt` or `.jsonl` file (optionally gzipped).
+"""Find the record files under a root: every regular `.json`, `.txt` or `.jsonl` file (optionally gzipped), and
+tell whether the archive's shards are those its manifest lists (`check_archive`).
 
 This walk runs on every warm start (the snapshot key is the files' paths, sizes and mtimes), so it
 is one `stat` and one tuple per plain file.
@@ -12,6 +13,7 @@ from pathlib import Path
 from stat import S_ISDIR, S_ISREG
 from typing import NamedTuple
 
+from papercode.core.archive_layout import MANIFEST, listed_shards
 from papercode.core.load_report import LoadReport
 
 RECORD_SUFFIXES = (".json", ".txt", ".jsonl")
@@ -107,3 +109,44 @@ def _os_reason(exc: BaseException) -> str:
     if isinstance(exc, RuntimeError):  # Path.resolve() on a symlink loop (Python < 3.13)
         return "symlink loop"
     return getattr(exc, "strerror", None) or str(exc)
+
+
+def check_archive(records: Path, files: list[RecordFile], report: LoadReport) -> None:
+    """Warn when the archive's shards (`records`, its records directory) are not those its manifest lists: a shard
+    deleted, cut or changed since the build, or a file the build did not write. The papers in them are still
+    served; the warnings say the archive is incomplete, and by how much."""
+    manifest = str(records.parent / MANIFEST)
+    listed = listed_shards(records)
+    if listed is None:
+        report.add("warning", "archive_manifest", manifest, "missing or unreadable: whether shards are missing cannot be told")
+        return
+    prefix = os.path.join(str(records), "")
+    found = {file.path.removeprefix(prefix): file.size for file in files if file.path.startswith(prefix)}
+    missing = [shard for shard in listed if shard.name not in found]
+    changed = [shard for shard in listed if shard.name in found and found[shard.name] != shard.bytes]
+    if missing or changed:
+        papers = sum(shard.records for shard in listed)
+        lost = sum(shard.records for shard in missing + changed)
+        report.add(
+            "warning",
+            "archive_incomplete",
+            manifest,
+            f"lists {papers:,} papers in {len(listed)} shards; {len(missing)} shard(s) missing and {len(changed)} changed since "
+            f"the build ({lost:,} papers): the archive is served incomplete. Next: build it again (papercode archive build or fetch)",
+        )
+    names = {shard.name for shard in listed}
+    problems = [("archive_shard_missing", shard.name, f"listed in {MANIFEST} ({shard.records:,} papers), not found") for shard in missing]
+    problems += [
+        (
+            "archive_shard_changed",
+            shard.name,
+            f"{found[shard.name]:,} bytes where {MANIFEST} lists {shard.bytes:,} ({shard.records:,} papers): cut or changed since the build",
+        )
+        for shard in changed
+    ]
+    unlisted = sorted(found.keys() - names)
+    problems += [
+        ("archive_shard_unlisted", name, f"not listed in {MANIFEST}: read, though the build did not write it") for name in unlisted
+    ]
+    for code, name, reason in problems:
+        report.add("warning", code, os.path.join(records, name), reason)

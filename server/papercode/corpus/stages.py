@@ -17,7 +17,7 @@ from typing import Literal
 
 from papercode.build.builder import IndexBuilder
 from papercode.build.decode import iter_records
-from papercode.build.files import find_record_files
+from papercode.build.files import check_archive, find_record_files
 from papercode.build.parallel import SearchBuildFailed, start_search_build
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, ProgressCallback
@@ -145,6 +145,8 @@ def build_stages(
     """Build from the records: the corpus without search as soon as keyed lookups work, then complete."""
     report = LoadReport()
     files = [found for root in roots for found in find_record_files(root, report)]
+    if archive is not None:
+        check_archive(archive, files, report)
     search = start_search_build(roots, limits, files, child=child, archive=archive)
     try:
         builder = IndexBuilder(report, search.records, archive=archive)
