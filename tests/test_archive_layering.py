@@ -61,7 +61,7 @@ def write_archive(directory: Path, rows: list[dict[str, Any]], shards: int = 2) 
         data = b"".join(orjson.dumps(row) + b"\n" for row in part)
         (directory / f"papers-{shard:05d}.jsonl").write_bytes(data)
         listed.append({"name": f"papers-{shard:05d}.jsonl", "bytes": len(data), "records": len(part)})
-    (directory.parent / MANIFEST).write_bytes(orjson.dumps({"shards": listed}))
+    (directory.parent / MANIFEST).write_bytes(orjson.dumps({"format": "papercode-archive", "format_version": 1, "shards": listed}))
     return directory
 
 
