@@ -21,6 +21,7 @@ from papercode.archive.store import Staging
 from papercode.build import parallel
 from papercode.build.files import find_record_files
 from papercode.cli.main import main
+from papercode.core.archive_layout import MANIFEST
 from papercode.core.errors import QueryError
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport
@@ -52,10 +53,15 @@ def archive_row(arxiv_id: str | None, slug: str, title: str, links: list[tuple[s
 
 
 def write_archive(directory: Path, rows: list[dict[str, Any]], shards: int = 2) -> Path:
+    """Shards in `directory` (an archive's `records/`), and the manifest beside it listing them."""
     directory.mkdir(parents=True, exist_ok=True)
+    listed = []
     for shard in range(shards):
         part = rows[shard::shards]
-        (directory / f"papers-{shard:05d}.jsonl").write_bytes(b"".join(orjson.dumps(row) + b"\n" for row in part))
+        data = b"".join(orjson.dumps(row) + b"\n" for row in part)
+        (directory / f"papers-{shard:05d}.jsonl").write_bytes(data)
+        listed.append({"name": f"papers-{shard:05d}.jsonl", "bytes": len(data), "records": len(part)})
+    (directory.parent / MANIFEST).write_bytes(orjson.dumps({"format": "papercode-archive", "format_version": 1, "shards": listed}))
     return directory
 
 
