@@ -279,7 +279,7 @@ def test_row_values_in_every_form_the_copies_use() -> None:
         "https://github.com/MS-P3/code7/tree/main/visual_bert",
         None,
     )
-    assert repo_url("HTTPS://GitLab.com/Group/Project") == ("HTTPS://GitLab.com/Group/Project", None)
+    assert repo_url("HTTPS://GitLab.com/Group/Project") == ("https://gitlab.com/Group/Project", None)  # scheme and host: lower case
     for bad in ("not a url", "ftp://host/x", "https://github.com/", "https://github.com//", "https:///path", "https://github.com/a b", 42):
         assert repo_url(bad) == (None, "bad_repo_url")
     assert repo_url(None) == repo_url("  ") == (None, "no_repo_url")

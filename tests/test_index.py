@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, make_record, make_sample, sha_for
 from papercode.build import builder
 from papercode.core.errors import QueryError
-from papercode.core.ids import normalize_repo
+from papercode.core.ids import normalize_repo, repo_key
 from papercode.core.ordering import status_rank
 from papercode.core.paging import Pager
 from papercode.corpus.stages import Corpus
