@@ -1,7 +1,8 @@
 """Issue #21, the archive path under attack, its rows: a hostile row is rejected, or its field cut or left out, when
 the archive is built, by the rules the server applies (the slug rule, repository keys, the caps on texts, lists and
 lines), so that what `papercode archive build` writes is what the server serves, whole; a build that would write no
-paper leaves the previous archive in place; and shards deleted or cut after the build are said to be missing.
+paper leaves the previous archive in place; and a build's files changed or cut after the build are found (a start
+refuses a file of another size, `papercode archive verify` checks every byte).
 
 Every archive here is written by the test (tests/archive_tables.py).
 """
@@ -16,19 +17,30 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from archive_tables import PWC, Row, archive_records, bundled_rows, link_row, method_row, paper_row, write_json, write_parquet
+from archive_tables import (
+    PWC,
+    Row,
+    bundled_rows,
+    current_manifest,
+    link_row,
+    method_row,
+    paper_row,
+    served_papers,
+    write_json,
+    write_parquet,
+)
 from conftest import SERVER_DIR, make_record
 from papercode.answers import queries
 from papercode.archive import build as build_module
-from papercode.archive import build_archive, read_manifest, records_dir, rows
+from papercode.archive import build_archive, rows
 from papercode.archive.build import EmptyArchive
 from papercode.archive.rows import URL_PROBLEMS, Vocabulary, link_key, paper_url_problem, repo_url, web_url, within_caps
 from papercode.build import decode
-from papercode.build.decode import iter_records
 from papercode.cli import main as cli
 from papercode.core.errors import QueryError
 from papercode.core.ids import MAX_SLUG_CHARS, normalize_repo, parse_slug, repo_key, slug_from_record_url
@@ -49,16 +61,13 @@ def build(directory: Path, papers: list[Row], links: list[Row], **options: Any) 
     return build_archive(sources, directory / "archive", snapshot=SNAPSHOT, **options)
 
 
-def served_report(archive: Path) -> LoadReport:
-    """What the server's loader says of a built archive's shards."""
-    report = LoadReport()
-    for _ in iter_records([records_dir(archive)], report):
-        pass
-    return report
-
-
 def files_of(directory: Path) -> dict[str, bytes]:
     return {str(path.relative_to(directory)): path.read_bytes() for path in sorted(directory.rglob("*")) if path.is_file()}
+
+
+def served_links(archive: Path) -> dict[str, list[str]]:
+    """Each served paper's code links' URLs, by slug."""
+    return {slug: [link[0] for link in paper["code_links"]] for slug, paper in served_papers(archive).items()}
 
 
 def papercode_process(scratch: Path, *args: str | Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
@@ -160,8 +169,7 @@ def test_a_link_names_its_repository_once_in_any_letter_case_shown_as_first_seen
         link_row("p", "https://gitlab.com/Group/Project/"),
     ]
     summary = build(tmp_path, [paper_row("p", "P")], links)
-    (record,) = archive_records(tmp_path / "archive")
-    assert [link["repo_url"] for link in record["code_links"]] == ["https://github.com/Owner/Name", "https://gitlab.com/Group/Project"]
+    assert served_links(tmp_path / "archive") == {"p": ["https://github.com/Owner/Name", "https://gitlab.com/Group/Project"]}
     assert summary.rejected.counts == {"duplicate_link": 4}
     assert link_key("https://github.com/Owner/Name") == link_key("http://www.github.com/owner/name.git/") == "owner/name"
 
@@ -170,13 +178,11 @@ def test_hostile_repo_urls_are_counted_by_reason_and_none_is_written(tmp_path: P
     papers = [paper_row("p", "P")]
     links = [link_row("p", value) for value, _ in HOSTILE_REPO_URLS] + [link_row("p", "https://github.com/good/one")]
     build(tmp_path, papers, links)
-    (record,) = archive_records(tmp_path / "archive")
-    assert [link["repo_url"] for link in record["code_links"]] == ["https://github.com/good/one"]
+    assert served_links(tmp_path / "archive") == {"p": ["https://github.com/good/one"]}
     expected: dict[str, int] = {}
     for _, reason in HOSTILE_REPO_URLS:
         expected[reason] = expected.get(reason, 0) + 1
-    manifest = read_manifest(tmp_path / "archive")
-    assert manifest is not None
+    manifest = current_manifest(tmp_path / "archive")
     assert {reason: entry["count"] for reason, entry in manifest["rejected"].items()} == expected
     for reason, entry in manifest["rejected"].items():
         assert len(entry["example"]) < 400  # a 1 MB URL is shown by its start
@@ -194,12 +200,12 @@ def test_a_paper_url_a_client_cannot_follow_safely_is_left_out_and_the_paper_kep
         link_row("only-linked", "https://github.com/a/b", "O", paper_url_abs="http://10.0.0.1/abs", paper_url_pdf="https://x.org/../pdf")
     ]
     summary = build(tmp_path, papers, links)
-    records = {record["url"]: record for record in archive_records(tmp_path / "archive")}
-    assert sorted(records) == ["/paper/data", "/paper/js", "/paper/long", "/paper/only-linked"]
-    assert "url_abs" not in records["/paper/js"] and records["/paper/js"]["url_pdf"] == "https://arxiv.org/pdf/2001.00001v1.pdf"
-    assert "url_pdf" not in records["/paper/data"] and records["/paper/data"]["url_abs"] == "https://arxiv.org/abs/2001.00002"
-    assert "url_pdf" not in records["/paper/long"]
-    assert "url_abs" not in records["/paper/only-linked"] and "url_pdf" not in records["/paper/only-linked"]
+    served = served_papers(tmp_path / "archive")
+    assert sorted(served) == ["data", "js", "long", "only-linked"]
+    assert served["js"]["url_abs"] is None and served["js"]["url_pdf"] == "https://arxiv.org/pdf/2001.00001v1.pdf"
+    assert served["data"]["url_pdf"] is None and served["data"]["url_abs"] == "https://arxiv.org/abs/2001.00002"
+    assert served["long"]["url_pdf"] is None
+    assert served["only-linked"]["url_abs"] is None and served["only-linked"]["url_pdf"] is None
     assert summary.warnings.counts == {"bad_url_abs": 2, "bad_url_pdf": 3}
     assert summary.rejected.total() == 0
     assert "not http or https" in summary.warnings.examples["bad_url_abs"]
@@ -237,11 +243,11 @@ def test_a_paper_url_without_a_slug_the_server_takes_is_rejected_in_both_tables(
     papers.append({**paper_row("x", "Ten megabytes"), "paper_url": f"{PWC}/paper/" + "y" * (10 * MIB)})
     links = [link_row(slug, "https://github.com/a/b") for slug in HOSTILE_SLUGS] + [link_row("only-linked", "https://github.com/c/d")]
     summary = build(tmp_path, papers, links)
-    records = archive_records(tmp_path / "archive")
-    assert sorted(record["url"] for record in records) == ["/paper/good-slug", "/paper/only-linked"]
+    served = served_papers(tmp_path / "archive")
+    assert sorted(served) == ["good-slug", "only-linked"]
     assert summary.rejected.counts == {"bad_paper_url": 2 * len(HOSTILE_SLUGS) + 1}
-    for record in records:  # the slug the server finds is the one written
-        assert slug_from_record_url(record["url"]) == record["url"].removeprefix("/paper/")
+    for slug in served:  # the slug the server finds is the one written
+        assert slug_from_record_url(f"/paper/{slug}") == slug
     assert paper_url_problem(None) == paper_url_problem("  ") == "no_paper_url" and paper_url_problem("<x>") == "bad_paper_url"
 
 
@@ -265,7 +271,7 @@ def test_a_record_whose_url_holds_no_slug_is_not_found_or_listed_by_it(load_corp
 # -- D3: fields over the server's caps -----------------------------------------------------------
 
 
-def test_fields_over_the_servers_caps_are_cut_at_build_time_and_the_shards_load_without_a_problem(tmp_path: Path) -> None:
+def test_fields_over_the_servers_caps_are_cut_at_build_time_and_served_as_cut(tmp_path: Path) -> None:
     long_text = "w" * (9 * MIB)  # over the server's line cap on its own
     papers = [
         paper_row("long-abstract", "Long abstract", abstract=long_text),
@@ -283,17 +289,20 @@ def test_fields_over_the_servers_caps_are_cut_at_build_time_and_the_shards_load_
         link_row("only-linked", "https://github.com/c/d", long_text),
     ]
     summary = build(tmp_path, papers, links)
-    assert served_report(tmp_path / "archive").problems == []  # nothing over a cap is left for the server to cut or lose
-    records = {record["url"].removeprefix("/paper/"): record for record in archive_records(tmp_path / "archive")}
-    assert len(records) == len(papers) + 1 and summary.rejected.total() == 0
-    assert len(records["long-abstract"]["abstract"]) == len(records["long-title"]["title"]) == CAP.max_string_chars
-    assert len(records["only-linked"]["title"]) == CAP.max_string_chars
-    assert len(records["many-authors"]["authors"]) == len(records["many-tasks"]["tasks"]) == len(records["many-methods"]["methods"])
-    assert len(records["many-tasks"]["tasks"]) == MAX_LIST_ENTRIES
-    assert [len(name) for name in records["long-author"]["authors"]] == [5, CAP.max_string_chars]
-    assert records["long-task-name"]["tasks"] == [{"task_slug": "image-classification", "task_name": "Image Classification"}]
-    assert "methods" not in records["control-method-name"]
-    assert "framework" not in records["long-abstract"]["code_links"][0]
+    served = served_papers(tmp_path / "archive")  # nothing over a cap is left for the server to hold
+    assert len(served) == len(papers) + 1 and summary.rejected.total() == 0
+    assert len(served["long-abstract"]["abstract"]) == len(served["long-title"]["title"]) == CAP.max_string_chars
+    assert len(served["only-linked"]["title"]) == CAP.max_string_chars
+    assert len(served["many-authors"]["authors"]) == len(served["many-tasks"]["tasks"]) == len(served["many-methods"]["methods"])
+    assert len(served["many-tasks"]["tasks"]) == MAX_LIST_ENTRIES
+    assert [len(name) for name in served["long-author"]["authors"]] == [5, CAP.max_string_chars]
+    assert served["long-task-name"]["tasks"] == [("image-classification", "Image Classification")]
+    assert served["control-method-name"]["methods"] == []
+    assert served["long-abstract"]["code_links"] == [("https://github.com/a/b", False, False, None)]  # the framework left out
+    for paper in served.values():
+        texts = [paper["title"], paper["abstract"] or "", paper["proceeding"] or "", *paper["authors"]]
+        assert max(map(len, texts)) <= CAP.max_string_chars
+        assert max(len(paper["authors"]), len(paper["tasks"]), len(paper["methods"])) <= MAX_LIST_ENTRIES
     assert summary.warnings.counts == {
         "string_truncated": 5,  # abstract, title, proceeding, an author's name, a links-only title
         "list_truncated": 3,
@@ -313,10 +322,10 @@ def test_a_record_still_over_the_line_cap_once_cut_is_rejected_with_its_links(tm
         link_row("fine", "https://github.com/a/d"),
     ]
     summary = build(tmp_path, papers, links)
-    assert [record["url"] for record in archive_records(tmp_path / "archive")] == ["/paper/fine"]
+    assert list(served_papers(tmp_path / "archive")) == ["fine"]
     assert summary.rejected.counts == {"record_too_large": 1, "links_of_rejected_paper": 2}
     assert (summary.papers, summary.code_links) == (1, 1)
-    assert f"{CAP.max_line_bytes:,}-byte line cap" in summary.rejected.examples["record_too_large"]
+    assert f"{CAP.max_line_bytes:,}-byte record cap" in summary.rejected.examples["record_too_large"]
 
 
 def test_within_caps_leaves_a_record_under_them_alone_and_cuts_a_copy_otherwise() -> None:
@@ -373,7 +382,7 @@ def test_a_build_whose_every_row_is_rejected_is_refused_and_the_previous_archive
     assert err.count("\n") == 1 and err.startswith("papercode: archive build: papers.json, links.json: no paper to write: every one of")
     assert "bad_paper_url 2" in err and "The previous archive is unchanged" in err
     assert files_of(archive) == before
-    assert not list(archive.parent.glob(".archive.*"))
+    assert len(list((archive / "builds").iterdir())) == 1  # nothing of the refused build
 
 
 def test_a_build_from_tables_without_rows_is_refused_and_the_previous_archive_kept(tmp_path: Path) -> None:
@@ -403,76 +412,75 @@ def test_papercode_archive_build_refuses_an_empty_build_and_a_server_keeps_its_p
     assert "no paper to write" in result.stderr and "no_title 2" in result.stderr
     assert files_of(archive) == before
     check = papercode_process(tmp_path, "check", "--archive", "--archive-dir", archive)
-    assert "records: 7 read, 5 indexed" in check.stdout, check.stdout + check.stderr  # the bundled records, the archive beneath
+    assert "records: 2 read, 2 indexed" in check.stdout, check.stdout + check.stderr  # the bundled records
+    assert f"archive: build {current_manifest(archive)['build_id']} (5 papers, " in check.stdout  # and the archive beneath
 
 
-# -- D12: shards deleted or cut after the build ----------------------------------------------------
+# -- D12: a build's files changed or cut after the build ---------------------------------------------
+# (What replaced the shards deleted, cut or unlisted since the build, said to be missing by the loader: a build is one
+# set of files its manifest lists with their sizes and sha256; a start refuses one of another size or missing, and
+# serves the records alone saying so; `papercode archive verify` checks every byte.)
 
 
 @pytest.fixture
-def sharded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, build_module.BuildSummary]:
-    """A built archive of 600 papers in all 16 shards."""
-    monkeypatch.setattr(build_module, "SHARD_CHUNK_BYTES", 4_000)
+def built(tmp_path: Path) -> tuple[Path, build_module.BuildSummary]:
     papers = [paper_row(f"paper-{i}", f"Paper {i}", abstract="words " * (i % 97)) for i in range(600)]
-    summary = build(tmp_path, papers, [link_row("paper-1", "a/b")])
-    assert len(summary.shards) == build_module.MAX_SHARDS
-    return tmp_path / "archive", summary
+    return tmp_path / "archive", build(tmp_path, papers, [link_row("paper-1", "a/b")])
 
 
-def served(archive: Path) -> Corpus:
-    records = records_dir(archive)
-    return Corpus.load([records], archive=records)
+def test_a_complete_build_is_served_whole_and_verified(
+    built: tuple[Path, build_module.BuildSummary], capsys: pytest.CaptureFixture[str]
+) -> None:
+    archive, summary = built
+    corpus = Corpus.load([], archive_dir=archive)
+    assert corpus.archive_note is None and len(corpus.index.papers) == summary.papers and corpus.index.report.problems == []
+    assert cli.main(["archive", "verify", "--out", str(archive)]) == 0
+    files = len(current_manifest(archive)["files"])
+    assert capsys.readouterr().out == f"archive: build {summary.build_id} intact ({files} files, 600 papers)\n"
 
 
-def test_a_complete_archive_loads_without_a_warning(sharded: tuple[Path, build_module.BuildSummary]) -> None:
-    archive, summary = sharded
-    corpus = served(archive)
-    assert corpus.index.report.problems == [] and len(corpus.index.papers) == summary.papers
-
-
-def test_shards_deleted_or_cut_since_the_build_are_said_to_be_missing(sharded: tuple[Path, build_module.BuildSummary]) -> None:
-    archive, summary = sharded
-    shards = summary.shards
-    for shard in shards[1:-1]:
-        (records_dir(archive) / shard.name).unlink()
-    cut = records_dir(archive) / shards[-1].name
-    cut.write_bytes(cut.read_bytes()[: shards[-1].bytes // 2])
-    (records_dir(archive) / "stray.jsonl").write_bytes(b"")
-    corpus = served(archive)
-    warnings = [(problem.code, Path(problem.path).name) for problem in corpus.index.report.problems if problem.severity == "warning"]
-    missing = len(shards) - 2
-    lost = sum(shard.records for shard in shards[1:])
-    assert warnings == [
-        ("archive_incomplete", "archive.json"),
-        *[("archive_shard_missing", shard.name) for shard in shards[1:-1]],
-        ("archive_shard_changed", shards[-1].name),
-        ("archive_shard_unlisted", "stray.jsonl"),
-    ]
-    stats = queries.corpus_stats(corpus)
-    assert stats.load.by_reason["archive_incomplete"] == 1 and stats.load.by_reason["archive_shard_missing"] == missing
-    (first,) = [line for line in stats.load.first_problems if "archive_incomplete" in line]
-    assert f"lists {summary.papers:,} papers in {len(shards)} shards; {missing} shard(s) missing and 1 changed" in first
-    assert f"({lost:,} papers)" in first
-    assert "/" not in first.split("archive_incomplete ")[1].split(":")[0]  # no server path in an answer
-
-
-def test_an_archive_without_its_manifest_says_so(sharded: tuple[Path, build_module.BuildSummary]) -> None:
-    archive, _ = sharded
-    (archive / "archive.json").write_bytes(b'{"shards": "not a list"}')
-    assert [problem.code for problem in served(archive).index.report.problems] == ["archive_manifest"]
+@pytest.mark.parametrize("damage", ["deleted", "cut", "changed"])
+def test_a_file_deleted_cut_or_changed_since_the_build_is_found(
+    built: tuple[Path, build_module.BuildSummary], damage: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    archive, summary = built
+    title = archive / "current" / "papers" / "title.data"
+    data = title.read_bytes()
+    if damage == "deleted":
+        title.unlink()
+    else:
+        title.write_bytes(data[: len(data) // 2] if damage == "cut" else b"X" + data[1:])
+    corpus = Corpus.load([], archive_dir=archive)
+    if damage == "changed":  # the same size: a start maps it (it reads no byte it does not serve); verify finds it
+        assert corpus.archive_note is None
+    else:
+        assert corpus.archive is None and corpus.archive_note is not None
+        assert f"the archive's build {summary.build_id} is damaged: title.data " in corpus.archive_note
+        assert queries.corpus_stats(corpus).archive == corpus.archive_note and str(archive) not in corpus.archive_note
+    assert cli.main(["archive", "verify", "--out", str(archive)]) == 1
+    err = capsys.readouterr().err
+    if damage == "changed":  # every byte read: the one changed is found
+        files = len(current_manifest(archive)["files"])
+        assert err == (
+            f"papercode: archive verify: {summary.build_id}/papers/title.data: its bytes are not those the build wrote (sha256 differs)\n"
+            f"papercode: archive verify: 1 of {files} files of build {summary.build_id} are damaged. Next: rebuild it\n"
+        )
+    else:  # refused as a start refuses it
+        assert err.count("\n") == 1 and err.startswith(
+            f"papercode: archive verify: the archive's build {summary.build_id} is damaged: title.data "
+        )
 
 
 @pytest.mark.process
-def test_papercode_check_says_the_archive_is_incomplete(sharded: tuple[Path, build_module.BuildSummary], tmp_path: Path) -> None:
-    archive, summary = sharded
-    for shard in summary.shards[1:]:
-        (records_dir(archive) / shard.name).unlink()
+def test_papercode_check_says_the_archive_is_damaged_and_serves_the_records(
+    built: tuple[Path, build_module.BuildSummary], tmp_path: Path
+) -> None:
+    archive, summary = built
+    (archive / "current" / "papers" / "blob.data").unlink()
     result = papercode_process(tmp_path, "check", "--archive", "--archive-dir", archive)
-    kept = summary.shards[0].records
-    assert f"records: {kept + 2} read, {kept + 2} indexed" in result.stdout  # the two bundled records, then one shard
-    assert "warning archive_incomplete (1):" in result.stdout
-    assert f"lists {summary.papers:,} papers in {len(summary.shards)} shards; {len(summary.shards) - 1} shard(s) missing" in result.stdout
-    assert f"warning archive_shard_missing ({len(summary.shards) - 1}):" in result.stdout
+    assert result.returncode == 1
+    assert "records: 2 read, 2 indexed" in result.stdout  # the bundled records, served alone
+    assert f"archive: the archive is not served: the archive's build {summary.build_id} is damaged: blob.data " in result.stdout
 
 
 class Endless(io.RawIOBase):
@@ -503,15 +511,16 @@ def test_the_line_reader_gives_up_on_an_endless_line_instead_of_reading_the_file
 
 
 @pytest.mark.process
-def test_papercode_check_gives_up_on_a_huge_shard_without_a_newline(
-    sharded: tuple[Path, build_module.BuildSummary], tmp_path: Path
-) -> None:
-    archive, _ = sharded
-    sparse = records_dir(archive) / "papers-99.jsonl"
-    with open(sparse, "wb") as stream:
+def test_papercode_check_gives_up_on_a_huge_records_file_without_a_newline(tmp_path: Path) -> None:
+    """(The archive's shards are gone, but a records directory is still read line by line.)"""
+    records = tmp_path / "records"
+    records.mkdir()
+    for i, record in enumerate(make_record(f"2001.{i:05d}", f"paper-{i}") for i in range(3)):
+        (records / f"{i}.json").write_bytes(orjson.dumps(record))
+    with open(records / "papers-99.jsonl", "wb") as stream:
         stream.truncate(20 * 1024 * MIB)  # 20 GiB of zeros, none of them on disk
-    result = papercode_process(tmp_path, "check", "--archive", "--archive-dir", archive, timeout=600)
+    result = papercode_process(tmp_path, "check", "--records", records, timeout=600)
     assert "error too_large (1):" in result.stdout, result.stdout + result.stderr
     assert "papers-99.jsonl:1: line is over the 8,388,608-byte cap" in result.stdout
     assert "the rest of the file is not read" in result.stdout
-    assert "records: 602 read, 602 indexed" in result.stdout  # every other shard, whole
+    assert "records: 3 read, 3 indexed" in result.stdout  # every other file, whole

@@ -17,7 +17,7 @@ from papercode.core.ids import normalize_repo, repo_key
 from papercode.core.ordering import status_rank
 from papercode.core.paging import Pager
 from papercode.corpus.stages import Corpus
-from papercode.index.columns import PaperColumns, StringTable, repo_key
+from papercode.index.columns import PaperColumns, StringTable
 from papercode.index.paper_index import task_key
 from papercode.index.search import SearchFilters, paper_texts, query_terms
 
