@@ -86,7 +86,9 @@ def resolve_paper(corpus: Corpus, asked: str) -> tuple[PaperRow, dict[str, str]]
     if arxiv is not None:
         paper = index.paper_by_arxiv(arxiv.canonical)
         if paper is None:
-            raise _not_found(corpus, f"no paper with arXiv id {arxiv.canonical} in this corpus of {len(index.papers):,} papers", _SEARCH_NEXT)
+            raise _not_found(
+                corpus, f"no paper with arXiv id {arxiv.canonical} in this corpus of {len(index.papers):,} papers", _SEARCH_NEXT
+            )
         return paper, query_shown(asked, arxiv.canonical)
     slug = parse_slug(text)
     if slug is None:

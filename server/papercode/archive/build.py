@@ -131,7 +131,9 @@ class BuildSummary:
             "rejected": self.rejected.as_json(),
             "warnings": self.warnings.as_json(),
             "search": {"segments": self.written.search_segments if self.written else 0},
-            "files": {name: {"bytes": facts.bytes, "sha256": facts.sha256} for name, facts in (self.written.files if self.written else {}).items()},
+            "files": {
+                name: {"bytes": facts.bytes, "sha256": facts.sha256} for name, facts in (self.written.files if self.written else {}).items()
+            },
             "sources": [_source_json(source) for source in self.sources],
         }
 
@@ -456,7 +458,9 @@ class _Builder:
         size = len(orjson.dumps(capped))
         if size <= MAX_LINE_BYTES:
             return capped
-        self.rejected.add("record_too_large", where, f"{record['url']}: {size:,} bytes, over the server's {MAX_LINE_BYTES:,}-byte record cap")
+        self.rejected.add(
+            "record_too_large", where, f"{record['url']}: {size:,} bytes, over the server's {MAX_LINE_BYTES:,}-byte record cap"
+        )
         self.dropped.add(record["url"].removeprefix("/paper/"))
         if links:
             self.rejected.add("links_of_rejected_paper", where, f"{len(links)} link(s) of a paper over the record cap", len(links))
