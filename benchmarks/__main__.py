@@ -1,7 +1,8 @@
 """`python -m benchmarks generate …` writes a synthetic corpus; `python -m benchmarks run …` measures papercode on it;
 `generate-archive` writes a synthetic Papers-with-Code archive and `archive` measures reading and building it;
 `archive-serve` starts servers on what it built, and `index-cost` measures what a full-text index costs to build.
-Each of these can save every number it prints to a JSON file (`--json`; `benchmarks/results/` keeps one per run)."""
+Each of these can save every number it prints to a JSON file (`--json`; `benchmarks/results/` keeps one per run), and
+`report` writes BENCHMARKS.md from the runs saved there."""
 
 from __future__ import annotations
 
@@ -59,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     from .index_cost import add_arguments as add_cost_arguments
 
     add_cost_arguments(cost)
+    report = sub.add_parser("report", help="write BENCHMARKS.md from the runs saved in benchmarks/results")
+    from .report import add_arguments as add_report_arguments
+
+    add_report_arguments(report)
     plot = sub.add_parser("plot", help="plot load time and peak RSS against size from `run --json` output")
     plot.add_argument("--json", type=Path, required=True)
     plot.add_argument("--out", type=Path, default=Path(__file__).parent / "load_rss.png")
@@ -67,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         from .plot import main as plot_main
 
         return plot_main(args.json, args.out)
+    if args.command == "report":
+        from .report import main as report_main
+
+        return report_main(args)
     if args.command == "search-engines":
         from .run import DEFAULT_DATA, corpus_roots, format_machine, machine
         from .search_engines import compare, format_comparison
