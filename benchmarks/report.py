@@ -60,6 +60,33 @@ def _serve_floor(result: dict[str, Any]) -> str:
     return f"an empty server's `corpus_stats` answered {_seconds(summary.get('empty_stats_s'))} after spawn (median of its starts)"
 
 
+def _archive_figures(result: dict[str, Any]) -> list[tuple[str, str]]:
+    rows = []
+    for form, entry in (result.get("forms") or {}).items():
+        build = entry.get("build") or {}
+        if build.get("available"):
+            rows.append((f"build from {form}: wall (CPU) seconds", f"{build['build_s']:.1f} s ({build['cpu_s']:.1f} s CPU)"))
+    return rows
+
+
+def _serve_figures(result: dict[str, Any]) -> list[tuple[str, str]]:
+    starts = (result.get("summary") or {}).get("starts") or []
+    inprocess = result.get("inprocess") or {}
+    rows = []
+    for label, key in (("keyed tool", "keyed_s"), ("search", "search_s")):
+        if starts:
+            each = ", ".join(f"{start[key]:.2f}" for start in starts)
+            rows.append((f"{label} answered, seconds from spawn (each start; the first after the build first)", f"{each} s"))
+    if "open_first_s" in inprocess:
+        rows.append(
+            (
+                "Corpus.open over the archive in-process, first / later start",
+                f"{inprocess['open_first_s']:.3f} / {inprocess['open_later_s']:.3f} s",
+            )
+        )
+    return rows
+
+
 @dataclass(frozen=True, slots=True)
 class Benchmark:
     """One benchmark as BENCHMARKS.md describes it; its figures come from the saved runs of `command`."""
@@ -69,6 +96,7 @@ class Benchmark:
     about: str  # what is measured, against what
     run: str  # the command line that measures it (with --json benchmarks/results when its harness saves runs)
     floor: Callable[[dict[str, Any]], str] | None = None  # the floor, in words, from a run's `result`
+    figures: Callable[[dict[str, Any]], list[tuple[str, str]]] | None = None  # (what, value) beside the targets
     saves: bool = True  # its harness saves runs into benchmarks/results (`benchmarks.results.save`)
     published: str = ""  # with no saved run: what its last published figures said, when and at which commit
     log_section: str = ""  # and the heading they are under in the old BENCHMARKS.md (`LOG_COMMIT`)
@@ -82,6 +110,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         " step in a fresh process, against the floor of reading the same files into Python rows.",
         "python -m benchmarks archive --data ../bench-data/archive-600k",
         _archive_floor,
+        _archive_figures,
     ),
     Benchmark(
         "archive-serve",
@@ -90,6 +119,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         " server's, their memory beyond it, the disk, in-process latency and reloads.",
         "python -m benchmarks archive-serve --archive-dir ../bench-data/built-600k/parquet",
         _serve_floor,
+        _serve_figures,
     ),
     Benchmark(
         "boards",
@@ -167,7 +197,7 @@ CHANGES: tuple[Change, ...] = (Change("issue #22, the archive built once into it
 
 # -- the saved runs ----------------------------------------------------------------------------------------------------
 
-Target = tuple[str, bool, str]  # (target, passed, measured), as each harness's `targets` gives it
+Row = tuple[str, bool | None, str]  # (target, passed, measured) as each harness's `targets` gives it; None: a figure
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,9 +211,11 @@ class Run:
     load: str
     result: dict[str, Any] = field(repr=False)
 
-    @property
-    def targets(self) -> list[Target]:
-        return [(str(name), bool(passed), str(measured)) for name, passed, measured in self.result.get("targets") or []]
+    def rows(self, benchmark: Benchmark) -> list[Row]:
+        """Its figures (what `benchmark` picks out of the result), then every target it recorded."""
+        figures: list[Row] = [(name, None, value) for name, value in (benchmark.figures(self.result) if benchmark.figures else [])]
+        targets = [(str(name), bool(passed), str(measured)) for name, passed, measured in self.result.get("targets") or []]
+        return figures + targets
 
     def is_of(self, commit: str) -> bool:
         return self.commit.startswith(commit)
@@ -248,13 +280,13 @@ def current_runs(runs: Sequence[Run], command: str) -> list[Run]:
     return [run for run in mine if run.commit == commit]
 
 
-def merged(runs: Sequence[Run]) -> list[Target]:
-    """The targets of runs of one commit, the newest run's figure for each (a run may measure some forms only)."""
-    found: dict[str, Target] = {}
+def merged(runs: Sequence[Run], benchmark: Benchmark) -> list[Row]:
+    """The rows of runs of one commit, the newest run's for each (a run may measure some forms only)."""
+    found: dict[str, Row] = {}
     for run in runs:
-        for target in run.targets:
-            found.pop(target[0], None)
-            found[target[0]] = target
+        for row in run.rows(benchmark):
+            found.pop(row[0], None)
+            found[row[0]] = row
     return list(found.values())
 
 
@@ -284,10 +316,14 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _mark(target: Target | None) -> str:
-    if target is None:
+def _verdict(passed: bool | None) -> str:
+    return "" if passed is None else "PASS" if passed else "MISS"
+
+
+def _mark(row: Row | None) -> str:
+    if row is None:
         return "—"
-    return f"{_cell(target[2])} ({'PASS' if target[1] else 'MISS'})"
+    return _cell(row[2]) + (f" ({_verdict(row[1])})" if row[1] is not None else "")
 
 
 def _provenance(runs: Sequence[Run], benchmark: Benchmark | None) -> list[str]:
@@ -317,11 +353,11 @@ def section(runs: Sequence[Run], benchmark: Benchmark) -> str:
         lines.append(_wrap(text))
         return "\n".join(lines) + "\n"
     lines += _provenance(current, benchmark)
-    targets = merged(current)
+    rows = merged(current, benchmark)
     lines.append("")
-    if targets:
-        lines += ["| target | measured | |", "|---|---:|---|"]
-        lines += [f"| {_cell(name)} | {_cell(measured)} | {'PASS' if passed else 'MISS'} |" for name, passed, measured in targets]
+    if rows:
+        lines += ["| figure or target | measured | |", "|---|---:|---|"]
+        lines += [f"| {_cell(name)} | {_cell(measured)} | {_verdict(passed)} |" for name, passed, measured in rows]
     else:
         lines.append("These runs record no targets: their figures are in the files above.")
     change = latest_change(runs, benchmark.command)
@@ -329,8 +365,8 @@ def section(runs: Sequence[Run], benchmark: Benchmark) -> str:
         what, before, after = change
         lines += ["", f"### Before and after: {what.title} (`{before[-1].commit[:7]}` → `{after[-1].commit[:7]}`)", ""]
         lines += _provenance(before, benchmark)
-        old, new = {t[0]: t for t in merged(before)}, {t[0]: t for t in merged(after)}
-        lines += ["", "| target | before | after |", "|---|---:|---:|"]
+        old, new = {row[0]: row for row in merged(before, benchmark)}, {row[0]: row for row in merged(after, benchmark)}
+        lines += ["", "| figure or target | before | after |", "|---|---:|---:|"]
         lines += [
             f"| {_cell(name)} | {_mark(old.get(name))} | {_mark(new.get(name))} |" for name in [*new, *(n for n in old if n not in new)]
         ]
