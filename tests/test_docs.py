@@ -35,7 +35,13 @@ README_PATH = REPO / "README.md"
 DOCS = REPO / "docs"
 USER_PAGES = [README_PATH, *sorted(DOCS.rglob("*.md"))]  # what a user reads
 # Every Markdown file whose links are checked: the user's pages, and those beside the code.
-LINKED_PAGES = [*USER_PAGES, REPO / "ARCHITECTURE.md", REPO / "BENCHMARKS.md", *sorted(REPO.glob("*/README.md")), REPO / "benchmarks/results/README.md"]
+LINKED_PAGES = [
+    *USER_PAGES,
+    REPO / "ARCHITECTURE.md",
+    REPO / "BENCHMARKS.md",
+    *sorted(REPO.glob("*/README.md")),
+    REPO / "benchmarks/results/README.md",
+]
 MAX_PAGE_BYTES = 15_000  # the README and BENCHMARKS.md: a front page each, not a manual or a log
 
 
