@@ -99,7 +99,7 @@ class Benchmark:
     figures: Callable[[dict[str, Any]], list[tuple[str, str]]] | None = None  # (what, value) beside the targets
     saves: bool = True  # its harness saves runs into benchmarks/results (`benchmarks.results.save`)
     published: str = ""  # with no saved run: what its last published figures said, when and at which commit
-    log_section: str = ""  # and the heading they are under in the old BENCHMARKS.md (`LOG_COMMIT`)
+    log_section: str = ""  # and how the heading they are under in the old BENCHMARKS.md (`LOG_COMMIT`) starts
 
 
 BENCHMARKS: tuple[Benchmark, ...] = (
@@ -349,7 +349,7 @@ def section(runs: Sequence[Run], benchmark: Benchmark) -> str:
         )
         text = f"No run saved yet: {how}."
         if benchmark.published:
-            text += f' Last published: {benchmark.published} (`git show {LOG_COMMIT}:BENCHMARKS.md`, "{benchmark.log_section}").'
+            text += f' Last published: {benchmark.published} (`git show {LOG_COMMIT}:BENCHMARKS.md`, "{benchmark.log_section} …").'
         lines.append(_wrap(text))
         return "\n".join(lines) + "\n"
     lines += _provenance(current, benchmark)
