@@ -7,6 +7,7 @@ Each of these can save every number it prints to a JSON file (`--json`; `benchma
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -14,7 +15,16 @@ from .archive_data import DATE_TYPES, DEFAULT_METHODS, format_stats, write_archi
 from .generate import LAYOUTS, write_corpus
 
 
+def _this_papercode() -> None:
+    """Measured in this process too: the papercode PYTHONPATH names first (an older commit's `server/`, to measure it),
+    else this checkout's, never the one an editable install of another checkout points at (as `run._pythonpath` does
+    for the benchmarks' subprocesses)."""
+    given = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    sys.path.insert(1 + len(given), str(Path(__file__).resolve().parent.parent / "server"))
+
+
 def main(argv: list[str] | None = None) -> int:
+    _this_papercode()
     parser = argparse.ArgumentParser(prog="python -m benchmarks")
     sub = parser.add_subparsers(dest="command", required=True)
     gen = sub.add_parser("generate", help="write a synthetic corpus in the real record schema")
@@ -64,6 +74,12 @@ def main(argv: list[str] | None = None) -> int:
     from .report import add_arguments as add_report_arguments
 
     add_report_arguments(report)
+    agreement = sub.add_parser(
+        "score-agreement", help="issue #22: a paper's score with its text in the archive against the same text in a record above it"
+    )
+    from .score_agreement import add_arguments as add_agreement_arguments
+
+    add_agreement_arguments(agreement)
     plot = sub.add_parser("plot", help="plot load time and peak RSS against size from `run --json` output")
     plot.add_argument("--json", type=Path, required=True)
     plot.add_argument("--out", type=Path, default=Path(__file__).parent / "load_rss.png")
@@ -98,6 +114,10 @@ def main(argv: list[str] | None = None) -> int:
         from .archive_serve import main as serve_main
 
         return serve_main(args)
+    if args.command == "score-agreement":
+        from .score_agreement import main as agreement_main
+
+        return agreement_main(args)
     if args.command == "index-cost":
         from .index_cost import main as cost_main
 

@@ -122,6 +122,23 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         _serve_figures,
     ),
     Benchmark(
+        "score-agreement",
+        "Search over both layers",
+        "A paper's BM25 score when a record above the archive holds its text, against its score in the archive alone"
+        " (a replaced row's deleted document still counts in a word's document frequency).",
+        "python -m benchmarks score-agreement --archive-dir ../bench-data/built-600k/parquet",
+        figures=lambda result: [
+            (
+                "papers compared",
+                f"{result.get('compared')} of {result.get('papers')}, over {result.get('archive_papers', 0):,} archive papers",
+            ),
+            (
+                "ratio, 5th-95th percentile (min, max)",
+                f"{result.get('p5', 0):.4f}-{result.get('p95', 0):.4f} ({result.get('min', 0):.4f}, {result.get('max', 0):.4f})",
+            ),
+        ],
+    ),
+    Benchmark(
         "boards",
         "Leaderboards",
         "The archive build with and without the leaderboards' tables, their open time, and `get_leaderboard` and `describe`"
