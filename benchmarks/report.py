@@ -1,10 +1,11 @@
 """`python -m benchmarks report`: BENCHMARKS.md, written from the runs saved in `benchmarks/results/`.
 
-BENCHMARKS.md holds where each benchmark stands now, never a log of runs: for each benchmark of `BENCHMARKS`, the
-current figures (every target of the newest commit measured, with PASS or MISS), the floor they are measured against,
-the machine, the date and the commit; and the before/after table of the latest change of `CHANGES` with a saved run
-on both sides. A benchmark with no saved run says where its last published figures are (a commit of the old,
-hand-written BENCHMARKS.md), and a command saved here that `BENCHMARKS` does not describe still gets its section.
+BENCHMARKS.md holds where each benchmark stands now, never a log of runs: for each benchmark of `BENCHMARKS`, its
+current figures (each figure and target as the newest run that measured it gives it, with PASS or MISS, and the commit
+when that is not the commit measured last), the floor they are measured against, the machine, the date and the commit
+of each run cited; and the before/after table of the latest change of `CHANGES` with a saved run on both sides. A
+benchmark with no saved run says where its last published figures are (a commit of the old, hand-written
+BENCHMARKS.md), and a command saved here that `BENCHMARKS` does not describe still gets its section.
 
 A run is one JSON file (`benchmarks/results.py` writes it; the format is in `benchmarks/results/README.md`). The
 report reads only what a run recorded: a run of uncommitted code, of an unknown commit, or naming a path of the
@@ -286,25 +287,26 @@ def _machine_paths(value: Any) -> Iterator[str]:
 
 
 def current_runs(runs: Sequence[Run], command: str) -> list[Run]:
-    """The runs of `command` at the commit measured last (the newest run's, not counting runs of a change's "before"
-    commit, which are made after the change with the same harness); oldest first."""
+    """The runs of `command` that measure the code as it came to be, oldest first: all but the runs of a change's
+    "before" commit (made after the change, with the same harness)."""
     befores = [change.before for change in CHANGES if command in change.benchmarks]
     mine = [run for run in runs if run.command == command]
-    after_all = [run for run in mine if not any(run.is_of(before) for before in befores)] or mine
-    if not after_all:
-        return []
-    commit = after_all[-1].commit
-    return [run for run in mine if run.commit == commit]
+    return [run for run in mine if not any(run.is_of(before) for before in befores)] or mine
 
 
-def merged(runs: Sequence[Run], benchmark: Benchmark) -> list[Row]:
-    """The rows of runs of one commit, the newest run's for each (a run may measure some forms only)."""
-    found: dict[str, Row] = {}
+def merged(runs: Sequence[Run], benchmark: Benchmark) -> list[tuple[Row, Run]]:
+    """Each row of `runs` (oldest first) as the newest run that has it gives it, with that run: a run may measure some
+    forms only, and a later commit may be measured on some of them."""
+    found: dict[str, tuple[Row, Run]] = {}
     for run in runs:
         for row in run.rows(benchmark):
-            found.pop(row[0], None)
-            found[row[0]] = row
+            found[row[0]] = (row, run)  # in the place the row first came, from the newest run that has it
     return list(found.values())
+
+
+def cited(rows: Sequence[tuple[Row, Run]]) -> list[Run]:
+    """The runs these rows come from, oldest first."""
+    return sorted({run.file: run for _, run in rows}.values(), key=lambda run: (run.date, run.file))
 
 
 def latest_change(runs: Sequence[Run], command: str) -> tuple[Change, list[Run], list[Run]] | None:
@@ -316,7 +318,7 @@ def latest_change(runs: Sequence[Run], command: str) -> tuple[Change, list[Run],
             continue
         before = [run for run in mine if run.is_of(change.before)]
         after = [run for run in mine if run.is_of(change.after)] if change.after else current
-        if before and after and after[0].commit != before[0].commit:
+        if before and after and after[-1].commit != before[-1].commit:
             return change, before, after
     return None
 
@@ -337,10 +339,16 @@ def _verdict(passed: bool | None) -> str:
     return "" if passed is None else "PASS" if passed else "MISS"
 
 
-def _mark(row: Row | None) -> str:
-    if row is None:
+def _measured(row: Row, run: Run, head: str) -> str:
+    """A row's value, with the commit it was measured at when that is not the commit measured last."""
+    return _cell(row[2]) + (f" (at `{run.commit[:7]}`)" if run.commit != head else "")
+
+
+def _mark(found: tuple[Row, Run] | None, head: str) -> str:
+    if found is None:
         return "—"
-    return _cell(row[2]) + (f" ({_verdict(row[1])})" if row[1] is not None else "")
+    row, run = found
+    return _measured(row, run, head) + (f" ({_verdict(row[1])})" if row[1] is not None else "")
 
 
 def _provenance(runs: Sequence[Run], benchmark: Benchmark | None) -> list[str]:
@@ -369,31 +377,33 @@ def section(runs: Sequence[Run], benchmark: Benchmark) -> str:
             text += f' Last published: {benchmark.published} (`git show {LOG_COMMIT}:BENCHMARKS.md`, "{benchmark.log_section} …").'
         lines.append(_wrap(text))
         return "\n".join(lines) + "\n"
-    lines += _provenance(current, benchmark)
     rows = merged(current, benchmark)
+    head = (cited(rows) or current)[-1].commit
+    lines += _provenance(cited(rows) or current, benchmark)
     lines.append("")
     if rows:
         lines += ["| figure or target | measured | |", "|---|---:|---|"]
-        lines += [f"| {_cell(name)} | {_cell(measured)} | {_verdict(passed)} |" for name, passed, measured in rows]
+        lines += [f"| {_cell(row[0])} | {_measured(row, run, head)} | {_verdict(row[1])} |" for row, run in rows]
     else:
         lines.append("These runs record no targets: their figures are in the files above.")
     change = latest_change(runs, benchmark.command)
     if change is not None:
         what, before, after = change
-        lines += ["", f"### Before and after: {what.title} (`{before[-1].commit[:7]}` → `{after[-1].commit[:7]}`)", ""]
-        lines += _provenance(before, benchmark)
-        old, new = {row[0]: row for row in merged(before, benchmark)}, {row[0]: row for row in merged(after, benchmark)}
+        old, new = merged(before, benchmark), merged(after, benchmark)
+        was, now = (cited(old) or before)[-1].commit, (cited(new) or after)[-1].commit
+        lines += ["", f"### Before and after: {what.title} (`{was[:7]}` → `{now[:7]}`)", ""]
+        lines += _provenance(cited(old) or before, benchmark)
+        olds, news = {row[0]: (row, run) for row, run in old}, {row[0]: (row, run) for row, run in new}
         lines += ["", "| figure or target | before | after |", "|---|---:|---:|"]
-        lines += [
-            f"| {_cell(name)} | {_mark(old.get(name))} | {_mark(new.get(name))} |" for name in [*new, *(n for n in old if n not in new)]
-        ]
+        for name in [*news, *(name for name in olds if name not in news)]:
+            lines.append(f"| {_cell(name)} | {_mark(olds.get(name), was)} | {_mark(news.get(name), now)} |")
     return "\n".join(lines) + "\n"
 
 
 HEADER = f"""# Benchmarks
 
-Where each benchmark stands: its targets at the commit measured last, the floor it is measured against, the machine,
-the date and the commit, and the before/after table of the latest change that moved it. This file is written by
+Where each benchmark stands: each figure and target as its newest run measured it, the floor it is measured against,
+the machine, the date and the commit, and the before/after table of the latest change that moved it. This file is written by
 `python -m benchmarks report` from the runs saved in [`benchmarks/results/`](benchmarks/results/README.md) (one JSON
 file a run); edit the runs or `benchmarks/report.py`, never this file. How each benchmark measures, and how to run it:
 [docs/benchmarks.md](docs/benchmarks.md). Every run before the saved ones, as it was printed, is in

@@ -56,7 +56,17 @@ def test_runs_of_one_commit_are_merged_the_newest_figure_winning(tmp_path: Path)
     save(tmp_path, "parquet", date="2026-12-02 01:00 UTC", targets=[["parquet <= 5x", True, "4.00x"], ["shared", True, "old"]])
     save(tmp_path, "dumps", date="2026-12-02 02:00 UTC", targets=[["json.gz <= 6x", True, "2.84x"], ["shared", False, "new"]])
     rows = report.merged(report.current_runs(report.load_runs(tmp_path), "archive"), report.BENCHMARKS[0])
-    assert [(name, measured) for name, _, measured in rows] == [("parquet <= 5x", "4.00x"), ("json.gz <= 6x", "2.84x"), ("shared", "new")]
+    assert [(row[0], row[2]) for row, _ in rows] == [("parquet <= 5x", "4.00x"), ("shared", "new"), ("json.gz <= 6x", "2.84x")]
+
+
+def test_a_figure_the_last_commit_did_not_measure_names_the_commit_it_was_measured_at(tmp_path: Path) -> None:
+    later = "1c171b436327b6d29faf5b04af9aecd7bc8097e0"
+    save(tmp_path, "both", date="2026-12-02 01:00 UTC", targets=[["parquet <= 5x", False, "6.07x"], ["json.gz <= 6x", True, "2.84x"]])
+    save(tmp_path, "parquet", commit=later, date="2026-12-02 02:00 UTC", targets=[["parquet <= 5x", False, "7.50x"]])
+    text = report.report(report.load_runs(tmp_path))
+    assert "| parquet <= 5x | 7.50x | MISS |" in text
+    assert f"| json.gz <= 6x | 2.84x (at `{AFTER[:7]}`) | PASS |" in text
+    assert "`both.json`" in text and "`parquet.json`" in text
 
 
 def test_a_target_only_one_side_measured_shows_a_dash(tmp_path: Path) -> None:
