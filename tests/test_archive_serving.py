@@ -61,6 +61,7 @@ from papercode.index.archive_layer import BUILDS, CURRENT, MANIFEST, current_bui
 from papercode.index.layers import LayeredIndex
 from papercode.index.paper_index import PaperSources
 from papercode.index.search import Ranking, SearchFilters
+from papercode.settings import settings_for
 
 SNAPSHOT = "2025-07-28"
 SHARED = "https://github.com/shared/toolkit"
@@ -709,3 +710,26 @@ def test_a_build_a_server_holds_is_kept_and_the_next_build_after_it_is_gone_remo
     gc.collect()
     newest = build_archive(sources, archive, snapshot=SNAPSHOT)
     assert sorted(os.listdir(archive / BUILDS)) == [newest.build_id]
+
+
+def test_an_overlay_is_made_in_memory_unless_tmpdir_says_where_scratch_goes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from papercode.index import overlay
+
+    monkeypatch.delenv("TMPDIR", raising=False)
+    expected = Path("/dev/shm") if Path("/dev/shm").is_dir() and os.access("/dev/shm", os.W_OK) else None
+    assert overlay.overlay_parent() == expected
+    monkeypatch.setenv("TMPDIR", "/somewhere/else")
+    assert overlay.overlay_parent() is None  # the temporary directory, which TMPDIR names
+
+
+def test_a_start_sweeps_overlays_a_dead_process_left_where_overlays_are_made(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from papercode.cli import main as cli
+    from papercode.index import overlay
+
+    monkeypatch.setattr(overlay, "_MEMORY_FILES", tmp_path)
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setattr(cli, "overlay_parent", overlay.overlay_parent)
+    dead = tmp_path / f"{overlay.OVERLAY_PREFIX}999999999-abc"
+    dead.mkdir()
+    cli.clear_leftovers(settings_for("serve", {"--cache-dir": str(tmp_path / "cache"), "--code-dir": str(tmp_path / "code")}))
+    assert not dead.exists()

@@ -193,8 +193,7 @@ def build_archive(
             builder.run(ordered)
             if not summary.papers:
                 raise EmptyArchive(summary)
-            progress.stage("indexing: the last papers, then the keys and repositories")
-            summary.written = writer.finish()
+            summary.written = writer.finish(progress.stage)
             hold("archive-indexed")
         except BaseException:
             writer.discard()  # the directory goes with the build; the error is what matters

@@ -33,7 +33,7 @@ from papercode.core.errors import QueryError
 from papercode.corpus.snapshot import TEMPORARY_PREFIX
 from papercode.corpus.stages import Corpus
 from papercode.edge import logs
-from papercode.index.overlay import OVERLAY_PREFIX
+from papercode.index.overlay import OVERLAY_PREFIX, overlay_parent
 from papercode.settings import OPTIONS, Option, SettingError, Settings, settings_for
 from papercode.verified.harvest import interpreter
 from papercode.verified.materialize import OUTCOMES, Materializer, MaterializeSummary, VerifiedCode, materialize_corpus
@@ -181,6 +181,7 @@ def clear_leftovers(settings: Settings) -> None:
     (`core.scratch`, `archive.builds`)."""
     removed = [
         *scratch.sweep(Path(tempfile.gettempdir()), (BUILD_PREFIX, SEARCH_PREFIX, OVERLAY_PREFIX)),
+        *scratch.sweep(overlay_parent(), (OVERLAY_PREFIX,)),
         *scratch.sweep(settings.cache_dir, (TEMPORARY_PREFIX,)),
         *scratch.sweep(settings.code_dir, (WRITING_PREFIX,)),
         *archive_leftovers(settings.archive_dir),

@@ -37,6 +37,7 @@ from .search import ABSTRACTS, LOCK_FILES, SCHEMA, FacetTerms, Ranking, SearchEn
 log = logging.getLogger(__name__)
 
 OVERLAY_PREFIX: Final = "papercode-overlay-"  # the scratch directory of an overlay being made (see `core.scratch`)
+_MEMORY_FILES: Final = Path("/dev/shm")  # tmpfs, where a commit's fsyncs cost nothing
 _OVERLAY_HEAP: Final = 64 << 20  # the records are few: one small segment
 _NOT_LINKED: Final = frozenset({"meta.json", ".managed.json", ABSTRACTS, *LOCK_FILES})  # copied, tantivy's own, or not tantivy's
 
@@ -45,12 +46,21 @@ class OverlayProblem(RuntimeError):
     """The archive's index cannot take an overlay (another schema or tantivy version, or it would be merged)."""
 
 
+def overlay_parent() -> Path | None:
+    """Where overlays are made: in memory where the system has a tmpfs for it (the commit's fsyncs, which durability
+    needs and a directory removed a moment later does not, cost a tenth of a second on a disk), unless `TMPDIR` says
+    where scratch files go; else the temporary directory (None)."""
+    if os.environ.get("TMPDIR") or not (_MEMORY_FILES.is_dir() and os.access(_MEMORY_FILES, os.W_OK | os.X_OK)):
+        return None
+    return _MEMORY_FILES
+
+
 class LayeredSearch(Ranking):
     """Search over the archive's index with the records' papers laid over it (see the module docstring)."""
 
     def __init__(self, archive: ArchiveLayer, records: PaperIndex, records_search: SearchEngine, ordinals: Ordinals) -> None:
         self._archive, self._records_search, self._layers = archive, records_search, ordinals
-        overlay = scratch.directory(OVERLAY_PREFIX)
+        overlay = scratch.directory(OVERLAY_PREFIX, overlay_parent())
         try:
             self._searcher = _overlay(archive, overlay.path, records, records_search, ordinals)
         finally:
