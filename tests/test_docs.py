@@ -221,6 +221,13 @@ def test_benchmarks_md_is_what_the_report_writes_from_the_saved_runs() -> None:
     assert _text(REPO / "BENCHMARKS.md") == written, "BENCHMARKS.md is not what the saved runs give: run python -m benchmarks report"
 
 
+def test_every_saved_run_is_cited() -> None:
+    """A run no figure comes from any more is history: git keeps it, benchmarks/results does not."""
+    text = _text(REPO / "BENCHMARKS.md")
+    uncited = [path.name for path in sorted(report.RESULTS.glob("*.json")) if f"`{path.name}`" not in text]
+    assert not uncited, f"benchmarks/results holds runs BENCHMARKS.md does not cite (remove them): {uncited}"
+
+
 # -- links, reachability, sizes ----------------------------------------------------------------------------------------
 
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
