@@ -88,6 +88,12 @@ def _serve_figures(result: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+def _agreement_figures(result: dict[str, Any]) -> list[tuple[str, str]]:
+    compared = f"{result.get('compared')} of {result.get('papers')}, over {result.get('archive_papers', 0):,} archive papers"
+    spread = f"{result.get('p5', 0):.4f}-{result.get('p95', 0):.4f} ({result.get('min', 0):.4f}, {result.get('max', 0):.4f})"
+    return [("papers compared", compared), ("score ratio, 5th-95th percentile (min, max)", spread)]
+
+
 @dataclass(frozen=True, slots=True)
 class Benchmark:
     """One benchmark as BENCHMARKS.md describes it; its figures come from the saved runs of `command`."""
@@ -128,16 +134,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "A paper's BM25 score when a record above the archive holds its text, against its score in the archive alone"
         " (a replaced row's deleted document still counts in a word's document frequency).",
         "python -m benchmarks score-agreement --archive-dir ../bench-data/built-600k/parquet",
-        figures=lambda result: [
-            (
-                "papers compared",
-                f"{result.get('compared')} of {result.get('papers')}, over {result.get('archive_papers', 0):,} archive papers",
-            ),
-            (
-                "ratio, 5th-95th percentile (min, max)",
-                f"{result.get('p5', 0):.4f}-{result.get('p95', 0):.4f} ({result.get('min', 0):.4f}, {result.get('max', 0):.4f})",
-            ),
-        ],
+        figures=_agreement_figures,
     ),
     Benchmark(
         "boards",
