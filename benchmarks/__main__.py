@@ -2,11 +2,13 @@
 `generate-archive` writes a synthetic Papers-with-Code archive and `archive` measures reading and building it;
 `archive-serve` starts servers on what it built, and `index-cost` measures what a full-text index costs to build;
 `generate-boards` writes the leaderboards' tables for an archive written without them, and `boards` measures them.
-Each of these can save every number it prints to a JSON file (`--json`; `benchmarks/results/` keeps one per run)."""
+Each of these can save every number it prints to a JSON file (`--json`; `benchmarks/results/` keeps one per run), and
+`report` writes BENCHMARKS.md from the runs saved there."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -14,7 +16,16 @@ from .archive_data import DATE_TYPES, DEFAULT_METHODS, format_stats, write_archi
 from .generate import LAYOUTS, write_corpus
 
 
+def _this_papercode() -> None:
+    """Measured in this process too: the papercode PYTHONPATH names first (an older commit's `server/`, to measure it),
+    else this checkout's, never the one an editable install of another checkout points at (as `run._pythonpath` does
+    for the benchmarks' subprocesses)."""
+    given = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    sys.path.insert(1 + len(given), str(Path(__file__).resolve().parent.parent / "server"))
+
+
 def main(argv: list[str] | None = None) -> int:
+    _this_papercode()
     parser = argparse.ArgumentParser(prog="python -m benchmarks")
     sub = parser.add_subparsers(dest="command", required=True)
     gen = sub.add_parser("generate", help="write a synthetic corpus in the real record schema")
@@ -76,6 +87,16 @@ def main(argv: list[str] | None = None) -> int:
     from .index_cost import add_arguments as add_cost_arguments
 
     add_cost_arguments(cost)
+    report = sub.add_parser("report", help="write BENCHMARKS.md from the runs saved in benchmarks/results")
+    from .report import add_arguments as add_report_arguments
+
+    add_report_arguments(report)
+    agreement = sub.add_parser(
+        "score-agreement", help="issue #22: a paper's score with its text in the archive against the same text in a record above it"
+    )
+    from .score_agreement import add_arguments as add_agreement_arguments
+
+    add_agreement_arguments(agreement)
     plot = sub.add_parser("plot", help="plot load time and peak RSS against size from `run --json` output")
     plot.add_argument("--json", type=Path, required=True)
     plot.add_argument("--out", type=Path, default=Path(__file__).parent / "load_rss.png")
@@ -84,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
         from .plot import main as plot_main
 
         return plot_main(args.json, args.out)
+    if args.command == "report":
+        from .report import main as report_main
+
+        return report_main(args)
     if args.command == "search-engines":
         from .run import DEFAULT_DATA, corpus_roots, format_machine, machine
         from .search_engines import compare, format_comparison
@@ -120,6 +145,10 @@ def main(argv: list[str] | None = None) -> int:
         from .boards_bench import main as boards_main
 
         return boards_main(args)
+    if args.command == "score-agreement":
+        from .score_agreement import main as agreement_main
+
+        return agreement_main(args)
     if args.command == "index-cost":
         from .index_cost import main as cost_main
 

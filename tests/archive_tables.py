@@ -9,9 +9,13 @@ link flags as 0/1), written with pyarrow alone.
 
 from __future__ import annotations
 
+import functools
 import gzip
+import hashlib
 import json
+import os
 import random
+import stat
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -294,22 +298,151 @@ def chunks(rows: list[Row], parts: int) -> Iterable[list[Row]]:
         yield rows[start : start + size]
 
 
+NO_PROCESS = 4_194_304  # above every process id Linux (2**22 at most) and macOS hand out: its owner is dead
+
+
 # -- reading an archive back ---------------------------------------------------------------
 
 
-def archive_records(archive: Path) -> list[Row]:
-    """Every record in a built archive's shards, shard by shard."""
-    return [orjson.loads(line) for shard in sorted((archive / "records").glob("*.jsonl")) for line in shard.read_bytes().splitlines()]
+def served_papers(archive: Path) -> dict[str, Row]:
+    """Every paper of the archive's current build as a server reads it (`ArchiveLayer`: its columns, details and
+    abstract), by slug, in build order."""
+    from papercode.index.archive_layer import open_archive
+
+    layer = open_archive(archive)
+    try:
+        assert layer.abstracts is not None
+        papers: dict[str, Row] = {}
+        for a in range(len(layer)):
+            row = layer.papers[a]
+            assert row.slug is not None and row.slug not in papers
+            papers[row.slug] = {**_served_row(row), "abstract": layer.abstracts.get(a)}
+        return papers
+    finally:
+        layer.close()
 
 
-def assert_bundled_papers_back(records: list[Row], snapshot: str = "2025-07-28") -> None:
-    """The two bundled papers' archive parts are back exactly: every archive field, and the code links
-    (in order) without `reach`; their `source` as the bundled one says, but for which files it names."""
-    built = {record["url"]: record for record in records}
-    for expected in bundled_records():
-        got = built[expected["url"]]
-        for name in ARCHIVE_FIELDS:
-            assert got.get(name) == expected[name], name  # a null (proceeding) is left out
-        assert got["code_links"] == [{key: value for key, value in link.items() if key != "reach"} for link in expected["code_links"]]
-        assert got["source"] == {**expected["source"], "archive": got["source"]["archive"], "snapshot": snapshot}
-        assert got["source"]["archive"].endswith(", CC BY-SA 4.0")
+def _served_row(row: Any) -> Row:
+    details = row.details()
+    return {
+        "arxiv_id": row.arxiv_id,
+        "title": row.title,
+        "date": row.date,
+        "year": row.year,
+        "url_abs": row.url_abs,
+        "snapshot": row.snapshot,
+        "proceeding": details.proceeding,
+        "authors": details.authors,
+        "url_pdf": details.url_pdf,
+        "tasks": details.tasks,
+        "methods": details.methods,
+        "code_links": [(link.repo_url, link.is_official, link.mentioned_in_paper, link.framework) for link in details.code_links],
+    }
+
+
+@functools.cache
+def _bundled_served() -> dict[str, Row]:
+    """The bundled records as a server serves them from the records themselves (`served_papers`' shape)."""
+    from papercode.corpus.stages import Corpus
+    from papercode.settings import bundled_records_dir
+
+    corpus = Corpus.load([bundled_records_dir()])
+    assert corpus.search is not None
+    return {str(row.slug): {**_served_row(row), "abstract": corpus.search.abstract(row.ordinal)} for row in corpus.index.papers}
+
+
+def slug_of(record: Row) -> str:
+    return str(record["url"]).removeprefix("/paper/").lower()
+
+
+def assert_bundled_papers_back(papers: dict[str, Row], snapshot: str = "2025-07-28") -> None:
+    """The two bundled papers' archive parts are back exactly: served from the archive as the records themselves are
+    served (every archive field, the code links in the same order), but for what only a record knows (a link's reach
+    and licence, which `served_papers` leaves out) and the date of the data, the archive's."""
+    expected = _bundled_served()
+    assert len(expected) == 2
+    for slug, record in expected.items():
+        assert papers[slug] == {**record, "snapshot": snapshot}, slug
+    for record in bundled_records():  # and the records' own text, field by field
+        got = papers[slug_of(record)]
+        for name in ("title", "arxiv_id", "date", "proceeding", "authors", "abstract", "url_abs", "url_pdf"):
+            assert got[name] == record[name], name
+        assert got["tasks"] == [(task["task_slug"], task["task_name"]) for task in record["tasks"]]
+        assert got["methods"] == [method["method_name"] for method in record["methods"]]
+        assert sorted(got["code_links"]) == sorted(
+            (link["repo_url"], bool(link["is_official"]), bool(link["mentioned_in_paper"]), link["framework"])
+            for link in record["code_links"]
+        )
+
+
+def build_recording(sources: list[Path], out: Path, snapshot: str) -> tuple[Any, list[Row]]:
+    """`build_archive`, and every paper it wrote, in build order, as the Code-with-Papers record the build wrote of it
+    before the serving form (its fields, its code links, the archive as its source): the papers of the one-index form
+    that the layered one is compared with."""
+    from papercode.archive import build as build_module
+    from papercode.archive.rows import LICENCE_URL
+    from papercode.archive.serving import ServingWriter
+
+    records: list[Row] = []
+
+    class Recording(ServingWriter):
+        def add(self, *, slug: str, arxiv_id: str | None, record: Row, links: list[Any]) -> None:
+            code_links = [
+                {"repo_url": url, "is_official": int(official), "mentioned_in_paper": None if mentioned is None else int(mentioned)}
+                | ({} if framework is None else {"framework": framework})
+                for _, url, official, mentioned, framework, *_ in links
+            ]
+            source = {"archive": "pwc-archive (Hugging Face), CC BY-SA 4.0", "snapshot": snapshot, "licence_url": LICENCE_URL}
+            records.append({**record, "code_links": code_links, "source": source})
+            super().add(slug=slug, arxiv_id=arxiv_id, record=record, links=links)
+
+    setattr(build_module, "ServingWriter", Recording)  # noqa: B010 - for this build only
+    try:
+        summary = build_module.build_archive(sources, out, snapshot=snapshot)
+    finally:
+        setattr(build_module, "ServingWriter", ServingWriter)  # noqa: B010
+    return summary, records
+
+
+def current_manifest(archive: Path) -> Row:
+    """The manifest (`archive.json`) of the archive's current build."""
+    from papercode.index.archive_layer import MANIFEST, current_build
+
+    build = current_build(archive)
+    assert build is not None, f"{archive} has no current build"
+    value: Row = orjson.loads((build / MANIFEST).read_bytes())
+    return value
+
+
+def tree(directory: Path) -> dict[str, tuple[Any, ...]]:
+    """Every entry under `directory` (itself too): its kind, mode, size, modification and change times, and its
+    content (a file's sha256, a link's target)."""
+    entries = {}
+    for path in [directory, *sorted(directory.rglob("*"))]:
+        found = os.lstat(path)
+        if stat.S_ISLNK(found.st_mode):
+            content: str | None = os.readlink(path)
+        elif stat.S_ISREG(found.st_mode):
+            content = hashlib.sha256(path.read_bytes()).hexdigest()
+        else:
+            content = None
+        entries[str(path.relative_to(directory))] = (
+            stat.S_IFMT(found.st_mode),
+            stat.S_IMODE(found.st_mode),
+            found.st_size,
+            found.st_mtime_ns,
+            found.st_ctime_ns,
+            content,
+        )
+    return entries
+
+
+def read_only(directory: Path) -> None:
+    for path in [directory, *directory.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(0o555 if path.is_dir() else 0o444)
+
+
+def contents(directory: Path) -> dict[str, tuple[int, str | None]]:
+    """Every entry under `directory` with its kind and content (`tree` but for modes and times)."""
+    return {name: (entry[0], entry[-1]) for name, entry in tree(directory).items() if name != "."}

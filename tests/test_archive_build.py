@@ -1,13 +1,14 @@
-"""`papercode archive build`: the Papers-with-Code archive's tables, in every form, become compact records.
+"""`papercode archive build`: the Papers-with-Code archive's tables, in every form, become the archive's serving form.
 
 Every archive here is written by the test (tests/archive_tables.py): JSON dumps (plain and gzipped), the Hub
 mirror's parquet, and pandas-style parquet copies. The ground truth is the two bundled records: turned back into
-archive rows and built, their archive parts must come back exactly.
+archive rows and built, their archive parts must come back exactly as a server reads them (`ArchiveLayer`).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -16,30 +17,28 @@ from io import StringIO
 from pathlib import Path
 from typing import Any
 
-import msgspec
-import orjson
 import pytest
 
 from archive_tables import (
+    NO_PROCESS,
     Row,
-    archive_records,
     assert_bundled_papers_back,
-    bundled_records,
     bundled_rows,
+    current_manifest,
     link_row,
     method_row,
     paper_row,
+    served_papers,
     write_json,
     write_parquet,
 )
 from papercode.archive import build as build_module
-from papercode.archive import build_archive, default_archive_dir, read_manifest, records_dir, store
+from papercode.archive import build_archive, builds, default_archive_dir, serving
 from papercode.archive.progress import BuildProgress
-from papercode.archive.rows import LICENCE_URL, Vocabulary, day, flag, name_slug, repo_url
-from papercode.build.decode import iter_records
+from papercode.archive.rows import LICENCE, LICENCE_URL, Vocabulary, day, flag, name_slug, repo_url
 from papercode.cli import main as cli
-from papercode.core.load_report import LoadReport
-from papercode.core.records import CodeLinkData, MethodData, RecordData, SourceData, TaskData
+from papercode.index import mapped
+from papercode.index.archive_layer import BUILDS, CURRENT, FORMAT, FORMAT_VERSION, MANIFEST, current_build, open_archive
 from papercode.settings import settings_for
 
 SNAPSHOT = "2025-07-28"
@@ -82,8 +81,13 @@ def write_sources(directory: Path, form: str, papers: list[Row], links: list[Row
 
 
 def files_of(directory: Path) -> dict[str, bytes]:
-    """Every file under `directory` (relative path -> bytes): to show an archive was left exactly as it was."""
-    return {str(path.relative_to(directory)): path.read_bytes() for path in sorted(directory.rglob("*")) if path.is_file()}
+    """Every file and link under `directory` (relative path -> bytes, or where a link points): to show an archive was
+    left exactly as it was."""
+    return {
+        str(path.relative_to(directory)): (b"-> " + os.readlink(path).encode()) if path.is_symlink() else path.read_bytes()
+        for path in sorted(directory.rglob("*"))
+        if path.is_symlink() or path.is_file()
+    }
 
 
 # -- ground truth --------------------------------------------------------------------------
@@ -94,52 +98,66 @@ def test_the_bundled_papers_come_back_exactly_from_their_archive_rows(tmp_path: 
     papers, links = bundled_rows()  # links shuffled: the build restores the records' order
     sources = write_sources(tmp_path / "src", form, papers, links)
     summary = build_archive(sources, tmp_path / "archive", snapshot=SNAPSHOT)
-    assert_bundled_papers_back(archive_records(tmp_path / "archive"))
+    assert_bundled_papers_back(served_papers(tmp_path / "archive"))
     assert (summary.papers, summary.papers_from_links, summary.code_links) == (2, 0, 14)
     assert summary.rejected.total() == 0 and summary.warnings.total() == 0
 
 
-def test_records_are_compact_and_hold_only_what_papercode_reads(tmp_path: Path) -> None:
+def test_a_row_s_missing_fields_are_served_missing_never_empty(tmp_path: Path) -> None:
+    """What the compact records' test held (no null, no empty list, no empty string written) holds for the serving
+    form: a value the row lacks or leaves empty is served as none."""
     papers, links = bundled_rows()
     papers.append(paper_row("no-extras", "Bare", authors=[], abstract=None, date=None, tasks=None, methods=None, url_abs=""))
     links.append(link_row("linked-only", "https://github.com/a/b", "Linked only", is_official=None, framework=None))
     build_archive(write_sources(tmp_path / "src", "parquet", papers, links), tmp_path / "archive", snapshot=SNAPSHOT)
-    allowed = {
-        "record": set(RecordData.__struct_fields__),
-        "code_links": set(CodeLinkData.__struct_fields__) | {"paper_slug"},  # the archive's own, as the real records carry it
-        "tasks": set(TaskData.__struct_fields__),
-        "methods": set(MethodData.__struct_fields__),
-        "source": set(SourceData.__struct_fields__),
+    served = served_papers(tmp_path / "archive")
+    assert served["no-extras"] == served_form_of("Bare")
+    assert served["linked-only"] == {**served_form_of("Linked only"), "code_links": [("https://github.com/a/b", False, False, None)]}
+    assert_bundled_papers_back(served)
+
+
+def served_form_of(title: str) -> Row:
+    """A paper the archive knows nothing of but its title, as it is served."""
+    return {
+        "arxiv_id": None,
+        "title": title,
+        "date": None,
+        "year": None,
+        "url_abs": None,
+        "snapshot": SNAPSHOT,
+        "proceeding": None,
+        "authors": [],
+        "url_pdf": None,
+        "tasks": [],
+        "methods": [],
+        "code_links": [],
+        "abstract": None,
     }
-    records = {record["url"]: record for record in archive_records(tmp_path / "archive")}
-    assert records["/paper/no-extras"] == {"url": "/paper/no-extras", "title": "Bare", "source": records["/paper/no-extras"]["source"]}
-    for record in records.values():
-        assert set(record) <= allowed["record"]
-        assert None not in record.values() and [] not in record.values() and "" not in record.values()
-        for name in ("code_links", "tasks", "methods"):
-            for entry in record.get(name, []):
-                assert set(entry) <= allowed[name] and None not in entry.values()
-        assert set(record["source"]) == allowed["source"]
-    assert records["/paper/linked-only"]["code_links"] == [
-        {"paper_slug": "linked-only", "repo_url": "https://github.com/a/b", "mentioned_in_paper": 0, "mentioned_in_github": 0}
-    ]
 
 
-def test_the_shards_load_through_papercodes_loader_without_a_problem(tmp_path: Path) -> None:
+def test_every_paper_of_a_build_is_served_by_its_keys_and_the_manifest_counts_them(tmp_path: Path) -> None:
+    """The serving form opens as a server opens it, every paper found by its arXiv id and its slug, with nothing
+    the build left to fix (what the shards loading without a problem through the records' loader proved)."""
     papers, links = bundled_rows()
     papers += [paper_row(f"paper-{i}", f"Paper {i}", arxiv_id=f"2101.{i:05d}", tasks=["Language Modelling"]) for i in range(300)]
     papers.append(paper_row("bad-id", "Kept, served by slug", arxiv_id="not-an-arxiv-id"))
     links += [link_row("linked-only", "https://gitlab.com/group/sub/project", "Named only by a link", paper_arxiv_id="2202.00001")]
     summary = build_archive(write_sources(tmp_path / "src", "json.gz", papers, links), tmp_path / "archive", snapshot=SNAPSHOT)
-    report = LoadReport()
-    loaded = list(iter_records([records_dir(tmp_path / "archive")], report))
-    assert report.problems == []
-    assert len(loaded) == summary.papers == 304
-    assert report.files_read == len(summary.shards)
-    by_slug = {item.slug: item for item in loaded}
-    assert by_slug["bad-id"].arxiv_id is None and by_slug["bad-id"].record.arxiv_id is None
-    assert by_slug["linked-only"].arxiv_id == "2202.00001"
-    assert by_slug["linked-only"].record.source is not None and by_slug["linked-only"].record.source.row_kind == "links"
+    assert summary.papers == 304 and (summary.papers_from_abstracts, summary.papers_from_links) == (303, 1)
+    layer = open_archive(tmp_path / "archive")
+    try:
+        assert len(layer) == len(layer.papers) == 304 and layer.build_id == summary.build_id
+        for a, row in enumerate(layer.papers):
+            assert layer.by_slug.get(row.slug) == a
+            assert row.arxiv_id is None or layer.by_arxiv.get(row.arxiv_id) == a
+        assert layer.papers[layer.by_slug.get("bad-id")].arxiv_id is None and layer.by_arxiv.get("not-an-arxiv-id") is None
+        assert layer.papers[layer.by_slug.get("linked-only")].arxiv_id == "2202.00001"
+        assert list(layer.papers_for_repo("gitlab.com/group/sub/project") or ()) == [layer.by_slug.get("linked-only")]
+        assert len(layer.arxiv_ids_with_prefix("2101.", 1000)) == 300
+    finally:
+        layer.close()
+    manifest = current_manifest(tmp_path / "archive")
+    assert manifest["counts"]["papers"] == 304 and manifest["counts"]["papers_from_links"] == 1
 
 
 # -- what a row becomes --------------------------------------------------------------------
@@ -208,8 +226,7 @@ def test_each_rejection_is_counted_with_an_example_in_the_summary_and_manifest(r
     for reason, count in {**EXPECTED_REJECTED, **EXPECTED_WARNINGS}.items():
         assert f"  {reason} ({count}): e.g. " in out
     assert "papers: 6 written (4 from 9 papers rows, 2 named only by links)" in out
-    manifest = read_manifest(tmp_path / "archive")
-    assert manifest is not None
+    manifest = current_manifest(tmp_path / "archive")
     assert {reason: entry["count"] for reason, entry in manifest["rejected"].items()} == EXPECTED_REJECTED
     assert {reason: entry["count"] for reason, entry in manifest["warnings"].items()} == EXPECTED_WARNINGS
     assert all(entry["example"] for entry in [*manifest["rejected"].values(), *manifest["warnings"].values()])
@@ -218,56 +235,34 @@ def test_each_rejection_is_counted_with_an_example_in_the_summary_and_manifest(r
 
 
 @pytest.mark.parametrize("form", ["json.gz", "pandas-timestamp"])
-def test_kept_rows_become_records_as_the_real_ones_are_written(tmp_path: Path, form: str) -> None:
+def test_kept_rows_are_served_as_the_real_records_are_written(tmp_path: Path, form: str) -> None:
     build_archive(write_sources(tmp_path / "src", form, *crafted_rows()), tmp_path / "archive", snapshot=SNAPSHOT)
-    records = {record["url"]: record for record in archive_records(tmp_path / "archive")}
-    assert sorted(records) == [
-        "/paper/bad-arxiv",
-        "/paper/bad-date",
-        "/paper/blank-title",
-        "/paper/good-one",
-        "/paper/old-style",
-        "/paper/only-linked",
-    ]
-    good = records["/paper/good-one"]
+    served = served_papers(tmp_path / "archive")
+    # the papers rows' papers in their order, then those only links name (the blank-title row's paper is one)
+    assert list(served) == ["good-one", "bad-arxiv", "bad-date", "old-style", "only-linked", "blank-title"]
+    good = served["good-one"]
     assert good["title"] == "Good" and good["arxiv_id"] == "2001.00001"
-    assert [link["repo_url"] for link in good["code_links"]] == [  # official first, then by URL; GitLab, Bitbucket, the Hub kept
-        "https://gitlab.com/group/subgroup/project",
-        "https://bitbucket.org/owner/repo",
-        "https://github.com/owner/name",
-        "https://huggingface.co/spaces/owner/demo",
+    assert good["code_links"] == [  # official first, then by URL; GitLab, Bitbucket, the Hub kept; a repository once
+        ("https://gitlab.com/group/subgroup/project", True, False, "pytorch"),
+        ("https://bitbucket.org/owner/repo", False, False, "none"),
+        ("https://github.com/owner/name", False, False, "none"),
+        ("https://huggingface.co/spaces/owner/demo", False, False, "none"),
     ]
-    assert good["code_links"][0] == {
-        "paper_slug": "good-one",
-        "repo_url": "https://gitlab.com/group/subgroup/project",
-        "is_official": 1,
-        "mentioned_in_paper": 0,
-        "mentioned_in_github": 0,
-        "framework": "pytorch",
-    }
-    assert good["tasks"] == [
-        {"task_slug": "3d-object-detection", "task_name": "3D Object Detection"},
-        {"task_slug": "image-classification", "task_name": "Image Classification"},
-    ]
-    assert good["methods"] == [
-        {"method_slug": "1x1-convolution", "method_name": "1x1 Convolution"},
-        {"method_slug": "resnet", "method_name": "ResNet"},
-    ]
-    assert "arxiv_id" not in records["/paper/bad-arxiv"] and "date" not in records["/paper/bad-date"]
-    assert records["/paper/old-style"]["arxiv_id"] == "hep-th/9901001"
+    assert good["tasks"] == [("3d-object-detection", "3D Object Detection"), ("image-classification", "Image Classification")]
+    assert good["methods"] == ["1x1 Convolution", "ResNet"]
+    assert good["url_pdf"] == "https://arxiv.org/pdf/2001.00001v1.pdf" and good["date"] == "2020-01-02" and good["year"] == 2020
+    assert served["bad-arxiv"]["arxiv_id"] is None and (served["bad-date"]["date"], served["bad-date"]["year"]) == (None, None)
+    assert served["old-style"]["arxiv_id"] == "hep-th/9901001"
     # a paper row without a title is dropped, but a link names it with one: it is written from the link
-    assert records["/paper/blank-title"]["source"]["row_kind"] == "links"
-    only = records["/paper/only-linked"]
-    assert only == {
-        "url": "/paper/only-linked",
-        "title": "Only Linked",
+    assert served["blank-title"]["title"] == "Titled by its link"
+    assert served["only-linked"] == {
+        **served_form_of("Only Linked"),
         "arxiv_id": "2002.00002",
         "url_abs": "https://arxiv.org/abs/2002.00002v1",
-        "source": {"archive": only["source"]["archive"], "snapshot": SNAPSHOT, "licence_url": LICENCE_URL, "row_kind": "links"},
-        "code_links": [{"paper_slug": "only-linked", "repo_url": "https://github.com/x/y", "is_official": 0, "mentioned_in_paper": 0,
-                        "mentioned_in_github": 0, "framework": "none"}],
-    }  # fmt: skip
-    assert good["source"]["row_kind"] == "abstracts"
+        "code_links": [("https://github.com/x/y", False, False, "none")],
+    }
+    manifest = current_manifest(tmp_path / "archive")
+    assert (manifest["licence"], manifest["licence_url"]) == (LICENCE, LICENCE_URL)
 
 
 def test_row_values_in_every_form_the_copies_use() -> None:
@@ -284,7 +279,7 @@ def test_row_values_in_every_form_the_copies_use() -> None:
         "https://github.com/MS-P3/code7/tree/main/visual_bert",
         None,
     )
-    assert repo_url("HTTPS://GitLab.com/Group/Project") == ("HTTPS://GitLab.com/Group/Project", None)
+    assert repo_url("HTTPS://GitLab.com/Group/Project") == ("https://gitlab.com/Group/Project", None)  # scheme and host: lower case
     for bad in ("not a url", "ftp://host/x", "https://github.com/", "https://github.com//", "https:///path", "https://github.com/a b", 42):
         assert repo_url(bad) == (None, "bad_repo_url")
     assert repo_url(None) == repo_url("  ") == (None, "no_repo_url")
@@ -321,9 +316,9 @@ def test_a_pandas_copy_with_every_method_missing_and_a_dump_with_one_author_as_t
     pq.write_table(pa.table(rows | {"__index_level_0__": [0]}), tmp_path / "copy.parquet")  # methods, tasks: type null
     write_json(tmp_path / "dump.json", [paper_row("q", "Q", authors="Solo Author", tasks=None, methods=None)])
     build_archive([tmp_path / "copy.parquet", tmp_path / "dump.json"], tmp_path / "archive", snapshot=SNAPSHOT)
-    records = {record["url"]: record for record in archive_records(tmp_path / "archive")}
-    assert records["/paper/p"]["authors"] == records["/paper/q"]["authors"] == ["Solo Author"]
-    assert "methods" not in records["/paper/p"] and "tasks" not in records["/paper/p"]
+    served = served_papers(tmp_path / "archive")
+    assert served["p"]["authors"] == served["q"]["authors"] == ["Solo Author"]
+    assert served["p"]["methods"] == served["p"]["tasks"] == []
 
 
 def test_a_hub_cache_folder_reads_the_snapshot_refs_main_names_and_knows_its_commit(tmp_path: Path) -> None:
@@ -339,13 +334,11 @@ def test_a_hub_cache_folder_reads_the_snapshot_refs_main_names_and_knows_its_com
     os.utime(links_file, (earlier, earlier))
     summary = build_archive([repo, links_file], tmp_path / "archive", commit_dates={new: "2025-07-30"})
     assert summary.snapshot == "2025-07-30"  # the newest of the commit's date and the undated file's
-    records = archive_records(tmp_path / "archive")
-    assert_bundled_papers_back(records, snapshot="2025-07-30")
-    assert len(records) == 2
-    assert records[0]["source"]["archive"] == "pwc-archive/papers-with-abstracts (Hugging Face), CC BY-SA 4.0"
-    assert records[0]["source"]["snapshot"] == summary.snapshot
-    manifest = read_manifest(tmp_path / "archive")
-    assert manifest is not None
+    served = served_papers(tmp_path / "archive")
+    assert_bundled_papers_back(served, snapshot="2025-07-30")
+    assert len(served) == 2
+    manifest = current_manifest(tmp_path / "archive")
+    assert manifest["snapshot"] == summary.snapshot and manifest["licence"] == LICENCE
     source = next(entry for entry in manifest["sources"] if entry["table"] == "papers")
     assert (source["dataset"], source["commit"], source["commit_date"]) == ("pwc-archive/papers-with-abstracts", new, "2025-07-30")
 
@@ -357,7 +350,8 @@ def test_the_snapshot_is_the_newest_source_files_date_unless_given(run: Run, tmp
     os.utime(sources[1], (newer, newer))
     summary = build_archive(sources, tmp_path / "archive")
     assert (summary.snapshot, summary.snapshot_basis) == ("2024-03-05", build_module.BASIS_MTIME)
-    assert {record["source"]["snapshot"] for record in archive_records(tmp_path / "archive")} == {"2024-03-05"}
+    assert {paper["snapshot"] for paper in served_papers(tmp_path / "archive").values()} == {"2024-03-05"}
+    assert current_manifest(tmp_path / "archive")["snapshot"] == "2024-03-05"
     for bad in ("2025-13-01", "28/07/2025", "yesterday"):
         code, out, err = run("archive", "build", *sources, "--out", tmp_path / "archive", "--snapshot", bad)
         assert (code, out) == (2, "") and err.startswith("papercode: --snapshot ") and err.count("\n") == 1
@@ -371,22 +365,37 @@ def test_a_file_named_twice_is_read_once_and_the_table_is_told_by_columns_not_na
     summary = build_archive([source, source / "a.json.gz", source / "b"], tmp_path / "archive", snapshot=SNAPSHOT)
     assert summary.rejected.total() == 0
     assert [(file.path.name, file.table) for file in summary.sources] == [("a.json.gz", "links"), ("whatever.parquet", "papers")]
-    assert_bundled_papers_back(archive_records(tmp_path / "archive"))
+    assert_bundled_papers_back(served_papers(tmp_path / "archive"))
 
 
-def test_shards_are_balanced_by_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(build_module, "SHARD_CHUNK_BYTES", 4_000)
+def test_every_file_of_a_build_is_in_its_manifest_with_its_size_and_sha256(tmp_path: Path) -> None:
+    """What replaced the shards (balanced by bytes, each listed with its size): the build's files, each listed in the
+    manifest with its size and sha256, every byte checked (`mapped.verify`); the search index has the segments the
+    manifest says, few (two indexing threads), so that an overlay never merges them."""
     papers = [paper_row(f"paper-{i}", f"Paper {i}", abstract="words " * (i % 97)) for i in range(600)]
     summary = build_archive(write_sources(tmp_path / "src", "json", papers, [link_row("paper-1", "a/b")]), tmp_path / "archive")
-    sizes = [shard.bytes for shard in summary.shards]
-    assert len(sizes) == build_module.MAX_SHARDS
-    assert max(sizes) - min(sizes) <= 4_000 + max(len(orjson.dumps(record)) + 1 for record in archive_records(tmp_path / "archive"))
-    assert sum(shard.records for shard in summary.shards) == 600
-    for shard in summary.shards:
-        assert (summary.records_dir / shard.name).stat().st_size == shard.bytes
+    build = current_build(tmp_path / "archive")
+    assert build is not None and build.name == summary.build_id
+    manifest = current_manifest(tmp_path / "archive")
+    on_disk = {str(path.relative_to(build)) for path in build.rglob("*") if path.is_file()}
+    listed = set(manifest["files"])
+    # every file but the manifest itself and tantivy's lock file, which holds nothing
+    assert on_disk - listed == {MANIFEST, "search/.tantivy-meta.lock"} and listed <= on_disk
+    assert summary.bytes_written == sum(entry["bytes"] for entry in manifest["files"].values())
+    files = {name: mapped.FileFacts(entry["bytes"], entry["sha256"]) for name, entry in manifest["files"].items()}
+    assert mapped.verify(build, files) == []
+    assert 1 <= manifest["search"]["segments"] == serving.segment_count(build / "search") <= serving.INDEX_THREADS
+    assert len(served_papers(tmp_path / "archive")) == 600
+    (build / "papers" / "title.data").write_bytes(b"X" + (build / "papers" / "title.data").read_bytes()[1:])  # one byte changed
+    assert mapped.verify(build, files) == ["papers/title.data: its bytes are not those the build wrote (sha256 differs)"]
 
 
 # -- the output directory ------------------------------------------------------------------
+
+
+def builds_of(archive: Path) -> list[str]:
+    """What `builds/` holds (builds, and what builds being written or removed left)."""
+    return sorted(os.listdir(archive / BUILDS))
 
 
 def test_an_interrupted_build_leaves_the_previous_archive_and_no_temporary_directory(
@@ -394,29 +403,30 @@ def test_an_interrupted_build_leaves_the_previous_archive_and_no_temporary_direc
 ) -> None:
     sources = write_sources(tmp_path / "src", "json.gz", *bundled_rows())
     out = tmp_path / "data" / "archive"
-    build_archive(sources, out, snapshot=SNAPSHOT)
+    first = build_archive(sources, out, snapshot=SNAPSHOT)
     before = files_of(out)
-    writes: list[bytes] = []
+    added: list[str] = []
 
-    def write_then_fail(self: Any, record: bytes) -> None:
-        writes.append(record)
-        if len(writes) == 2:
+    def add_then_fail(self: Any, **paper: Any) -> None:
+        added.append(paper["slug"])
+        if len(added) == 2:
             raise RuntimeError("the disk caught fire")
-        original(self, record)
+        original(self, **paper)
 
-    original = build_module._ShardWriter.write
-    monkeypatch.setattr(build_module, "SHARD_CHUNK_BYTES", 1)  # the first record reaches the disk before the failure
-    monkeypatch.setattr(build_module._ShardWriter, "write", write_then_fail)
+    original = serving.ServingWriter.add
+    monkeypatch.setattr(serving.ServingWriter, "add", add_then_fail)
     with pytest.raises(RuntimeError, match="caught fire"):
         build_archive(sources, out, snapshot="2025-08-01")
-    assert files_of(out) == before
+    assert len(added) == 2  # the first paper was written before the failure
+    assert files_of(out) == before and builds_of(out) == [first.build_id]
     assert [path.name for path in out.parent.iterdir()] == ["archive"]
+    assert_bundled_papers_back(served_papers(out))
 
 
 def test_ctrl_c_during_a_build_says_the_previous_archive_is_unchanged(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sources = write_sources(tmp_path / "src", "json.gz", *bundled_rows())
     out = tmp_path / "archive"
-    build_archive(sources, out, snapshot=SNAPSHOT)
+    first = build_archive(sources, out, snapshot=SNAPSHOT)
     before = files_of(out)
 
     def interrupt(self: Any, source: Any, batch: Any) -> None:
@@ -426,19 +436,22 @@ def test_ctrl_c_during_a_build_says_the_previous_archive_is_unchanged(run: Run, 
     code, out_text, err = run("archive", "build", *sources, "--out", out)
     assert (code, out_text) == (130, "")
     assert err == "papercode: archive build: interrupted. The previous archive is unchanged\n"
-    assert files_of(out) == before and [path.name for path in tmp_path.iterdir() if path.name.startswith(".")] == []
+    assert files_of(out) == before and builds_of(out) == [first.build_id]
+    assert [path.name for path in tmp_path.iterdir() if path.name.startswith(".")] == []
 
 
-def test_a_switch_that_fails_halfway_puts_the_previous_archive_back(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_switch_that_fails_leaves_the_previous_build_current_and_nothing_of_the_new_one(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sources = write_sources(tmp_path / "src", "json.gz", *bundled_rows())
     out = tmp_path / "archive"
-    build_archive(sources, out, snapshot=SNAPSHOT)
+    first = build_archive(sources, out, snapshot=SNAPSHOT)
     before = files_of(out)
     rename, calls = os.rename, []
 
     def rename_failing_second(source: Any, target: Any) -> None:
         calls.append(source)
-        if len(calls) == 2:  # the old archive is aside, the new one cannot be moved in
+        if len(calls) == 2:  # the new build is complete in builds/, the link naming it cannot replace `current`
             raise OSError(28, "No space left on device")
         rename(source, target)
 
@@ -446,34 +459,68 @@ def test_a_switch_that_fails_halfway_puts_the_previous_archive_back(run: Run, tm
     code, out_text, err = run("archive", "build", *sources, "--out", out, "--snapshot", "2025-08-01")
     assert (code, out_text) == (1, "")
     assert err == "papercode: archive build: cannot write the archive: No space left on device. The previous archive is unchanged\n"
-    assert files_of(out) == before
+    assert Path(calls[1]).name == f".current-{os.getpid()}"
+    assert files_of(out) == before and builds_of(out) == [first.build_id]
+    assert sorted(os.listdir(out)) == [".lock", BUILDS, CURRENT]
     assert sorted(path.name for path in tmp_path.iterdir()) == ["archive", "src"]
 
 
-NO_PROCESS = 4_194_304  # above every process id Linux (2**22 at most) and macOS hand out: its owner is dead
+def test_what_a_killed_build_left_is_removed_by_the_next_and_a_running_build_s_is_not(tmp_path: Path) -> None:
+    """A build killed outright leaves its `.building-<id>-<pid>` directory (and, killed between its rename into
+    `builds/` and the switch, a complete build no `current` names, or the link it was about to rename); the next
+    build removes them, never what a running build is writing. (What replaced the old form's `.archive.building-`
+    beside the archive and the archive renamed aside, which came back.)"""
+    sources = write_sources(tmp_path / "src", "json", *bundled_rows())
+    out = tmp_path / "archive"
+    first = build_archive(sources, out, snapshot=SNAPSHOT)
+    dead = NO_PROCESS
+    stale = out / BUILDS / f".building-{builds.new_build_id()}-{dead}"
+    (stale / "papers").mkdir(parents=True)
+    (stale / "papers" / "title.data").write_bytes(b"half writ")
+    running = out / BUILDS / f".building-{builds.new_build_id()}-{os.getpid()}"  # this process is running
+    running.mkdir()
+    unswitched = out / BUILDS / builds.new_build_id()
+    shutil.copytree(out / BUILDS / first.build_id, unswitched)
+    os.symlink(f"{BUILDS}/{unswitched.name}", out / f".current-{dead}")
+    second = build_archive(sources, out, snapshot=SNAPSHOT)
+    assert builds_of(out) == sorted([second.build_id, running.name])  # the first: no server holds it
+    assert sorted(os.listdir(out)) == [".lock", BUILDS, CURRENT]
+    assert_bundled_papers_back(served_papers(out))
 
 
-def test_a_stale_temporary_directory_from_a_killed_build_is_removed_by_the_next(tmp_path: Path) -> None:
-    stale = tmp_path / f".archive.papercode-building-{NO_PROCESS}-0bad"
-    (stale / "records").mkdir(parents=True)
-    (stale / "records" / "papers-00.jsonl").write_bytes(b'{"half": "writ')
-    build_archive(write_sources(tmp_path / "src", "json", *bundled_rows()), tmp_path / "archive", snapshot=SNAPSHOT)
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["archive", "src"]
-
-
-def test_an_archive_renamed_aside_by_a_killed_build_comes_back(tmp_path: Path) -> None:
-    aside = tmp_path / f".archive.papercode-old-{NO_PROCESS}-0bad"
-    aside.mkdir()
-    (aside / "archive.json").write_text('{"format": "papercode-archive"}')
-    with store.Staging(tmp_path / "archive"):
-        pass  # entered, then left without commit(): as if this build failed at once
-    assert (tmp_path / "archive" / "archive.json").read_text() == '{"format": "papercode-archive"}'
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["archive"]
-
-
-def test_two_builds_of_one_archive_exclude_each_other(tmp_path: Path) -> None:
-    with store.Staging(tmp_path / "archive"), pytest.raises(store.ArchiveBusy), store.Staging(tmp_path / "archive"):
+def test_two_builds_of_one_archive_exclude_each_other_and_builds_of_two_do_not(run: Run, tmp_path: Path) -> None:
+    with builds.NewBuild(tmp_path / "archive"), pytest.raises(builds.ArchiveBusy), builds.NewBuild(tmp_path / "archive"):
         pass
+    with builds.NewBuild(tmp_path / "archive") as one, builds.NewBuild(tmp_path / "another") as two:  # one parent, two archives
+        assert one.is_dir() and two.is_dir()
+    sources = write_sources(tmp_path / "src", "json.gz", *bundled_rows())
+    with builds.NewBuild(tmp_path / "archive"):
+        code, out, err = run("archive", "build", *sources, "--out", tmp_path / "archive")
+    assert (code, out) == (1, "")
+    assert (
+        err == f"papercode: archive build: another papercode archive build is writing {tmp_path / 'archive'}. Next: wait for it to finish\n"
+    )
+    assert not (tmp_path / "archive").exists()  # a first build that did not complete leaves nothing
+
+
+def test_a_build_is_current_by_one_link_and_its_manifest_says_what_it_holds(tmp_path: Path) -> None:
+    """The layout (`DIR/current` -> `builds/<id>`, the manifest of format 2); a new build becomes current and the
+    one before it, which no server holds, is removed. (What replaced the plain `.jsonl` shards, one record a line.)"""
+    sources = write_sources(tmp_path / "src", "json.gz", *bundled_rows())
+    out = tmp_path / "archive"
+    first = build_archive(sources, out, snapshot=SNAPSHOT)
+    assert sorted(os.listdir(out)) == [".lock", BUILDS, CURRENT]
+    assert os.readlink(out / CURRENT) == f"{BUILDS}/{first.build_id}" and builds_of(out) == [first.build_id]
+    assert builds.new_build_id() != first.build_id and len(first.build_id) == len(builds.new_build_id())
+    manifest = current_manifest(out)
+    assert manifest == first.manifest()
+    assert (FORMAT, FORMAT_VERSION) == ("papercode-archive", 2)
+    assert (manifest["format"], manifest["format_version"], manifest["build_id"]) == (FORMAT, FORMAT_VERSION, first.build_id)
+    assert (manifest["snapshot"], manifest["counts"]["papers"], manifest["counts"]["code_links"]) == (SNAPSHOT, 2, 14)
+    assert {name.split("/")[0] for name in manifest["files"]} == {"papers", "search"}
+    second = build_archive(sources, out, snapshot="2025-08-01")
+    assert os.readlink(out / CURRENT) == f"{BUILDS}/{second.build_id}" and builds_of(out) == [second.build_id]
+    assert current_manifest(out)["snapshot"] == "2025-08-01"
 
 
 def test_out_must_be_an_archive_or_new(run: Run, tmp_path: Path) -> None:
@@ -494,7 +541,7 @@ def test_an_archive_inside_a_source_directory_is_not_read_as_a_source(tmp_path: 
     for _ in range(2):  # the second build finds the first one's archive.json under pwc/: not a source
         summary = build_archive([source], source / "archive", snapshot=SNAPSHOT)
         assert [file.path.name for file in summary.sources] == ["links-between-papers-and-code.json.gz", "papers-with-abstracts.json.gz"]
-    assert_bundled_papers_back(archive_records(source / "archive"))
+    assert_bundled_papers_back(served_papers(source / "archive"))
 
 
 def test_the_default_archive_directory_follows_xdg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -512,17 +559,18 @@ def test_without_out_the_build_goes_to_the_default_directory(run: Run, tmp_path:
     code, out, err = run("archive", "build", *write_sources(tmp_path / "src", "json.gz", *bundled_rows()), "--snapshot", SNAPSHOT)
     assert (code, err) == (0, "")
     archive = tmp_path / "xdg" / "papercode" / "archive"
-    assert out.startswith(f"archive: {archive} (1 shards, ")
+    assert out.startswith(f"archive: {archive}, build {current_manifest(archive)['build_id']} (")
     assert out.endswith("Serve it beneath the records: papercode serve --archive\n")
-    assert_bundled_papers_back(archive_records(archive))
+    assert_bundled_papers_back(served_papers(archive))
 
 
 def test_papercode_archive_dir_is_where_the_build_goes_and_serve_looks(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PAPERCODE_ARCHIVE_DIR", str(tmp_path / "chosen"))
     code, out, err = run("archive", "build", *write_sources(tmp_path / "src", "json.gz", *bundled_rows()), "--snapshot", SNAPSHOT)
     assert (code, err) == (0, "")
-    assert out.startswith(f"archive: {tmp_path / 'chosen'} (1 shards, ")
-    assert settings_for("serve", {"--archive": True}).archive_root == tmp_path / "chosen" / "records"
+    assert out.startswith(f"archive: {tmp_path / 'chosen'}, build ")
+    assert settings_for("serve", {"--archive": True}).served_archive == tmp_path / "chosen"
+    assert_bundled_papers_back(served_papers(tmp_path / "chosen"))
 
 
 # -- bad input: one line naming the file, exit 2, the previous archive untouched -------------
@@ -619,7 +667,7 @@ def test_without_pyarrow_parquet_says_how_to_install_it_and_dumps_still_build(
     assert not (tmp_path / "archive").exists()
     code, out, err = run("archive", "build", *dumps, "--out", tmp_path / "archive", "--snapshot", SNAPSHOT)
     assert (code, err) == (0, "")
-    assert_bundled_papers_back(archive_records(tmp_path / "archive"))
+    assert_bundled_papers_back(served_papers(tmp_path / "archive"))
 
 
 @pytest.mark.process
@@ -656,11 +704,3 @@ def test_progress_is_drawn_on_a_terminal_only() -> None:
     assert terminal.getvalue().startswith("\rbuilding archive:  50% papers.json.gz, 1,234 papers, 5 links, ETA ")
     progress.finish()
     assert terminal.getvalue().endswith("\r")
-
-
-def test_the_shards_are_plain_jsonl_one_record_a_line(tmp_path: Path) -> None:
-    build_archive(write_sources(tmp_path / "src", "json.gz", *bundled_rows()), tmp_path / "archive", snapshot=SNAPSHOT)
-    shards = sorted(records_dir(tmp_path / "archive").iterdir())
-    assert [shard.name for shard in shards] == ["papers-00.jsonl"]
-    lines = shards[0].read_bytes().splitlines()
-    assert [msgspec.json.decode(line, type=RecordData).title for line in lines] == [record["title"] for record in bundled_records()]

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from archive_tables import archive_records, assert_bundled_papers_back
+from archive_tables import assert_bundled_papers_back, current_manifest, served_papers
 from fetching import LINKS, PAPERS, closed_port, downloaded_lines, fetch, hub_datasets
 from hub_stand_in import Dataset, HubStandIn
-from papercode.archive import read_manifest
 from papercode.cli import main as cli
 
 INSTALL = "pip install 'papercode[archive]'"
@@ -44,13 +43,11 @@ def fetched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fetched]:
 @pytest.mark.process
 def test_fetch_downloads_both_datasets_into_the_hub_cache_and_builds(fetched: Fetched) -> None:
     assert (fetched.result.returncode, fetched.result.stderr) == (0, downloaded_lines(PAPERS, LINKS))
-    assert fetched.result.stdout.startswith(f"archive: {fetched.archive} (1 shards, ")
+    manifest = current_manifest(fetched.archive)
+    assert fetched.result.stdout.startswith(f"archive: {fetched.archive}, build {manifest['build_id']} (")
     assert "snapshot: 2025-07-28 (the dataset commit's date)" in fetched.result.stdout
-    records = archive_records(fetched.archive)
-    assert_bundled_papers_back(records)
-    assert {record["source"]["archive"] for record in records} == {f"{PAPERS} (Hugging Face), CC BY-SA 4.0"}
-    manifest = read_manifest(fetched.archive)
-    assert manifest is not None and manifest["snapshot"] == "2025-07-28"
+    assert_bundled_papers_back(served_papers(fetched.archive))
+    assert manifest["snapshot"] == "2025-07-28" and manifest["licence"] == "CC BY-SA 4.0"
     assert {(source["dataset"], source["commit"], source["commit_date"]) for source in manifest["sources"]} == {
         (PAPERS, fetched.datasets[PAPERS].sha, "2025-07-28"),
         (LINKS, fetched.datasets[LINKS].sha, "2025-07-27"),
@@ -79,25 +76,19 @@ def test_offline_it_builds_from_the_cache_says_so_in_one_line_and_asks_nothing(f
     )
     # a new archive, and the Hub not asked: the commit dates are unknown, the files' date stands in
     assert "(the newest source file's modification date (UTC))" in result.stdout
-    assert_bundled_papers_back(archive_records(tmp_path / "archive"), snapshot=result_snapshot(tmp_path / "archive"))
+    assert_bundled_papers_back(served_papers(tmp_path / "archive"), snapshot=current_manifest(tmp_path / "archive")["snapshot"])
 
 
 @pytest.mark.process
 def test_when_the_hub_is_unreachable_it_builds_from_the_cache_and_keeps_the_commit_date(fetched: Fetched, tmp_path: Path) -> None:
     out = tmp_path / "archive"
-    shutil.copytree(fetched.archive, out)  # the previous archive knows each cached commit's date: the new one keeps it
+    shutil.copytree(fetched.archive, out, symlinks=True)  # the previous archive knows each cached commit's date: the new one keeps it
     result = fetch(out, fetched.hf_home, closed_port())
     assert result.returncode == 0
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("papercode: cannot reach http://127.0.0.1:")
     assert "building from the cached download in" in result.stderr and fetched.datasets[PAPERS].sha[:7] in result.stderr
     assert "snapshot: 2025-07-28 (the dataset commit's date)" in result.stdout
-    assert_bundled_papers_back(archive_records(out))
-
-
-def result_snapshot(archive: Path) -> str:
-    manifest = read_manifest(archive)
-    assert manifest is not None
-    return str(manifest["snapshot"])
+    assert_bundled_papers_back(served_papers(out))
 
 
 @pytest.mark.process
@@ -242,7 +233,7 @@ def test_a_download_that_trickles_stops_at_the_stall_deadline_and_the_next_run_g
         again = fetch(tmp_path / "archive", hf_home, hub.url)
     assert (again.returncode, again.stderr) == (0, downloaded_lines(LINKS))  # the papers' file was kept
     assert [method for method, path in hub.requests if path.endswith(".parquet")] == ["HEAD", "GET"]
-    assert_bundled_papers_back(archive_records(tmp_path / "archive"))
+    assert_bundled_papers_back(served_papers(tmp_path / "archive"))
 
 
 @pytest.mark.process

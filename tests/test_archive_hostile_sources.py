@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from archive_tables import PWC, archive_records, generated_rows, link_row, method_row, paper_row, write_json, write_parquet
+from archive_tables import PWC, generated_rows, link_row, method_row, paper_row, served_papers, write_json, write_parquet
 from papercode.archive import build_archive
 from papercode.archive.dumps import (
     EXPANSION_FLOOR,
@@ -125,9 +125,9 @@ def test_an_optional_column_of_nothing_is_read_as_missing(tmp_path: Path) -> Non
     nothing = pa.array([None] * 3, pa.null())
     columns = {"paper_url": urls(3), "title": pa.array(["A", "B", "C"]), "abstract": nothing, "date": nothing, "authors": nothing}
     build_archive([write_table(tmp_path / "papers.parquet", columns)], tmp_path / "archive", snapshot=SNAPSHOT)
-    records = archive_records(tmp_path / "archive")
-    assert sorted(record["title"] for record in records) == ["A", "B", "C"]
-    assert not any({"abstract", "date", "authors"} & set(record) for record in records)
+    papers = served_papers(tmp_path / "archive").values()
+    assert sorted(paper["title"] for paper in papers) == ["A", "B", "C"]
+    assert all((paper["abstract"], paper["date"], paper["authors"]) == (None, None, []) for paper in papers)
 
 
 # -- nesting deeper than a parser goes -----------------------------------------------------
@@ -275,7 +275,7 @@ def test_text_that_is_not_utf8_in_a_column_the_build_ignores_is_ignored(tmp_path
         tmp_path / "papers.parquet", {"paper_url": urls(2), "title": pa.array(["A", "B"]), "nips_id": raw_text([BAD, b"ok"])}
     )
     build_archive([path], tmp_path / "archive", snapshot=SNAPSHOT)
-    assert sorted(record["title"] for record in archive_records(tmp_path / "archive")) == ["A", "B"]
+    assert sorted(paper["title"] for paper in served_papers(tmp_path / "archive").values()) == ["A", "B"]
 
 
 def test_a_dump_with_text_that_is_not_utf8_is_refused_as_invalid_json(tmp_path: Path) -> None:
@@ -360,7 +360,7 @@ def test_a_dumps_first_row_with_a_repeated_key_is_refused_and_a_later_rows_last_
     later = tmp_path / "later.json"
     later.write_text(f'[{{"paper_url": "{PWC}/paper/a", "title": "A"}}, {{"paper_url": "{PWC}/paper/b", "title": "B1", "title": "B2"}}]')
     build_archive([later], tmp_path / "archive", snapshot=SNAPSHOT)
-    assert sorted(record["title"] for record in archive_records(tmp_path / "archive")) == ["A", "B2"]
+    assert sorted(paper["title"] for paper in served_papers(tmp_path / "archive").values()) == ["A", "B2"]
 
 
 # -- a gzip stream that expands without bound ----------------------------------------------
@@ -529,8 +529,8 @@ def test_a_column_of_empty_lists_is_read_as_empty(tmp_path: Path) -> None:
     path = all_empty(tmp_path / "src", "methods")
     result = build_cli(tmp_path, path)
     assert (result.returncode, result.stderr) == (0, "")
-    records = archive_records(tmp_path / "archive")
-    assert sorted(record["title"] for record in records) == ["A", "B", "C"] and not any("methods" in record for record in records)
+    papers = served_papers(tmp_path / "archive").values()
+    assert sorted(paper["title"] for paper in papers) == ["A", "B", "C"] and not any(paper["methods"] for paper in papers)
 
 
 @pytest.mark.parametrize("column", ["methods", "tasks", "authors"])

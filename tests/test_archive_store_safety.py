@@ -1,6 +1,7 @@
-"""Where the archive lives, under attack and accident (issue #21): a build replaces only what papercode wrote, follows
-a symlinked `--out`, survives a kill between its two renames, sweeps only its own leftovers, locks the archive and
-not its directory; a path setting reads the same everywhere; a manifest is checked before anything in it is used.
+"""Where the archive lives, under attack and accident (issue #21): a build writes only into what papercode wrote,
+follows a symlinked `--out`, survives a kill between its two renames (its build into `builds/`, its link over
+`current`), sweeps only its own leftovers, locks the archive and not its directory; a path setting reads the same
+everywhere; a manifest is checked before anything in it is used.
 
 The real command line runs in a child process wherever that is where the defect shows (`@pytest.mark.process`).
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,12 +22,13 @@ from typing import Any
 import orjson
 import pytest
 
-from archive_tables import archive_records, assert_bundled_papers_back, bundled_rows, write_json, write_parquet
+from archive_tables import assert_bundled_papers_back, bundled_rows, current_manifest, served_papers, write_json, write_parquet
 from conftest import THIS_CHECKOUT
-from papercode.archive import build_archive, check_snapshot, read_manifest, store
+from papercode.archive import build_archive, builds, check_snapshot, store
 from papercode.archive.progress import BuildProgress
 from papercode.cli import main as cli
 from papercode.core.paths import given_path
+from papercode.index.archive_layer import BUILDS, CURRENT, MANIFEST
 from papercode.settings import settings_for, user_cache_dir
 
 SNAPSHOT = "2025-07-28"
@@ -72,23 +75,27 @@ def test_a_directory_with_any_archive_json_and_files_of_its_own_is_refused_and_l
     before = files_of(mine)
     result = papercode("archive", "build", *sources(tmp_path / "src"), "--out", mine, "--snapshot", SNAPSHOT)
     assert one_line(result, 2) == (
-        f"papercode: archive build: --out {mine}: not empty and not an archive papercode wrote (no archive.json with papercode's "
-        "format marker); it was left as it is. Next: pass a new or empty directory, or an archive papercode built\n"
+        f"papercode: archive build: --out {mine}: not empty and not an archive papercode wrote (no current link, no archive.json "
+        "with papercode's format marker); it was left as it is. Next: pass a new or empty directory, or an archive papercode built\n"
     )
     assert files_of(mine) == before
     assert entries(tmp_path) == ["mine", "src"]
 
 
 @pytest.mark.process
-@pytest.mark.parametrize("added", ["notes.txt", "records/mine.jsonl", ".DS_Store"])
-def test_an_archive_holding_a_file_papercode_did_not_write_is_not_replaced(tmp_path: Path, added: str) -> None:
+@pytest.mark.parametrize(
+    ("added", "named"),
+    [("notes.txt", "notes.txt"), ("records/mine.jsonl", "records"), (".DS_Store", ".DS_Store"), ("builds/notes.txt", "builds/notes.txt")],
+)
+def test_an_archive_holding_a_file_papercode_did_not_write_is_not_written(tmp_path: Path, added: str, named: str) -> None:
     archive = tmp_path / "archive"
     build_archive(sources(tmp_path / "src"), archive, snapshot=SNAPSHOT)
+    (archive / added).parent.mkdir(exist_ok=True)
     (archive / added).write_text("mine")
     before = files_of(archive)
     result = papercode("archive", "build", *sources(tmp_path / "src"), "--out", archive, "--snapshot", "2025-08-01")
     assert one_line(result, 2) == (
-        f"papercode: archive build: --out {archive}: holds {added}, which papercode did not write; it was left as it is. "
+        f"papercode: archive build: --out {archive}: holds {named}, which papercode did not write; it was left as it is. "
         "Next: pass a new or empty directory, or an archive papercode built\n"
     )
     assert files_of(archive) == before
@@ -121,13 +128,10 @@ def test_a_symlinked_out_is_rebuilt_where_it_points_and_stays_a_symlink(tmp_path
     for snapshot in (SNAPSHOT, "2025-08-01"):
         result = papercode("archive", "build", *sources(tmp_path / "src"), "--out", home / "archive", "--snapshot", snapshot)
         assert (result.returncode, result.stderr) == (0, "")
-        assert (
-            result.stdout.startswith(f"archive: {target} (1 shards, ")
-            and f" MB, through the symlink {home / 'archive'})\n" in result.stdout
-        )
+        assert result.stdout.startswith(f"archive: {target}, build ") and f" MB, through the symlink {home / 'archive'})\n" in result.stdout
     assert (home / "archive").is_symlink() and os.readlink(home / "archive") == str(target)
     assert entries(home) == ["archive"] and entries(target.parent) == ["archive"]  # nothing orphaned, nothing left aside
-    assert_bundled_papers_back(archive_records(target), snapshot="2025-08-01")
+    assert_bundled_papers_back(served_papers(target), snapshot="2025-08-01")
 
 
 @pytest.mark.process
@@ -150,7 +154,7 @@ KILLED_BETWEEN_THE_RENAMES = textwrap.dedent(
 
     def killed_before_the_second(source, target):
         renames.append(source)
-        if len(renames) == 2:  # the old archive is aside, the new one not yet in its place
+        if len(renames) == 2:  # the new build is in builds/, the link naming it not yet over `current`
             os.kill(os.getpid(), signal.SIGKILL)
         rename(source, target)
 
@@ -161,8 +165,9 @@ KILLED_BETWEEN_THE_RENAMES = textwrap.dedent(
 
 
 def killed_between_the_renames(archive: Path, source_files: list[Path]) -> None:
-    """A real build of `archive`, killed (SIGKILL) after it renamed the old archive aside and before the new one
-    took its place: what it leaves is exactly what such a kill leaves."""
+    """A real build of `archive`, killed (SIGKILL) after it renamed its new build into `builds/` and before the link
+    naming it replaced `current`: what it leaves is exactly what such a kill leaves."""
+    current = os.readlink(archive / CURRENT)
     build = subprocess.Popen(
         [sys.executable, "-c", KILLED_BETWEEN_THE_RENAMES, str(archive), *map(str, source_files)],
         env={**os.environ, **THIS_CHECKOUT},
@@ -171,9 +176,9 @@ def killed_between_the_renames(archive: Path, source_files: list[Path]) -> None:
     )
     _, err = build.communicate(timeout=300)
     assert build.returncode == -signal.SIGKILL, err
-    assert not archive.exists()
-    left = [name.partition(f"-{build.pid}-")[0] for name in entries(archive.parent) if f"-{build.pid}-" in name]
-    assert left == [".archive.papercode-building", ".archive.papercode-old"]
+    assert os.readlink(archive / CURRENT) == current  # the previous build is still current
+    assert os.readlink(archive / f".current-{build.pid}").startswith(f"{BUILDS}/")  # the link it was about to rename
+    assert len(entries(archive / BUILDS)) == 2  # and its complete build, which no `current` names
 
 
 def users_own(parent: Path) -> dict[str, bytes]:
@@ -186,7 +191,7 @@ def users_own(parent: Path) -> dict[str, bytes]:
 
 @pytest.mark.process
 @pytest.mark.parametrize("command", [("check",), ("call", "corpus_stats")])
-def test_after_a_build_killed_between_its_renames_the_next_start_puts_the_archive_back_and_serves_it(
+def test_after_a_build_killed_between_its_renames_the_next_start_serves_the_previous_build_and_sweeps_the_rest(
     tmp_path: Path, command: tuple[str, ...]
 ) -> None:
     archive = tmp_path / "data" / "archive"
@@ -199,14 +204,21 @@ def test_after_a_build_killed_between_its_renames_the_next_start_puts_the_archiv
         *command, "--archive", "--archive-dir", archive, "--code-dir", tmp_path / "code", env={"XDG_CACHE_HOME": str(tmp_path)}
     )
     assert result.returncode == 0, result.stderr
-    assert "no archive" not in result.stderr
-    assert files_of(archive) == before  # the previous archive, back in its place
-    assert entries(archive.parent) == sorted(["archive", *mine])  # the killed build's leftovers gone, the user's kept
+    assert "not served" not in result.stdout + result.stderr
+    assert (
+        (f"archive: build {current_manifest(archive)['build_id']} (" in result.stdout)
+        if command == ("check",)
+        else (
+            orjson.loads(result.stdout)["by_source"]["archive"] == 0  # the two bundled papers: the records replace both rows
+        )
+    )
+    assert files_of(archive) == before  # the previous build, current; the killed build's leftovers gone
+    assert entries(archive.parent) == sorted(["archive", *mine])  # the user's kept
     assert {name: (archive.parent / name / "notes.txt").read_bytes() for name in mine} == mine
 
 
 @pytest.mark.process
-def test_the_next_build_after_the_kill_finds_the_previous_archive_and_replaces_it(tmp_path: Path) -> None:
+def test_the_next_build_after_the_kill_finds_the_previous_build_and_replaces_it(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
     source_files = sources(tmp_path / "src")
     build_archive(source_files, archive, snapshot=SNAPSHOT)
@@ -214,27 +226,33 @@ def test_the_next_build_after_the_kill_finds_the_previous_archive_and_replaces_i
     killed_between_the_renames(archive, source_files)
     result = papercode("archive", "build", *source_files, "--out", archive, "--snapshot", "2025-08-02")
     assert (result.returncode, result.stderr) == (0, "")
-    assert_bundled_papers_back(archive_records(archive), snapshot="2025-08-02")
+    assert_bundled_papers_back(served_papers(archive), snapshot="2025-08-02")
+    assert entries(archive) == [".lock", BUILDS, CURRENT] and entries(archive / BUILDS) == [current_manifest(archive)["build_id"]]
     assert entries(tmp_path) == sorted(["archive", "src", *mine])
 
 
 @pytest.mark.parametrize("fails", ["rename", "lock"])
-def test_a_read_only_directory_beside_the_archive_does_not_crash_the_start(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture, fails: str
+def test_a_read_only_archive_directory_does_not_crash_the_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], fails: str
 ) -> None:
+    """What a killed build left cannot be removed (the lock cannot be taken, or a build cannot be renamed aside to be
+    removed: a read-only volume): the start serves the current build all the same, and leaves the rest as it is."""
     archive = tmp_path / "archive"
-    build_archive(sources(tmp_path / "src"), archive, snapshot=SNAPSHOT)
-    aside = tmp_path / f".archive.papercode-old-{NO_PROCESS}-0bad"
-    archive.rename(aside)  # what a build killed between its two renames leaves
+    first = build_archive(sources(tmp_path / "src"), archive, snapshot=SNAPSHOT)
+    unswitched = archive / BUILDS / "20250101T000000Z-0000abcd"  # what a build killed before its switch leaves
+    (archive / BUILDS / first.build_id).rename(unswitched)
+    shutil.copytree(unswitched, archive / BUILDS / first.build_id, symlinks=True)
+    os.symlink(f"{BUILDS}/{unswitched.name}", archive / f".current-{NO_PROCESS}")
+    before = files_of(archive)
     real_open, real_rename = os.open, os.rename
 
     def read_only_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        if fails == "lock" and str(path).endswith(".papercode-lock"):
+        if fails == "lock" and str(path).endswith("/.lock") and flags & (os.O_RDWR | os.O_WRONLY):
             raise OSError(errno.EROFS, "Read-only file system", str(path))
         return real_open(path, flags, *args, **kwargs)
 
     def read_only_rename(source: Any, target: Any) -> None:
-        if Path(source) == aside:
+        if str(archive) in str(source):
             raise OSError(errno.EROFS, "Read-only file system", str(source))
         real_rename(source, target)
 
@@ -242,23 +260,23 @@ def test_a_read_only_directory_beside_the_archive_does_not_crash_the_start(
     monkeypatch.setattr(os, "rename", read_only_rename)
     code = cli.main(["check", "--archive", "--archive-dir", str(archive), "--code-dir", str(tmp_path / "code")])
     out, err = capsys.readouterr()
-    assert (code, out) == (2, "")
-    assert err.startswith(f"papercode: --archive: no archive in {archive}. Next: ") and err.count("\n") == 1
-    warnings = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
-    if fails == "rename":  # the log says why the archive is not back
-        assert warnings == [f"cannot put the archive {archive} back from {aside}: Read-only file system"]
-    assert aside.is_dir()  # left as it was, for a start that can put it back
+    assert code == 0, out + err
+    assert f"archive: build {first.build_id} (" in out
+    if fails == "lock":  # nothing could be swept
+        assert files_of(archive) == before
+    else:  # the link it could unlink; the unswitched build it could not rename aside, so it kept it
+        assert files_of(archive) == {name: data for name, data in before.items() if not name.startswith(".current-")}
 
 
 # -- D20: the lock is the archive's, not its directory's ---------------------------------------------------------------
 
 
 def test_builds_of_two_archives_in_one_directory_do_not_wait_for_each_other(tmp_path: Path) -> None:
-    with store.Staging(tmp_path / "papers") as first, store.Staging(tmp_path / "other") as second:
-        assert first.parent == second.parent == tmp_path
-    with store.Staging(tmp_path / "papers"), pytest.raises(store.ArchiveBusy, match=f"writing {tmp_path / 'papers'}"):
-        store.Staging(tmp_path / "papers").__enter__()
-    assert entries(tmp_path) == []  # no lock file left behind
+    with builds.NewBuild(tmp_path / "papers") as first, builds.NewBuild(tmp_path / "other") as second:
+        assert first.parent.parent.parent == second.parent.parent.parent == tmp_path
+    with builds.NewBuild(tmp_path / "papers"), pytest.raises(builds.ArchiveBusy, match=f"writing {tmp_path / 'papers'}"):
+        builds.NewBuild(tmp_path / "papers").__enter__()
+    assert entries(tmp_path) == []  # no lock file left behind (nor the directories of builds that never completed)
 
 
 # -- D11: a path setting reads the same in every command ---------------------------------------------------------------
@@ -270,7 +288,7 @@ def test_an_archive_dir_with_a_trailing_newline_is_where_the_build_goes_and_serv
     chosen = {"PAPERCODE_ARCHIVE_DIR": f"{archive}\n"}  # as `$(cat file)` or an env file leaves it
     built = papercode("archive", "build", *sources(tmp_path / "src"), "--snapshot", SNAPSHOT, env=chosen)
     assert (built.returncode, built.stderr) == (0, "")
-    assert built.stdout.startswith(f"archive: {archive} (1 shards, ")
+    assert built.stdout.startswith(f"archive: {archive}, build ")
     assert built.stdout.endswith("Serve it beneath the records: papercode serve --archive\n")  # the hint works as printed
     checked = papercode("check", "--archive", "--code-dir", tmp_path / "code", env=chosen)
     assert checked.returncode == 0, checked.stderr
@@ -309,29 +327,30 @@ def test_a_hand_edited_commit_date_in_the_manifest_never_reaches_the_records(tmp
     archive = tmp_path / "archive"
     source_files = hub_snapshot_sources(tmp_path / "hub")
     build_archive(source_files, archive, commit_dates=dict.fromkeys(COMMITS.values(), "2025-07-30"))
-    manifest = read_manifest(archive)
-    assert manifest is not None and manifest["snapshot"] == "2025-07-30"
+    manifest = current_manifest(archive)
+    assert manifest["snapshot"] == "2025-07-30"
     for source in manifest["sources"]:
         source["commit_date"] = edited
-    (archive / "archive.json").write_bytes(orjson.dumps(manifest))
+    (archive / CURRENT / MANIFEST).write_bytes(orjson.dumps(manifest))
     result = papercode("archive", "build", *source_files, "--out", archive)
     assert (result.returncode, result.stderr) == (0, "")
     assert "(the newest source file's modification date (UTC))" in result.stdout
     today = datetime.now(UTC).date().isoformat()
-    assert {record["source"]["snapshot"] for record in archive_records(archive)} == {today}
+    assert {paper["snapshot"] for paper in served_papers(archive).values()} == {today}
 
 
 @pytest.mark.process
 def test_a_manifest_of_an_unknown_format_is_refused_by_serve_and_check_and_replaced_by_a_rebuild(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
     build_archive(sources(tmp_path / "src"), archive, snapshot=SNAPSHOT)
-    manifest = orjson.loads((archive / "archive.json").read_bytes())
-    (archive / "archive.json").write_bytes(orjson.dumps({**manifest, "format_version": 99}))
+    manifest = current_manifest(archive)
+    (archive / CURRENT / MANIFEST).write_bytes(orjson.dumps({**manifest, "format_version": 99}))
     result = papercode("check", "--archive", "--archive-dir", archive, "--code-dir", tmp_path / "code")
-    assert one_line(result, 2) == (
-        f"papercode: --archive: {archive / 'archive.json'}: format_version 99, which this papercode does not read. "
-        "Next: rebuild it: `papercode archive fetch`, or `papercode archive build SOURCE...`\n"
-    )
+    assert result.returncode == 1  # the records served alone, and why the archive is not
+    assert (
+        "archive: the archive is not served: the archive is of format 99, and this papercode serves format 2. Next: run "
+        "`papercode archive fetch` (downloads it) or `papercode archive build SOURCE...` (from files you have)\n"
+    ) in result.stdout
     rebuilt = papercode("archive", "build", *sources(tmp_path / "src"), "--out", archive, "--snapshot", SNAPSHOT)
     assert (rebuilt.returncode, rebuilt.stderr) == (0, "")
     assert papercode("check", "--archive", "--archive-dir", archive, "--code-dir", tmp_path / "code").returncode == 0

@@ -27,9 +27,11 @@ from papercode.answers import models, queries
 from papercode.core.ids import _arxiv_id_by_patterns, parse_arxiv_id
 from papercode.corpus.stages import Corpus
 from papercode.index import search
+from papercode.index.archive_layer import ARCHIVE_BASE
+from papercode.index.layers import LayeredIndex
 from papercode.index.paper_index import SampleRow
 from papercode.index.search import SearchEngine
-from test_archive_layering import layered, load
+from test_archive_layering import build_small_archive, layered, load
 from tool_answers import STATUS_IMPLIES, flat_samples
 
 __all__ = ["layered"]  # a fixture, used by name
@@ -233,10 +235,10 @@ def test_every_abstract_is_the_text_its_paper_s_document_had(
     papers = list(synthetic_corpus.index.papers)
     texts = {paper.ordinal: ("" if paper.ordinal % 7 == 3 else f"Über {paper.ordinal} — ✓ zebra") for paper in papers[1::2]}
     documents = [
-        search.SearchDocument(paper, False, f"title {paper}", text, "", [], [], [], [], None, None, 0, False)
+        search.SearchDocument(paper, False, f"key-{paper}", f"title {paper}", text, "", [], [], [], [], None, None, 0, False)
         for paper, text in texts.items()
     ]
-    search.write_index(tmp_path / "index", documents, search.newest_first([(d.paper, d.date) for d in documents]))
+    search.write_index(tmp_path / "index", documents, len(documents))
     engine = SearchEngine(tmp_path / "index")
     # Papers without a document (every other one), with an empty abstract, and past the last: none.
     assert [engine.abstract(paper) for paper in range(len(papers) + 2)] == [texts.get(paper) or None for paper in range(len(papers) + 2)]
@@ -255,17 +257,20 @@ def test_every_abstract_is_the_text_its_paper_s_document_had(
 
 
 def test_the_documents_must_come_in_paper_order(tmp_path: Path) -> None:
-    documents = [search.SearchDocument(paper, False, "t", "a", "", [], [], [], [], None, None, 0, False) for paper in (0, 2, 1)]
+    documents = [
+        search.SearchDocument(paper, False, f"k{paper}", "t", "a", "", [], [], [], [], None, None, 0, False) for paper in (0, 2, 1)
+    ]
     with pytest.raises(ValueError, match="in paper order"):
-        search.write_index(tmp_path / "index", documents, {0: 0, 1: 1, 2: 2})
+        search.write_index(tmp_path / "index", documents, len(documents))
 
 
 @pytest.mark.parametrize("damage", ["missing", "empty", "cut short", "count too large", "count too small"])
 def test_a_missing_or_damaged_abstracts_file_is_refused(tmp_path: Path, damage: str) -> None:
     documents = [
-        search.SearchDocument(paper, False, "t", f"abstract {paper}", "", [], [], [], [], None, None, 0, False) for paper in range(3)
+        search.SearchDocument(paper, False, f"k{paper}", "t", f"abstract {paper}", "", [], [], [], [], None, None, 0, False)
+        for paper in range(3)
     ]
-    search.write_index(tmp_path / "index", documents, {0: 0, 1: 1, 2: 2})
+    search.write_index(tmp_path / "index", documents, len(documents))
     assert SearchEngine(tmp_path / "index").abstract(2) == "abstract 2"
     path = tmp_path / "index" / search.ABSTRACTS
     data = path.read_bytes()
@@ -289,24 +294,67 @@ def test_snippets_are_cut_from_the_texts_that_were_indexed(
     which: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # tantivy stores no text: `paper_texts` rebuilds each paper's from the index's columns, and must give what its
-    # document indexed, or a snippet's marks would fall in the wrong places.
+    # document indexed, or a snippet's marks would fall in the wrong places. Every document a build writes goes
+    # through `IndexWriting.add`: the records' (`write_index`) and the archive's (`archive.serving`), alike.
     indexed: dict[int, search.SearchDocument] = {}
-    write_index = search.write_index
+    add = search.IndexWriting.add
 
-    def capture(directory: Path, documents: Any, browse: dict[int, int]) -> None:
-        documents = list(documents)
-        indexed.update((document.paper, document) for document in documents)
-        write_index(directory, documents, browse)
+    def capture(self: search.IndexWriting, document: search.SearchDocument) -> None:
+        indexed[document.paper] = document
+        add(self, document)
 
-    monkeypatch.setattr(search, "write_index", capture)
+    monkeypatch.setattr(search.IndexWriting, "add", capture)
     if which == "layered":
-        corpus = load(request.getfixturevalue("layered"))
+        records, _ = request.getfixturevalue("layered")
+        corpus = load((records, build_small_archive(tmp_path_of(request) / "sources", tmp_path_of(request) / "archive")))
+        index = corpus.index
+        assert isinstance(index, LayeredIndex) and index.ordinals is not None
+        ordinals = index.ordinals
+        by_paper = {
+            (value if value < ARCHIVE_BASE else ordinals.of_archive(value - ARCHIVE_BASE)): document
+            for value, document in indexed.items()
+            if value < ARCHIVE_BASE or ordinals.visible(value - ARCHIVE_BASE)  # a replaced row's document is deleted
+        }
     else:
         corpus = Corpus.load(
             [Path(root) for root in request.getfixturevalue("corpus" if which == "bundled" else "synthetic_corpus").index.report.roots]
         )
+        by_paper = indexed
     texts = search.paper_texts(corpus.index)
-    assert len(indexed) == len(corpus.index.papers)
-    for paper, document in indexed.items():
+    assert len(by_paper) == len(corpus.index.papers)
+    for paper, document in by_paper.items():
         assert texts(paper) == search.document_texts(document.title, document.authors, document.tasks, document.methods)
         assert corpus.search is not None and corpus.search.abstract(paper) == (document.abstract or None)
+
+
+def tmp_path_of(request: pytest.FixtureRequest) -> Path:
+    path: Path = request.getfixturevalue("tmp_path")
+    return path
+
+
+@pytest.mark.parametrize("which", ["bundled", "synthetic", "layered"])
+def test_the_documents_an_overlay_lays_are_those_the_build_indexed(
+    which: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`search.documents_of` makes the records' documents again from the index's columns and abstracts (what the overlay
+    adds over the archive's index): the documents the build wrote, field for field (a duplicate's winner is written
+    once, so it replaces nothing there)."""
+    written: list[search.SearchDocument] = []
+    write_index = search.write_index
+
+    def capture(directory: Path, documents: Any, count: int) -> None:
+        documents = list(documents)
+        written.extend(documents)
+        write_index(directory, documents, count)
+
+    monkeypatch.setattr(search, "write_index", capture)
+    if which == "layered":
+        records, _ = request.getfixturevalue("layered")
+        corpus = Corpus.load([records])
+    else:
+        corpus = Corpus.load(
+            [Path(root) for root in request.getfixturevalue("corpus" if which == "bundled" else "synthetic_corpus").index.report.roots]
+        )
+    assert isinstance(corpus.search, SearchEngine) and written
+    again = list(search.documents_of(corpus.index, corpus.search.abstract))
+    assert again == [document._replace(replacing=False) for document in written]

@@ -489,13 +489,15 @@ def test_default_caps_bound_a_huge_jsonl_line_without_reading_it_whole(tmp_path:
 
 
 def test_memory_stays_bounded_by_the_caps(tmp_path: Path) -> None:
-    # 20 MB on disk and 100 MB behind a gzip: with 1 MiB caps the load never holds more than a cap's worth.
+    # 20 MB on disk and 100 MB behind a gzip: with 1 MiB caps the load never holds more than a cap's worth (and,
+    # its over-long line running past the file cap, stops reading the .jsonl there).
     mib = 1024 * 1024
     chunk = b" " * mib
     with (tmp_path / "long_line.jsonl").open("wb") as out:
         for _ in range(20):
             out.write(chunk)
-        out.write(b"\n" + _dumps(_record("2101.00001")) + b"\n")
+        out.write(b"\n" + _dumps(_record("2101.00002")) + b"\n")
+    (tmp_path / "good.jsonl").write_bytes(_dumps(_record("2101.00001")) + b"\n")
     with (tmp_path / "big.json").open("wb") as out:
         for _ in range(20):
             out.write(chunk)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, make_record, make_sample, sha_for
 from papercode.build import builder
 from papercode.core.errors import QueryError
-from papercode.core.ids import normalize_repo
+from papercode.core.ids import normalize_repo, repo_key
 from papercode.core.ordering import status_rank
 from papercode.core.paging import Pager
 from papercode.corpus.stages import Corpus
@@ -283,12 +283,12 @@ def test_list_samples_buckets_with_many_distinct_values(load_corpus: LoadCorpus)
     ],
 )
 def test_a_code_link_names_the_repository_normalize_repo_does(url: str) -> None:
-    assert builder._repo_of(url) == normalize_repo(url)
+    assert repo_key(url) == normalize_repo(url)
 
 
 @given(st.text(alphabet="abcAB.-_/ :git", max_size=30).map(lambda rest: "https://github.com/" + rest))
 def test_a_code_link_names_the_repository_normalize_repo_does_whatever_follows(url: str) -> None:
-    assert builder._repo_of(url) == normalize_repo(url)
+    assert repo_key(url) == normalize_repo(url)
 
 
 def test_the_builder_sets_every_paper_column() -> None:

@@ -672,7 +672,7 @@ def test_a_leaderboards_file_cut_short_leaves_the_archive_unserved_with_the_reas
     built_here.corpus.archive.close()
     values = build_dir / "boards" / "value.num.d"
     values.write_bytes(values.read_bytes()[:-8])
-    with pytest.raises(ArchiveUnavailable, match="value.num.d"):
+    with pytest.raises(ArchiveUnavailable, match=r"value\.num\.d"):
         open_archive(tmp_path / "archive")
 
 

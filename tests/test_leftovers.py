@@ -91,15 +91,20 @@ class Box:
 
     def end(self) -> None:
         self.hold.unlink(missing_ok=True)
-        for process in self.processes:
-            with contextlib.suppress(OSError):
-                for pid in children(process.pid):
-                    os.kill(pid, signal.SIGKILL)
-            process.kill()
-            process.wait()
-            for stream in (process.stdin, process.stdout):
-                if stream is not None:
-                    stream.close()
+        end_all(self.processes)
+
+
+def end_all(processes: list[subprocess.Popen[bytes]]) -> None:
+    """Kill each process and its children, wait for it, close its pipes."""
+    for process in processes:
+        with contextlib.suppress(OSError):
+            for pid in children(process.pid):
+                os.kill(pid, signal.SIGKILL)
+        process.kill()
+        process.wait()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None:
+                stream.close()
 
 
 @pytest.fixture

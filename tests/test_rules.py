@@ -26,7 +26,7 @@ from papercode.verified.materialize import OUTCOMES
 from papercode.verified.sources import FETCH_TIMEOUT_SECONDS, MAX_SOURCE_BYTES, MAX_SOURCE_SIZE_TEXT, SourceFetcher, SourceLocation, locate
 
 LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
-README = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+VERIFIED_CODE_PAGE = (Path(__file__).parents[1] / "docs" / "verified-code.md").read_text(encoding="utf-8")
 
 # -- the two sample orders -----------------------------------------------------------------
 
@@ -164,7 +164,9 @@ def test_the_code_cap_is_one_constant_and_its_prose_is_generated_from_it() -> No
     assert store.MAX_CODE_BYTES == MAX_SOURCE_BYTES == 2 * 1024 * 1024
     assert MAX_SOURCE_SIZE_TEXT == "2 MB"
     assert OUTCOMES["too_large"] == f"the source file is over the {MAX_SOURCE_SIZE_TEXT} cap"
-    assert f"Each download has a {FETCH_TIMEOUT_SECONDS:g} s timeout and a {MAX_SOURCE_SIZE_TEXT} cap" in " ".join(README.split())
+    assert f"Each download has a {FETCH_TIMEOUT_SECONDS:g} s timeout and a {MAX_SOURCE_SIZE_TEXT} cap" in " ".join(
+        VERIFIED_CODE_PAGE.split()
+    )
 
 
 # -- GitHub's URLs ------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 The table (`OPTIONS`) drives the command line (`cli.py` adds each option to the commands that take
 it), the environment (`PAPERCODE_*`), validation (one line naming the flag or variable and what to
-pass instead), and the README's settings table (`options_markdown`, checked by a test). A flag
+pass instead), and the settings table of docs/settings.md (`options_markdown`, checked by a test). A flag
 beats its environment variable, which beats the default.
 """
 
@@ -187,12 +187,12 @@ FETCH = frozenset({"archive fetch"})
 
 @dataclass(frozen=True, slots=True)
 class Option:
-    """One setting of `Settings`, as the command line, the environment and the README know it."""
+    """One setting of `Settings`, as the command line, the environment and the documentation know it."""
 
     name: str  # the `Settings` field
     flag: str
     help: str
-    default: str  # as the README shows it
+    default: str  # as docs/settings.md shows it
     commands: frozenset[str]
     parse: Callable[[str], Any] | None = None  # None: an on/off flag with no value
     env: str | None = None
@@ -479,7 +479,7 @@ def _checked(parse: Callable[[str], Any], text: str, source: str) -> Any:
 
 
 def options_markdown() -> str:
-    """The README's settings table, rendered from `OPTIONS`."""
+    """The settings table of docs/settings.md, rendered from `OPTIONS`."""
     rows = ["| flag | environment | default | commands | meaning |", "|---|---|---|---|---|"]
     order = ("serve", "call", "check", "materialize", "config", "archive fetch")
     for option in OPTIONS:

@@ -16,12 +16,11 @@ from typing import Any, Final
 import numpy as np
 
 from papercode.core.errors import QueryError
-from papercode.core.ids import parse_arxiv_id
+from papercode.core.ids import parse_arxiv_id, repo_key
 from papercode.core.metrics import direction_text
 from papercode.core.names import NameKind, name_key, name_keys, same_numbers
 from papercode.corpus.stages import Corpus
 from papercode.index.boards import EXTRA_NO, EXTRA_YES, LIST_SEPARATOR, ROW_OWN_CODE, Boards, Order
-from papercode.index.columns import repo_key
 from papercode.index.layers import LayeredIndex, Ordinals
 from papercode.index.paper_index import PaperRow
 from papercode.index.search import best_status

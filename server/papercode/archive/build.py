@@ -1,10 +1,10 @@
-"""`build_archive`: the Papers-with-Code archive's tables in, Code-with-Papers records out.
+"""`build_archive`: the Papers-with-Code archive's tables in, the archive's serving form out.
 
-The links tables are read first (they are small) into compact per-paper JSON fragments; then the papers tables
-are streamed a batch at a time, each row becoming one compact record (only fields papercode reads, no nulls)
-with its code links spliced in; last, the papers only a link names are written from the link's own fields.
-Records go into `.jsonl` shards balanced by bytes, inside a temporary directory that replaces the previous
-archive only once complete (`store.Staging`).
+The links tables are read first (they are small) into each paper's code links; then the papers tables are streamed
+a batch at a time, each row becoming one compact record (only fields papercode reads, no nulls) with its code links,
+handed to the serving form's writer (`serving.ServingWriter`: paper columns, keys, repositories and the search index,
+built once here so that no start builds them); last, the papers only a link names are written from the link's own
+fields. Everything goes into a build directory of its own, made current by one rename once complete (`builds`).
 
 A row the build cannot use is dropped and counted by reason, with one example each (`BuildSummary.rejected`);
 a field it cannot use is left out and counted as a warning (`BuildSummary.warnings`).
@@ -23,6 +23,8 @@ from typing import Any, Final
 import orjson
 
 from papercode.core.holds import hold
+from papercode.core.ids import parse_slug
+from papercode.core.records import MAX_LIST_ENTRIES
 from papercode.index.archive_layer import FORMAT, FORMAT_VERSION, MANIFEST, current_build
 from papercode.index.columns import LinkRow, link_row
 
@@ -31,13 +33,51 @@ from .boards import BoardsBuilder, BoardsSummary
 from .builds import NewBuild
 from .manifest import check_snapshot, commit_dates, papercode_manifest
 from .progress import BuildProgress
-from .rows import LICENCE, LICENCE_URL, Json, Tally, Vocabulary, arxiv_id, day, flag, paper_slug, repo_url
+from .rows import (
+    LICENCE,
+    LICENCE_URL,
+    MAX_LINE_BYTES,
+    SURELY_WITHIN_CAPS,
+    URL_PROBLEMS,
+    Json,
+    Tally,
+    Vocabulary,
+    arxiv_id,
+    authors_of,
+    day,
+    flag,
+    framework_of,
+    link_key,
+    paper_url_problem,
+    quoted,
+    repo_url,
+    web_url,
+    within_caps,
+)
 from .serving import ServingWriter, Written
-from .sources import CATALOGUE_TABLES, NOT_AN_OBJECT, Batch, SourceFile, classify, find_sources, json_batches, parquet_batches
+from .sources import CATALOGUE_TABLES, NOT_AN_OBJECT, BadInput, Batch, SourceFile, classify, find_sources, json_batches, parquet_batches
 
 BASIS_GIVEN: Final = "given with --snapshot"
 BASIS_COMMIT: Final = "the dataset commit's date"
 BASIS_MTIME: Final = "the newest source file's modification date (UTC)"
+
+
+class EmptyArchive(BadInput):
+    """The sources left no paper to write (no rows, or every one rejected): an archive of nothing would replace
+    a good one, and a server watching it would drop every paper."""
+
+    def __init__(self, summary: BuildSummary) -> None:
+        names = [source.path.name for source in summary.sources]
+        where = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        rows = f"{summary.paper_rows:,} papers rows and {summary.link_rows:,} links rows"
+        if summary.rejected.total():
+            top = summary.rejected.counts.most_common(3)
+            reasons = ", ".join(f"{reason} {count:,}" for reason, count in top)
+            first = summary.rejected.examples[top[0][0]]
+            problem = f"no paper to write: every one of {rows} was rejected ({reasons}; e.g. {first})"
+        else:
+            problem = f"no paper to write: the sources hold {rows}"
+        super().__init__(where, f"{problem}. Next: pass the Papers-with-Code tables (papers-with-abstracts and its links)")
 
 
 @dataclass(slots=True)
@@ -130,7 +170,8 @@ def build_archive(
     `commit_dates` (commit sha -> YYYY-MM-DD) or the previous manifest knows it, else the newest source file's
     modification date (UTC). Raises `sources.BadInput` / `sources.MissingDependency` before anything is
     written, `store.NotAnArchive` / `store.ArchiveBusy` for the output, and `BadInput` for a file that turns
-    out corrupt while it is read (the previous archive is then untouched).
+    out corrupt while it is read, or `EmptyArchive` (a `BadInput`) when no paper is left to write: the previous
+    archive is then untouched.
     """
     started = time.monotonic()
     out = Path(out_dir) if out_dir is not None else store.default_archive_dir()
@@ -154,11 +195,12 @@ def build_archive(
         try:
             hold("archive-reading")
             builder.run(ordered)
+            if not summary.papers:
+                raise EmptyArchive(summary)
             if catalogues:
                 summary.boards = _boards(catalogues, directory, writer, summary, progress, sum(f.size for f in ordered))
                 writer.add_files(summary.boards.files)
-            progress.stage("indexing: the last papers, then the keys and repositories")
-            summary.written = writer.finish()
+            summary.written = writer.finish(progress.stage)
             hold("archive-indexed")
         except BaseException:
             writer.discard()  # the directory goes with the build; the error is what matters
@@ -230,7 +272,7 @@ def _write_manifest(directory: Path, summary: BuildSummary) -> None:
         os.fsync(stream.fileno())
 
 
-_Link = tuple[tuple[int, int, int, str], Json]
+_Link = tuple[tuple[int, int, int, str], str, Json]  # (its order among the paper's links, its repository key, the link)
 
 
 class _Builder:
@@ -238,14 +280,14 @@ class _Builder:
         self.summary = summary
         self.writer = writer
         self.progress = progress
-        self.vocab = Vocabulary()
         self.rejected = summary.rejected
         self.warnings = summary.warnings
-        self.seen: set[str] = set()  # lower-cased slugs written
+        self.vocab = Vocabulary(self.warnings)
+        self.seen: set[str] = set()  # slugs written (lower case, as `ids.parse_slug` gives them)
         self.dropped: set[str] = set()  # slugs of papers dropped as duplicates by arXiv id (their links go too)
         self.by_arxiv: dict[str, str] = {}  # arXiv id -> the slug that has it
         self.pending: dict[str, list[_Link]] = {}  # slug -> its links, while the links tables are read
-        self.link_papers: dict[str, tuple[str, Any, Any, Any, Any, SourceFile]] = {}  # slug -> the paper as its first link names it
+        self.link_papers: dict[str, tuple[Any, Any, Any, Any, SourceFile]] = {}  # slug -> the paper as its first link names it
         self.fragments: dict[str, list[LinkRow]] = {}  # slug -> its code links
         self._done_bytes = 0.0
 
@@ -279,22 +321,20 @@ class _Builder:
     # -- links -----------------------------------------------------------------------------
 
     def _links(self, source: SourceFile, batch: Batch) -> None:
-        pending, link_papers, rejected = self.pending, self.link_papers, self.rejected
+        pending, link_papers, rejected, warnings = self.pending, self.link_papers, self.rejected, self.warnings
         number = batch.first
-        for purl, raw_repo, official, in_paper, in_github, framework, title, raw_arxiv, url_abs, url_pdf in batch.rows:
+        for purl, raw_repo, official, in_paper, in_github, raw_framework, title, raw_arxiv, url_abs, url_pdf in batch.rows:
             number += 1
-            slug = paper_slug(purl)
+            slug = parse_slug(purl) if type(purl) is str else None
             if slug is None:
-                reason = "not_an_object" if purl is NOT_AN_OBJECT else "no_paper_url"
-                rejected.add(
-                    reason,
-                    f"{source.path.name} row {number}",
-                    "row is not a JSON object" if purl is NOT_AN_OBJECT else f"link with paper_url {purl!r}",
-                )
+                if purl is NOT_AN_OBJECT:
+                    rejected.add("not_an_object", f"{source.path.name} row {number}", "row is not a JSON object")
+                else:
+                    rejected.add(paper_url_problem(purl), f"{source.path.name} row {number}", f"link with paper_url {quoted(purl)}")
                 continue
             url, problem = repo_url(raw_repo)
             if url is None:
-                rejected.add(problem or "bad_repo_url", f"{source.path.name} row {number}", f"repo_url {raw_repo!r} for {purl}")
+                rejected.add(problem or "bad_repo_url", f"{source.path.name} row {number}", _repo_detail(raw_repo, problem, slug))
                 continue
             link: Json = {"paper_slug": slug, "repo_url": url}
             is_official, is_in_paper, is_in_github = flag(official), flag(in_paper), flag(in_github)
@@ -304,127 +344,172 @@ class _Builder:
                 link["mentioned_in_paper"] = is_in_paper
             if is_in_github is not None:
                 link["mentioned_in_github"] = is_in_github
-            if type(framework) is str and framework:
-                link["framework"] = framework
-            key = slug.lower()
-            links = pending.get(key)
+            if raw_framework is not None and raw_framework != "":
+                framework = framework_of(raw_framework)
+                if framework is None:
+                    warnings.add(
+                        "bad_framework",
+                        f"{source.path.name} row {number}",
+                        f"framework {quoted(raw_framework)} of a link of /paper/{slug}: written without it",
+                    )
+                else:
+                    link["framework"] = framework
+            links = pending.get(slug)
             if links is None:
-                links = pending[key] = []
-                link_papers[key] = (slug, title, raw_arxiv, url_abs, url_pdf, source)
-            links.append(((-(is_official or 0), -(is_in_paper or 0), -(is_in_github or 0), url), link))
+                links = pending[slug] = []
+                link_papers[slug] = (title, raw_arxiv, url_abs, url_pdf, source)
+            links.append(((-(is_official or 0), -(is_in_paper or 0), -(is_in_github or 0), url), link_key(url), link))
         self.summary.link_rows += batch.count
 
     def _finish_links(self) -> None:
-        """Each paper's links: a repository once (the first row wins), official first, then mentioned in the paper,
-        then mentioned on GitHub, then by URL (the order the real records show)."""
-        for key, links in self.pending.items():
-            urls: set[str] = set()
+        """Each paper's links: a repository once (the first row wins: the same repository in
+        another letter case, with `.git` or a trailing slash, is the same), official first, then mentioned in the
+        paper, then mentioned on GitHub, then by URL (the order the real records show); at most
+        `MAX_LIST_ENTRIES`."""
+        for slug, links in self.pending.items():
+            keys: set[str] = set()
             kept: list[_Link] = []
             for item in links:
-                url = item[0][3]
-                if url in urls:
-                    self.rejected.add("duplicate_link", f"paper {item[1]['paper_slug']}", f"repo_url {url} listed again")
+                key = item[1]
+                if key in keys:
+                    self.rejected.add("duplicate_link", f"paper {slug}", f"repo_url {item[0][3]} names a repository listed already")
                     continue
-                urls.add(url)
+                keys.add(key)
                 kept.append(item)
             kept.sort(key=_sort_key)
-            self.fragments[key] = [_link_row(link) for _, link in kept]
+            if len(kept) > MAX_LIST_ENTRIES:
+                self.warnings.add("list_truncated", f"paper {slug}", f"{len(kept):,} code links cut to {MAX_LIST_ENTRIES:,}")
+                del kept[MAX_LIST_ENTRIES:]
+            self.fragments[slug] = [_link_row(link) for _, _, link in kept]
         self.pending.clear()
 
     # -- papers ----------------------------------------------------------------------------
 
     def _papers(self, source: SourceFile, batch: Batch) -> None:
         seen, dropped, by_arxiv, fragments = self.seen, self.dropped, self.by_arxiv, self.fragments
-        rejected, warnings, add = self.rejected, self.warnings, self.writer.add
+        rejected, warnings, add, dumps = self.rejected, self.warnings, self.writer.add, orjson.dumps
+        name = source.path.name
         written = links_written = 0
         number = batch.first
         for purl, title, raw_arxiv, raw_date, proceeding, authors, abstract, url_abs, url_pdf, tasks, methods in batch.rows:
             number += 1
-            slug = paper_slug(purl)
+            slug = parse_slug(purl) if type(purl) is str else None
             if slug is None:
-                where = f"{source.path.name} row {number}"
+                where = f"{name} row {number}"
                 if purl is NOT_AN_OBJECT:
                     rejected.add("not_an_object", where, "row is not a JSON object")
                 else:
-                    rejected.add("no_paper_url", where, f"paper_url {purl!r}")
+                    rejected.add(paper_url_problem(purl), where, f"paper_url {quoted(purl)}")
                 continue
             if type(title) is not str or not title.strip():
-                rejected.add("no_title", f"{source.path.name} row {number}", f"{purl} has title {title!r}")
+                rejected.add("no_title", f"{name} row {number}", f"/paper/{slug} has title {quoted(title)}")
                 continue
-            key = slug.lower()
-            if key in seen:
-                rejected.add("duplicate", f"{source.path.name} row {number}", f"paper_url {purl} again (the first row is kept)")
+            if slug in seen:
+                rejected.add("duplicate", f"{name} row {number}", f"paper_url {purl} again (the first row is kept)")
                 continue
             record: Json = {"url": "/paper/" + slug, "title": title}
             if raw_arxiv:
                 arxiv = arxiv_id(raw_arxiv)
                 if arxiv is None:
                     warnings.add(
-                        "bad_arxiv_id", f"{source.path.name} row {number}", f"arxiv_id {raw_arxiv!r} of {purl}: written without it"
+                        "bad_arxiv_id", f"{name} row {number}", f"arxiv_id {quoted(raw_arxiv)} of /paper/{slug}: written without it"
                     )
                 elif arxiv in by_arxiv:
                     rejected.add(
-                        "duplicate",
-                        f"{source.path.name} row {number}",
-                        f"arXiv {arxiv} again under {purl} (first under /paper/{by_arxiv[arxiv]})",
+                        "duplicate", f"{name} row {number}", f"arXiv {arxiv} again under {purl} (first under /paper/{by_arxiv[arxiv]})"
                     )
-                    dropped.add(key)
+                    dropped.add(slug)
                     continue
                 else:
                     by_arxiv[arxiv] = slug
                     record["arxiv_id"] = arxiv
-            seen.add(key)
+            seen.add(slug)
             if raw_date is not None:
                 written_date = day(raw_date)
                 if written_date is None:
-                    warnings.add("bad_date", f"{source.path.name} row {number}", f"date {raw_date!r} of {purl}: written without it")
+                    warnings.add("bad_date", f"{name} row {number}", f"date {quoted(raw_date)} of /paper/{slug}: written without it")
                 else:
                     record["date"] = written_date
             if type(proceeding) is str and proceeding:
                 record["proceeding"] = proceeding
-            if type(authors) is list and authors:
-                record["authors"] = authors if all(type(name) is str for name in authors) else [a for a in authors if type(a) is str]
-            elif type(authors) is str and authors:
-                record["authors"] = [authors]
+            if authors:
+                names = authors_of(authors)
+                if names:
+                    record["authors"] = names
             if type(abstract) is str and abstract:
                 record["abstract"] = abstract
-            if type(url_abs) is str and url_abs:
-                record["url_abs"] = url_abs
-            if type(url_pdf) is str and url_pdf:
-                record["url_pdf"] = url_pdf
-            links = fragments.pop(key, None) or []
-            links_written += len(links)
+            if url_abs or url_pdf:
+                self._paper_urls(record, url_abs, url_pdf, name, number)
+            links = fragments.pop(slug, None) or []
             if tasks:
                 record["tasks"] = tasks
             if methods:
                 record["methods"] = methods
-            add(slug=key, arxiv_id=record.get("arxiv_id"), record=record, links=links)
+            if len(dumps(record)) > SURELY_WITHIN_CAPS:  # a long record: looked at field by field
+                capped = self._within_caps(record, links, f"{name} row {number}")
+                if capped is None:
+                    continue
+                record = capped
+            add(slug=slug, arxiv_id=record.get("arxiv_id"), record=record, links=links)
             written += 1
+            links_written += len(links)
         self.summary.paper_rows += batch.count
         self.summary.papers_from_abstracts += written
         self.summary.code_links += links_written
 
+    def _paper_urls(self, record: Json, url_abs: Any, url_pdf: Any, source_name: str, number: int | None) -> None:
+        """The paper's `url_abs` and `url_pdf` (`number` None: a link's `paper_url_abs` and `paper_url_pdf`, `source_name`
+        saying where), each written only if a client can follow it safely (`rows.web_url`); else it is left out, with
+        a warning, and the paper kept."""
+        for field_name, value in (("url_abs", url_abs), ("url_pdf", url_pdf)):
+            if not value:
+                continue
+            url, problem = web_url(value)
+            if url is not None:
+                record[field_name] = url
+                continue
+            where, given = (f"{source_name} row {number}", field_name) if number is not None else (source_name, f"paper_{field_name}")
+            what = URL_PROBLEMS[problem or "malformed"]
+            self.warnings.add(f"bad_{field_name}", where, f"{given} of {record['url']} ({what}), written without it: {quoted(value)}")
+
+    def _within_caps(self, record: Json, links: list[LinkRow], where: str) -> Json | None:
+        """A long record with its texts and lists cut to the server's caps (each cut a warning), or None when it is
+        still over the server's cap on a record (the record rejected, its links with it)."""
+        capped, cuts = within_caps(record)
+        for reason, detail in cuts:
+            self.warnings.add(reason, where, f"{detail} ({record['url']})")
+        size = len(orjson.dumps(capped))
+        if size <= MAX_LINE_BYTES:
+            return capped
+        self.rejected.add(
+            "record_too_large", where, f"{record['url']}: {size:,} bytes, over the server's {MAX_LINE_BYTES:,}-byte record cap"
+        )
+        self.dropped.add(record["url"].removeprefix("/paper/"))
+        if links:
+            self.rejected.add("links_of_rejected_paper", where, f"{len(links)} link(s) of a paper over the record cap", len(links))
+        return None
+
     def _links_only(self) -> None:
         """The papers only the links tables name, from the first link's fields (`row_kind: links`)."""
-        rejected, warnings, add = self.rejected, self.warnings, self.writer.add
-        for key, (slug, title, raw_arxiv, url_abs, url_pdf, source) in self.link_papers.items():
-            links = self.fragments.pop(key, None)
+        rejected, add, dumps = self.rejected, self.writer.add, orjson.dumps
+        for slug, (title, raw_arxiv, url_abs, url_pdf, source) in self.link_papers.items():
+            links = self.fragments.pop(slug, None)
             if links is None:  # written with its papers row
                 continue
             count = len(links)
             where = f"{source.path.name}, paper_url …/{slug}"
-            if key in self.dropped:
+            if slug in self.dropped:
                 rejected.add("links_of_rejected_paper", where, f"{count} link(s) of a paper dropped as a duplicate", count)
                 continue
             if type(title) is not str or not title.strip():
-                rejected.add("no_title", where, f"paper named only by links, with paper_title {title!r}")
+                rejected.add("no_title", where, f"paper named only by links, with paper_title {quoted(title)}")
                 rejected.add("links_of_rejected_paper", where, f"{count} link(s) of a paper without a title", count)
                 continue
             record: Json = {"url": "/paper/" + slug, "title": title}
             if raw_arxiv:
                 arxiv = arxiv_id(raw_arxiv)
                 if arxiv is None:
-                    warnings.add("bad_arxiv_id", where, f"paper_arxiv_id {raw_arxiv!r}: written without it")
+                    self.warnings.add("bad_arxiv_id", where, f"paper_arxiv_id {quoted(raw_arxiv)}: written without it")
                 elif arxiv in self.by_arxiv:
                     rejected.add("duplicate", where, f"arXiv {arxiv} again (first under /paper/{self.by_arxiv[arxiv]})")
                     rejected.add("links_of_rejected_paper", where, f"{count} link(s) of a paper dropped as a duplicate", count)
@@ -432,14 +517,23 @@ class _Builder:
                 else:
                     self.by_arxiv[arxiv] = slug
                     record["arxiv_id"] = arxiv
-            if type(url_abs) is str and url_abs:
-                record["url_abs"] = url_abs
-            if type(url_pdf) is str and url_pdf:
-                record["url_pdf"] = url_pdf
-            add(slug=key, arxiv_id=record.get("arxiv_id"), record=record, links=links)
+            if url_abs or url_pdf:
+                self._paper_urls(record, url_abs, url_pdf, where, None)
+            if len(dumps(record)) > SURELY_WITHIN_CAPS:
+                capped = self._within_caps(record, links, where)
+                if capped is None:
+                    continue
+                record = capped
+            add(slug=slug, arxiv_id=record.get("arxiv_id"), record=record, links=links)
             self.summary.papers_from_links += 1
             self.summary.code_links += count
         self.link_papers.clear()
+
+
+def _repo_detail(raw: object, problem: str | None, slug: str) -> str:
+    """What is wrong first (an example is cut to its first 200 characters), then the value."""
+    what = URL_PROBLEMS.get(problem.removeprefix("repo_url_")) if problem and problem.startswith("repo_url_") else None
+    return f"repo_url of /paper/{slug}" + (f" ({what})" if what else "") + f": {quoted(raw)}"
 
 
 def _sort_key(item: _Link) -> tuple[int, int, int, str]:

@@ -47,7 +47,8 @@ def new_build_id() -> str:
 class NewBuild:
     """`with NewBuild(archive_dir) as directory:` write a build into `directory`, then `commit()` to make it current.
 
-    Leaving the block without `commit()` (an error, Ctrl-C) removes the directory; the current build is untouched."""
+    Leaving the block without `commit()` (an error, Ctrl-C) removes the directory; the current build is untouched, and
+    an archive directory this first build made is removed again (a failed first build leaves nothing)."""
 
     def __init__(self, archive_dir: Path) -> None:
         self.archive_dir = archive_dir
@@ -55,8 +56,10 @@ class NewBuild:
         self.directory = archive_dir / BUILDS / f"{_BUILDING}{self.build_id}-{os.getpid()}"
         self._lock: int | None = None
         self._committed = False
+        self._made = False
 
     def __enter__(self) -> Path:
+        self._made = not self.archive_dir.exists()
         self.archive_dir.mkdir(parents=True, exist_ok=True)
         self._lock = _exclusive(self.archive_dir / LOCK)
         try:
@@ -72,6 +75,11 @@ class NewBuild:
         try:
             if not self._committed:
                 shutil.rmtree(self.directory, ignore_errors=True)
+                if self._made:  # only what this build made, and only if nothing else came in meanwhile
+                    with contextlib.suppress(OSError):
+                        os.rmdir(self.archive_dir / BUILDS)
+                        os.unlink(self.archive_dir / LOCK)
+                        os.rmdir(self.archive_dir)
         finally:
             self._unlock()
 
@@ -80,12 +88,18 @@ class NewBuild:
         builds = self.archive_dir / BUILDS
         final = builds / self.build_id
         os.rename(self.directory, final)
+        self.directory = final  # until the switch, leaving the block removes it
         _fsync(builds)
         link = self.archive_dir / f"{_LINKING}{os.getpid()}"
         with contextlib.suppress(FileNotFoundError):
             os.unlink(link)
-        os.symlink(f"{BUILDS}/{self.build_id}", link)
-        os.rename(link, self.archive_dir / CURRENT)  # the switch
+        try:
+            os.symlink(f"{BUILDS}/{self.build_id}", link)
+            os.rename(link, self.archive_dir / CURRENT)  # the switch
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(link)
+            raise
         self._committed = True
         _fsync(self.archive_dir)
         remove_unused(self.archive_dir)
@@ -101,8 +115,8 @@ def remove_unused(archive_dir: Path) -> list[Path]:
     """Every complete build but the current one that no server holds, removed. Returns what was removed."""
     current = current_build(archive_dir)
     removed = []
-    with contextlib.suppress(FileNotFoundError):
-        for entry in os.scandir(archive_dir / BUILDS):
+    with contextlib.suppress(FileNotFoundError), os.scandir(archive_dir / BUILDS) as listing:
+        for entry in listing:
             path = Path(entry.path)
             if not build_id_is_valid(entry.name) or not entry.is_dir(follow_symlinks=False) or path == current:
                 continue
@@ -115,14 +129,14 @@ def remove_leftovers(archive_dir: Path) -> list[Path]:
     """What builds killed outright left (their `.building-` directories and `.current-` links, where the process that
     named them is not running), and builds no server uses: removed. Returns what was removed."""
     removed = []
-    with contextlib.suppress(FileNotFoundError):
-        for entry in os.scandir(archive_dir / BUILDS):
+    with contextlib.suppress(FileNotFoundError), os.scandir(archive_dir / BUILDS) as listing:
+        for entry in listing:
             found = BUILDING_NAME.fullmatch(entry.name)
             if found and not _running(int(found["pid"])) and entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path, ignore_errors=True)
                 removed.append(Path(entry.path))
-    with contextlib.suppress(FileNotFoundError):
-        for entry in os.scandir(archive_dir):
+    with contextlib.suppress(FileNotFoundError), os.scandir(archive_dir) as listing:
+        for entry in listing:
             found = LINKING_NAME.fullmatch(entry.name)
             if found and not _running(int(found["pid"])) and entry.is_symlink():
                 with contextlib.suppress(FileNotFoundError):
@@ -133,11 +147,12 @@ def remove_leftovers(archive_dir: Path) -> list[Path]:
 
 def clear_leftovers(archive_dir: Path) -> list[Path]:
     """`remove_leftovers` at a command's start, unless a build is running there or the directory is not ours to
-    write (another user's, a read-only volume): then nothing is touched, and nothing fails."""
+    write (another user's, a read-only volume): then nothing is touched, and nothing fails. A directory no build
+    locked (no `.lock`: copied from elsewhere, say) holds nothing a build left, and gets no file from a start."""
     if not (archive_dir / BUILDS).is_dir() or not os.access(archive_dir, os.W_OK) or not os.access(archive_dir / BUILDS, os.W_OK):
         return []
     try:
-        lock = _exclusive(archive_dir / LOCK)
+        lock = _exclusive(archive_dir / LOCK, create=False)
     except (ArchiveBusy, OSError):
         return []
     try:
@@ -149,7 +164,8 @@ def clear_leftovers(archive_dir: Path) -> list[Path]:
 
 
 def _remove_unheld(build: Path) -> bool:
-    """Remove `build` if no server holds it (an exclusive lock can be taken); True when removed."""
+    """Remove `build` if no server holds it (an exclusive lock can be taken) and it can be renamed aside; True when
+    removed."""
     if fcntl is None:  # pragma: no cover - no way to know: keep it
         return False
     try:
@@ -163,15 +179,18 @@ def _remove_unheld(build: Path) -> bool:
     else:
         # Renamed aside first, so that no server resolving an old link could open it half removed.
         doomed = build.with_name(f"{_BUILDING}{build.name}-{os.getpid()}")
-        os.rename(build, doomed)
+        try:
+            os.rename(build, doomed)
+        except OSError:  # a read-only volume, say: it stays, whole
+            return False
         shutil.rmtree(doomed, ignore_errors=True)
         return True
     finally:
         os.close(fd)
 
 
-def _exclusive(path: Path) -> int:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+def _exclusive(path: Path, *, create: bool = True) -> int:
+    fd = os.open(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
     if fcntl is None:  # pragma: no cover
         return fd
     try:

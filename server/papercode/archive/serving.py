@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
@@ -176,9 +176,11 @@ class ServingWriter:
         """Files another writer put in the build (relative path -> facts): listed in the manifest with the rest."""
         self._more_files.update(files)
 
-    def finish(self) -> Written:
-        """Write what needs every paper, commit the search index, sync everything: the build is complete."""
+    def finish(self, stage: Callable[[str], None] = lambda what: None) -> Written:
+        """Write what needs every paper, commit the search index, sync everything: the build is complete. `stage` is
+        told of each step (they take seconds at the real archive's size)."""
         columns = self._columns
+        stage("writing the keys and the repositories' papers")
         for name in INT_COLUMNS:
             columns.ints(name, getattr(self, f"_{name}"))
         for name, mapping in zip(KEY_COLUMNS, (self._by_arxiv, self._by_slug), strict=True):
@@ -187,7 +189,9 @@ class ServingWriter:
             columns.ints(f"{name}.values", array("q", map(mapping.__getitem__, keys)))
         self._write_repositories()
         self._keys = []
+        stage("indexing the last papers and committing the search index")
         self._search.finish()
+        stage("checksumming and syncing the files")
         files = {f"{COLUMNS}/{name}": facts for name, facts in columns.close().items()}
         search = self._build / SEARCH
         files.update({f"{SEARCH}/{path.name}": file_facts(path) for path in sorted(search.iterdir()) if path.name not in LOCK_FILES})

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from papercode.core.ids import canonical_arxiv_id, duplicate_key, slug_from_record_url
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, ProgressCallback
-from papercode.core.records import KNOWN_STATUSES, RECORD_DECODER, Record, RecordData, SyntologyData
+from papercode.core.records import KNOWN_STATUSES, MAX_LIST_ENTRIES, RECORD_DECODER, Record, RecordData, SyntologyData
 
 from .files import RecordFile, find_record_files
 
@@ -142,26 +142,45 @@ def _open(path: str) -> IO[bytes]:
 
 
 def _read_jsonl(stream: IO[bytes], name: str, limits: Limits, report: LoadReport) -> Iterator[tuple[bytes, int]]:
+    """Each non-blank line with its number. A line over the cap is reported and passed over to its end, but a
+    file's over-long lines are passed over for at most `max_file_bytes` in all: past that (a file of one endless
+    line, a sparse file of zeros) the rest of the file is not read."""
     line_number = 0
+    cap, budget = limits.max_line_bytes, limits.max_file_bytes
     while True:
-        line = stream.readline(limits.max_line_bytes + 1)
+        line = stream.readline(cap + 1)
         if not line:
             return
         line_number += 1
-        if len(line) > limits.max_line_bytes and not line.endswith(b"\n"):
-            _skip_rest_of_line(stream)
-            report.add("error", "too_large", name, f"line is over the {limits.max_line_bytes:,}-byte cap", line_number)
+        if len(line) > cap and not line.endswith(b"\n"):
+            passed = _skip_rest_of_line(stream, budget)
+            if passed is None:
+                report.add(
+                    "error",
+                    "too_large",
+                    name,
+                    f"line is over the {cap:,}-byte cap, and over-long lines ran past {limits.max_file_bytes:,} bytes: "
+                    "the rest of the file is not read",
+                    line_number,
+                )
+                return
+            budget -= passed
+            report.add("error", "too_large", name, f"line is over the {cap:,}-byte cap", line_number)
             continue
         if not line.strip():
             continue
         yield line, line_number
 
 
-def _skip_rest_of_line(stream: IO[bytes]) -> None:
-    while True:
-        chunk = stream.readline(_READ_CHUNK)
+def _skip_rest_of_line(stream: IO[bytes], budget: int) -> int | None:
+    """Read past the end of the current line: the bytes read, or None when its end is not within `budget` bytes."""
+    passed = 0
+    while passed <= budget:
+        chunk = stream.readline(min(_READ_CHUNK, budget - passed + 1))
+        passed += len(chunk)
         if not chunk or chunk.endswith(b"\n"):
-            return
+            return passed
+    return None
 
 
 def _parse(data: bytes, name: str, line: int | None, report: LoadReport) -> Any:
@@ -235,7 +254,9 @@ def _accept(record: RecordData, dropped: int, name: str, line: int | None, limit
         return None
     if record.arxiv_id is not None and arxiv_id is None:
         report.add("warning", "bad_arxiv_id", name, f"arxiv_id {record.arxiv_id[:40]!r} is not an arXiv id; indexed by slug only", line)
-    _cap_strings(record, limits, name, line, report)
+    if record.url is not None and slug is None and arxiv_id is not None:
+        report.add("warning", "bad_url", name, f"url {record.url[:60]!r} is not /paper/<slug>; indexed by arXiv id only", line)
+    _cap_fields(record, limits, name, line, report)
     if record.syntology is not None:
         _check_harvest(record.syntology, dropped, name, line, report)
     return LoadedRecord(record, name, line, arxiv_id, slug)
@@ -278,8 +299,9 @@ def _describe(exc: ValidationError, most: int = 3) -> str:
     return "; ".join(parts) + more
 
 
-def _cap_strings(record: RecordData, limits: Limits, name: str, line: int | None, report: LoadReport) -> None:
-    """Cut the free-text fields answers show; identifiers are left alone (the file cap bounds them)."""
+def _cap_fields(record: RecordData, limits: Limits, name: str, line: int | None, report: LoadReport) -> None:
+    """Cut the free-text fields answers show, and the lists, to their caps; identifiers are left alone (the line
+    and file caps bound them)."""
     cap = limits.max_string_chars
     authors = record.authors
     abstract, proceeding = record.abstract, record.proceeding
@@ -287,7 +309,10 @@ def _cap_strings(record: RecordData, limits: Limits, name: str, line: int | None
         len(record.title) <= cap
         and (abstract is None or len(abstract) <= cap)
         and (proceeding is None or len(proceeding) <= cap)
-        and (not authors or max(map(len, authors)) <= cap)
+        and (not authors or (len(authors) <= MAX_LIST_ENTRIES and max(map(len, authors)) <= cap))
+        and (record.tasks is None or len(record.tasks) <= MAX_LIST_ENTRIES)
+        and (record.methods is None or len(record.methods) <= MAX_LIST_ENTRIES)
+        and (record.code_links is None or len(record.code_links) <= MAX_LIST_ENTRIES)
     ):
         return  # the usual record: nothing to cut (checked without a loop over the fields: this runs per record)
     for field_name in ("title", "abstract", "proceeding"):
@@ -295,6 +320,11 @@ def _cap_strings(record: RecordData, limits: Limits, name: str, line: int | None
         if isinstance(text, str) and len(text) > cap:
             setattr(record, field_name, text[:cap])
             report.add("warning", "string_truncated", name, f"{field_name} cut from {len(text):,} to {cap:,} characters", line)
+    for field_name in ("authors", "tasks", "methods", "code_links"):
+        entries = getattr(record, field_name)
+        if entries is not None and len(entries) > MAX_LIST_ENTRIES:
+            setattr(record, field_name, entries[:MAX_LIST_ENTRIES])
+            report.add("warning", "list_truncated", name, f"{field_name} cut from {len(entries):,} to {MAX_LIST_ENTRIES:,} entries", line)
     authors = record.authors or []
     long_names = [i for i, author in enumerate(authors) if len(author) > cap]
     if long_names:

@@ -33,7 +33,7 @@ from papercode.core.errors import QueryError
 from papercode.corpus.snapshot import TEMPORARY_PREFIX
 from papercode.corpus.stages import Corpus
 from papercode.edge import logs
-from papercode.index.overlay import OVERLAY_PREFIX
+from papercode.index.overlay import OVERLAY_PREFIX, overlay_parent
 from papercode.settings import OPTIONS, Option, SettingError, Settings, settings_for
 from papercode.verified.harvest import interpreter
 from papercode.verified.materialize import OUTCOMES, Materializer, MaterializeSummary, VerifiedCode, materialize_corpus
@@ -176,10 +176,12 @@ def _terminated(signum: int, frame: object) -> None:
 
 def clear_leftovers(settings: Settings) -> None:
     """Remove what papercode processes of this user left when they died (kill -9, a crash): build
-    directories in the temporary directory, a snapshot being written in the cache directory, code
-    being written in the store. Never a running process's (`core.scratch`)."""
+    directories and overlays of the archive's index in the temporary directory, a snapshot being written in the
+    cache directory, code being written in the store, an archive build's directory. Never a running process's
+    (`core.scratch`, `archive.builds`)."""
     removed = [
         *scratch.sweep(Path(tempfile.gettempdir()), (BUILD_PREFIX, SEARCH_PREFIX, OVERLAY_PREFIX)),
+        *scratch.sweep(overlay_parent(), (OVERLAY_PREFIX,)),
         *scratch.sweep(settings.cache_dir, (TEMPORARY_PREFIX,)),
         *scratch.sweep(settings.code_dir, (WRITING_PREFIX,)),
         *archive_leftovers(settings.archive_dir),

@@ -17,7 +17,12 @@ _ARXIV_BODY = re.compile(rf"(?P<id>{_NEW_STYLE}|{_OLD_STYLE})(?:v(?P<version>\d+
 _ARXIV_URL = re.compile(r"https?://(?:www\.|export\.)?arxiv\.org/(?:abs|pdf|html)/(?P<rest>.+?)(?:\.pdf)?/?$", re.IGNORECASE)
 _ARXIV_PREFIX = re.compile(r"^arxiv:\s*", re.IGNORECASE)
 
-_SLUG = re.compile(r"[a-z0-9][a-z0-9\-_.]*", re.IGNORECASE)
+# ASCII only: with IGNORECASE alone, `[a-z]` also matches the Kelvin sign and the dotless i.
+_SLUG_PATTERN = r"[a-z0-9][a-z0-9\-_.]*"
+_SLUG = re.compile(_SLUG_PATTERN, re.IGNORECASE | re.ASCII)
+_LOWER_SLUG = re.compile(_SLUG_PATTERN, re.ASCII).fullmatch  # the archive's slugs are lower case: no folding, no copy
+MAX_SLUG_CHARS = 200  # the archive's slugs are cut titles, well under this
+PAPER_URL_PREFIX = "https://paperswithcode.com/paper/"  # a paper's URL as the archive writes it
 _PAPER_URL = re.compile(
     r"^(?:https?://(?:www\.)?(?:paperswithcode\.com|codewithpapers\.app))?/paper/(?P<slug>[^/?#]+)/?$",
     re.IGNORECASE,
@@ -29,7 +34,9 @@ MAX_REPO_NAME_CHARS = 100
 
 GITHUB_HOST = "github.com"
 GITHUB_URL = f"https://{GITHUB_HOST}/"  # a repository's page is GITHUB_URL + owner/name
-REPO_NAME_PATTERN = r"[A-Za-z0-9_.\-]+/[A-Za-z0-9_.\-]+"  # owner/name, in any letter case
+# A part of owner/name: GitHub's characters, not dots alone (`.` and `..` are path steps, not names).
+_REPO_PART = r"\.*[A-Za-z0-9_\-][A-Za-z0-9_.\-]*"
+REPO_NAME_PATTERN = rf"{_REPO_PART}/{_REPO_PART}"  # owner/name, in any letter case
 
 _REPO_URL = re.compile(rf"^(?:https?://)?(?:www\.)?{re.escape(GITHUB_HOST)}/", re.IGNORECASE)
 _REPO_NAME = re.compile(rf"^{REPO_NAME_PATTERN}$")
@@ -107,22 +114,41 @@ def canonical_arxiv_id(raw: object) -> str | None:
 
 
 def parse_slug(text: str) -> str | None:
-    """A Papers-with-Code slug from a bare slug, `/paper/<slug>` or a paper URL."""
+    """A Papers-with-Code slug from a bare slug, `/paper/<slug>` or a paper URL (lower case); None when it is
+    not one: ASCII letters, digits, `-`, `_` and `.`, a letter or digit first, at most `MAX_SLUG_CHARS`."""
+    if text.startswith(PAPER_URL_PREFIX):  # the archive's form: one pattern, not two (the build runs this per row)
+        slug = text[len(PAPER_URL_PREFIX) :]
+        if len(slug) <= MAX_SLUG_CHARS and _LOWER_SLUG(slug):
+            return slug
     value = text.strip()
     url = _PAPER_URL.match(value)
     if url:
         value = url.group("slug")
-    if _SLUG.fullmatch(value):
-        return value.lower()
-    return None
+    return _slug(value)
+
+
+def _slug(value: str) -> str | None:
+    return value.lower() if len(value) <= MAX_SLUG_CHARS and _SLUG.fullmatch(value) else None
 
 
 def slug_from_record_url(url: object) -> str | None:
-    """The slug in a record's `url` field (`/paper/<slug>`)."""
+    """The slug in a record's `url` field (`/paper/<slug>`), by the rule `parse_slug` applies; None otherwise."""
     if not isinstance(url, str):
         return None
     match = _PAPER_URL.match(url.strip())
-    return match.group("slug").lower() if match else None
+    return _slug(match.group("slug")) if match else None
+
+
+_PLAIN_REPO_URL = re.compile(f"{re.escape(GITHUB_URL)}({REPO_NAME_PATTERN})")
+
+
+def repo_key(url: str) -> str | None:
+    """`normalize_repo(url)`, with one regular expression for the usual `GITHUB_URL` + owner/name (a code link's
+    URL, read per link when an index or an archive is built)."""
+    plain = _PLAIN_REPO_URL.fullmatch(url)
+    if plain is not None and not plain[1].lower().endswith(".git"):
+        return plain[1].lower()
+    return normalize_repo(url)
 
 
 def normalize_repo(text: str) -> str | None:

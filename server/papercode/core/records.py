@@ -83,6 +83,10 @@ MAX_WORD_CHARS = 64
 MIN_REPO_CHARS, MAX_REPO_CHARS = 3, MAX_OWNER_CHARS + 1 + MAX_REPO_NAME_CHARS  # owner/name
 MAX_PATH_CHARS = 400
 MAX_URL_CHARS = 1_000
+# A record's lists (authors, tasks, methods, code links) are cut to this many entries, the cut reported: the
+# largest collaborations sign a few thousand papers' authors, and a million tiny entries in one record would
+# cost the server gigabytes while staying under the line cap.
+MAX_LIST_ENTRIES = 10_000
 Name = Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME_CHARS)]
 Word = Annotated[StrictStr, Field(min_length=1, max_length=MAX_WORD_CHARS)]
 

@@ -49,7 +49,7 @@ T = TypeVar("T")
 # everything the old one had, so the rebuild counts as failed.
 _FATAL_CODES = frozenset({"missing_directory"})
 _PROGRESS_EVERY_SECONDS = 1.0
-# The full-text index takes about 1.4x as long as the keyed index (BENCHMARKS.md): the rest of it, after keyed-ready.
+# The full-text index takes about 1.4x as long as the keyed index (measured at 100k records): the rest of it, after keyed-ready.
 _SEARCH_AFTER_KEYED = 0.4
 
 

@@ -179,13 +179,16 @@ class ArchiveLayer:
     repositories their code links name, their abstracts, and where its search index is."""
 
     def __init__(self, build: Path, manifest: Manifest, *, lock: int | None = None) -> None:
+        """`lock` (a descriptor holding a shared lock on `build`) is the layer's from here: released by `close()`,
+        or at once if the build cannot be opened."""
         self.build = build
         self.manifest = manifest
         self._lock = lock
-        self._columns = MappedColumns(build, {name: facts for name, facts in manifest.files.items() if name.startswith(COLUMNS + "/")})
+        self._columns: MappedColumns | None = None
         self.abstracts: Abstracts | None = None
         self.boards: Boards | None = None  # the leaderboards, tasks, methods and datasets: only when the build has them
         try:
+            self._columns = MappedColumns(build, {name: facts for name, facts in manifest.files.items() if name.startswith(COLUMNS + "/")})
             if any(name.startswith(BOARDS + "/") for name in manifest.files):
                 self.boards = Boards(build, manifest.files)
             self._open_columns()
@@ -198,6 +201,7 @@ class ArchiveLayer:
 
     def _open_columns(self) -> None:
         columns, prefix, count = self._columns, COLUMNS + "/", self.manifest.papers
+        assert columns is not None
         strings = StringTable()
         strings.values = [self.manifest.snapshot]
         papers = PaperColumns(strings)
@@ -259,7 +263,8 @@ class ArchiveLayer:
 
     def close(self) -> None:
         """Let the build go: its maps (once no column is in use) and the shared lock that kept it from removal."""
-        self._columns.close()
+        if self._columns is not None:
+            self._columns.close()
         if self.boards is not None:
             self.boards.close()
         if self._lock is not None:
@@ -287,13 +292,13 @@ def open_archive(archive_dir: Path) -> ArchiveLayer:
             manifest = Manifest.read(build)
             if manifest.build_id != build.name:
                 raise ArchiveUnavailable(f"{build.name}/{MANIFEST} names build {manifest.build_id}")
-            return ArchiveLayer(build, manifest, lock=lock or None)
-        except (ColumnProblem, ValueError) as exc:
-            _release(lock)
-            raise ArchiveUnavailable(f"the archive's build {build.name} is damaged: {exc}") from None
         except BaseException:
             _release(lock)
             raise
+        try:
+            return ArchiveLayer(build, manifest, lock=lock or None)  # the layer's lock from here: it releases it if it fails
+        except (ColumnProblem, ValueError) as exc:
+            raise ArchiveUnavailable(f"the archive's build {build.name} is damaged: {exc}") from None
     raise ArchiveUnavailable("the archive kept changing while it was opened (builds in quick succession?)")
 
 

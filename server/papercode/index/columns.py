@@ -9,7 +9,6 @@ far faster than objects do (strings are packed into one buffer there: see `packe
 from __future__ import annotations
 
 import operator
-import re
 from array import array
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from typing import Any, NamedTuple, cast
 
 import orjson
 
-from papercode.core.ids import GITHUB_URL, REPO_NAME_PATTERN, SHA_PREFIX_FORMAT, normalize_repo
+from papercode.core.ids import GITHUB_URL, SHA_PREFIX_FORMAT, repo_key
 from papercode.core.records import OFFICIAL_KIND
 
 from .packed import PackedBytes, PackedStrings
@@ -71,16 +70,7 @@ class CodeLinkRow(NamedTuple):
 # A code link as the details blob keeps it: the fields of `CodeLinkRow`, in order (a plain tuple: orjson writes it as
 # it is, a named tuple it would not).
 LinkRow = tuple[str | None, str, bool, bool | None, str | None, str | None, str | None]
-_PLAIN_REPO_URL = re.compile(f"{re.escape(GITHUB_URL)}({REPO_NAME_PATTERN})")
 _LAST = operator.itemgetter(-1)
-
-
-def repo_key(url: str) -> str | None:
-    """`ids.normalize_repo(url)`, with one regular expression for the usual `GITHUB_URL` + owner/name."""
-    plain = _PLAIN_REPO_URL.fullmatch(url)
-    if plain is not None and not plain[1].lower().endswith(".git"):
-        return plain[1].lower()
-    return normalize_repo(url)
 
 
 def link_row(

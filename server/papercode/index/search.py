@@ -440,6 +440,17 @@ class Ranking:
     def _papers(self, addresses: list[tantivy.DocAddress]) -> list[int]:
         return self._ordinals(cast(list[int], self._searcher.fast_field_values("paper", addresses))) if addresses else []
 
+    def scored(self, query: str, limit: int) -> list[tuple[int, float]]:
+        """The papers with every word of `query` in any field, best first, each with its BM25 score as ranked
+        (weights included, no title tier): how the tests and the score-agreement benchmark compare the same text
+        ranked in one index and in another."""
+        words = [tokens for tokens in map(_tokens, query_terms(query)) if tokens]
+        if not words:
+            return []
+        matched = tantivy.Query.boolean_query([(tantivy.Occur.Must, _any_field(tokens)) for tokens in words])
+        hits = self._searcher.search(matched, limit).hits
+        return list(zip(self._papers([address for _, address in hits]), (float(score) for score, _ in hits), strict=True))
+
 
 class SearchEngine(Ranking):
     """Serves one tantivy index read-only: every paper's title, abstract, authors, tasks and methods, with facets for the filters."""

@@ -42,7 +42,7 @@ Outcome = Literal[
     "entry_missing",
     "hash_mismatch",
 ]
-# What each outcome means, for the README, the CLI summary and the agent's `note`.
+# What each outcome means, for docs/verified-code.md, the CLI summary and the agent's `note`.
 OUTCOMES: dict[Outcome, str] = {
     "verified": "rebuilt from its source file; the hash matches; stored",
     "already_stored": "a verified copy was already in the store",

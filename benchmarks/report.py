@@ -1,0 +1,441 @@
+"""`python -m benchmarks report`: BENCHMARKS.md, written from the runs saved in `benchmarks/results/`.
+
+BENCHMARKS.md holds where each benchmark stands now, never a log of runs: for each benchmark of `BENCHMARKS`, its
+current figures (each figure and target as the newest run that measured it gives it, with PASS or MISS, and the commit
+when that is not the commit measured last), the floor they are measured against, the machine, the date and the commit
+of each run cited; and the before/after table of the latest change of `CHANGES` with a saved run on both sides. A
+benchmark with no saved run says where its last published figures are (a commit of the old, hand-written
+BENCHMARKS.md), and a command saved here that `BENCHMARKS` does not describe still gets its section.
+
+A run is one JSON file (`benchmarks/results.py` writes it; the format is in `benchmarks/results/README.md`). The
+report reads only what a run recorded: a run of uncommitted code, of an unknown commit, or naming a path of the
+machine it ran on is refused, with the file and what to do. `tests/test_docs.py` checks that BENCHMARKS.md is what
+this writes from the committed runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import textwrap
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+RESULTS = REPO_ROOT / "benchmarks" / "results"
+OUTPUT = REPO_ROOT / "BENCHMARKS.md"
+# The last hand-written BENCHMARKS.md: every run before the saved ones, as it was printed (`git show <commit>:BENCHMARKS.md`).
+LOG_COMMIT = "83764e7"
+# An absolute path of the machine a run was made on (`run.shown_path` writes paths relative to the checkout).
+_MACHINE_PATH = re.compile(r"(?:^|[\s'\"(=,\[])/(?:work|home|Users|root|tmp|var|mnt|opt|srv|dev|private|scratch|data)/")
+_COMMIT = re.compile(r"[0-9a-f]{7,40}")
+
+
+class ReportError(Exception):
+    """A saved run the report cannot use: the file and what to do, one line."""
+
+
+# -- what each benchmark is --------------------------------------------------------------------------------------------
+
+
+def _seconds(value: Any) -> str:
+    return f"{value:.2f} s" if isinstance(value, int | float) else "not recorded"
+
+
+def _archive_floor(result: dict[str, Any]) -> str:
+    forms = result.get("forms") or {}
+    parts = []
+    for form, words in (("parquet", "`read_table` + `to_pylist` of the parquet files"), ("json.gz", "gunzip + parse of the dumps")):
+        floor = (forms.get(form) or {}).get("floor")
+        if floor:
+            parts.append(f"{words}, {_seconds(floor.get('floor_s'))} (best of {len(floor.get('runs_s') or [0])})")
+    return "; ".join(parts)
+
+
+def _serve_floor(result: dict[str, Any]) -> str:
+    summary = result.get("summary") or {}
+    return f"an empty server's `corpus_stats` answered {_seconds(summary.get('empty_stats_s'))} after spawn (median of its starts)"
+
+
+def _archive_figures(result: dict[str, Any]) -> list[tuple[str, str]]:
+    rows = []
+    for form, entry in (result.get("forms") or {}).items():
+        build = entry.get("build") or {}
+        if build.get("available"):
+            rows.append((f"build from {form}: wall (CPU) seconds", f"{build['build_s']:.1f} s ({build['cpu_s']:.1f} s CPU)"))
+    return rows
+
+
+def _serve_figures(result: dict[str, Any]) -> list[tuple[str, str]]:
+    starts = (result.get("summary") or {}).get("starts") or []
+    inprocess = result.get("inprocess") or {}
+    rows = []
+    for label, key in (("keyed tool", "keyed_s"), ("search", "search_s")):
+        if starts:
+            each = ", ".join(f"{start[key]:.2f}" for start in starts)
+            rows.append((f"{label} answered, seconds from spawn (each start; the first after the build first)", f"{each} s"))
+    if "open_first_s" in inprocess:
+        rows.append(
+            (
+                "Corpus.open over the archive in-process, first / later start",
+                f"{inprocess['open_first_s']:.3f} / {inprocess['open_later_s']:.3f} s",
+            )
+        )
+    return rows
+
+
+def _agreement_figures(result: dict[str, Any]) -> list[tuple[str, str]]:
+    compared = f"{result.get('compared')} of {result.get('papers')}, over {result.get('archive_papers', 0):,} archive papers"
+    spread = f"{result.get('p5', 0):.4f}-{result.get('p95', 0):.4f} ({result.get('min', 0):.4f}, {result.get('max', 0):.4f})"
+    return [("papers compared", compared), ("score ratio, 5th-95th percentile (min, max)", spread)]
+
+
+@dataclass(frozen=True, slots=True)
+class Benchmark:
+    """One benchmark as BENCHMARKS.md describes it; its figures come from the saved runs of `command`."""
+
+    command: str  # the `command` its runs are saved under
+    title: str
+    about: str  # what is measured, against what
+    run: str  # the command line that measures it (with --json benchmarks/results when its harness saves runs)
+    floor: Callable[[dict[str, Any]], str] | None = None  # the floor, in words, from a run's `result`
+    figures: Callable[[dict[str, Any]], list[tuple[str, str]]] | None = None  # (what, value) beside the targets
+    saves: bool = True  # its harness saves runs into benchmarks/results (`benchmarks.results.save`)
+    published: str = ""  # with no saved run: what its last published figures said, when and at which commit
+    log_section: str = ""  # and how the heading they are under in the old BENCHMARKS.md (`LOG_COMMIT`) starts
+
+
+BENCHMARKS: tuple[Benchmark, ...] = (
+    Benchmark(
+        "archive",
+        "The archive build",
+        "`papercode archive build` of a synthetic archive into its serving form, from each form (parquet, json.gz), each"
+        " step in a fresh process, against the floor of reading the same files into Python rows.",
+        "python -m benchmarks archive --data ../bench-data/archive-600k",
+        _archive_floor,
+        _archive_figures,
+    ),
+    Benchmark(
+        "archive-serve",
+        "Serving the archive",
+        "Real `papercode serve --archive` processes over stdio on that build: each start's first answers against an empty"
+        " server's, their memory beyond it, the disk, in-process latency and reloads.",
+        "python -m benchmarks archive-serve --archive-dir ../bench-data/built-600k/parquet",
+        _serve_floor,
+        _serve_figures,
+    ),
+    Benchmark(
+        "score-agreement",
+        "Search over both layers",
+        "A paper's BM25 score when a record above the archive holds its text, against its score in the archive alone"
+        " (a replaced row's deleted document still counts in a word's document frequency).",
+        "python -m benchmarks score-agreement --archive-dir ../bench-data/built-600k/parquet",
+        figures=_agreement_figures,
+    ),
+    Benchmark(
+        "boards",
+        "Leaderboards",
+        "The archive build with and without the leaderboards' tables, their open time, and `get_leaderboard` and `describe`"
+        " latency in-process.",
+        "python -m benchmarks boards --archive ../bench-data/archive-600k --out ../bench-data/boards-600k",
+        saves=False,
+    ),
+    Benchmark(
+        "run",
+        "Records: cold build, warm start, latency",
+        "Generated records: keyed and search ready against the JSON parse floor, peak memory against the records' bytes,"
+        " the warm start, and each tool in-process and over stdio against a bare-SDK floor.",
+        "python -m benchmarks run --sizes 20000,100000",
+        saves=False,
+        published="issues #10 and #14, 2026-12-01: at 100k records keyed ready 3.64x the parse floor (target 5x), search"
+        " ready 5.01x (7x), peak memory 1.25x the records' bytes (1.5x), warm start 0.58 s, search p50 1.68 ms; at 20k,"
+        " over stdio, the keyed tools 1.10-1.12x the bare-SDK floor (1.15x) at `0d5b99d`",
+        log_section="Issue #10: the cold build and search",
+    ),
+    Benchmark(
+        "load",
+        "HTTP under load",
+        "50 clients on stateless streamable HTTP making 20,000 calls, quiet and beside 10 attackers.",
+        "python -m benchmarks.load --papers 10000 --calls 20000 --clients 50 --hostile 10",
+        saves=False,
+        published="issue #11, 2026-12-01 at `07f7d93`: 849 calls/s, p99 90 ms quiet and 90 ms under attack, no errors, server memory flat",
+        log_section="Issue #11: HTTP under load",
+    ),
+    Benchmark(
+        "search-engines",
+        "tantivy against SQLite FTS5",
+        "Both engines on the same documents and 300 queries ([the decision](docs/decisions/tantivy-over-fts5.md)).",
+        "python -m benchmarks search-engines --sizes 10000,100000",
+        saves=False,
+        published="issue #10, 2026-12-01: at 100k records, p50 1.46 ms against 9.24 ms, p99 3.12 ms against 57.0 ms",
+        log_section="SQLite FTS5 against tantivy, and the decision",
+    ),
+    Benchmark(
+        "index-cost",
+        "The full-text index's cost",
+        "papercode's own `write_index` over an archive's documents: CPU a document, with and without the stemmer.",
+        "python -m benchmarks index-cost --records DIR",
+        saves=False,
+        published="issue #15, 2026-12-01 at `5f678b6`: 116 µs of CPU a document at 600k, the stemmer 23.5 µs of it",
+        log_section="Why the three cold-start misses are blocked",
+    ),
+    Benchmark(
+        "answer-sizes",
+        "Answer sizes",
+        "The bytes of every default answer on the bundled records: deterministic, and held by `tests/test_budgets.py`.",
+        "python -m benchmarks.answer_sizes",
+        saves=False,
+        published="issue #25, 2026-12-02 at `60f552f`: a page of 25 samples 2,916 bytes (target 3,000)",
+        log_section="Answer sizes (issue #25)",
+    ),
+)
+
+# -- the changes measured before and after -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """A change measured on both sides: runs of `before` and of `after` (None: the benchmark's current commit)."""
+
+    title: str
+    before: str
+    benchmarks: tuple[str, ...]
+    after: str | None = None
+
+
+CHANGES: tuple[Change, ...] = (Change("issue #22, the archive built once into its serving form", "944b038", ("archive", "archive-serve")),)
+
+
+# -- the saved runs ----------------------------------------------------------------------------------------------------
+
+Row = tuple[str, bool | None, str]  # (target, passed, measured) as each harness's `targets` gives it; None: a figure
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    file: str
+    command: str
+    argv: tuple[str, ...]
+    date: str  # "2026-12-02 01:44 UTC"
+    commit: str
+    machine: str
+    load: str
+    result: dict[str, Any] = field(repr=False)
+
+    def rows(self, benchmark: Benchmark) -> list[Row]:
+        """Its figures (what `benchmark` picks out of the result), then every target it recorded."""
+        figures: list[Row] = [(name, None, value) for name, value in (benchmark.figures(self.result) if benchmark.figures else [])]
+        targets = [(str(name), bool(passed), str(measured)) for name, passed, measured in self.result.get("targets") or []]
+        return figures + targets
+
+    def is_of(self, commit: str) -> bool:
+        return self.commit.startswith(commit)
+
+
+def load_runs(directory: Path) -> list[Run]:
+    """Every run saved in `directory`, oldest first; ReportError for one the report cannot use."""
+    runs = [_run(path) for path in sorted(directory.glob("*.json"))]
+    return sorted(runs, key=lambda run: (run.date, run.file))
+
+
+def _run(path: Path) -> Run:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        machine, source = document["machine"], document["machine"]["papercode_source"]
+        command, argv, result, date = document["command"], document["argv"], document["result"], machine["date"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ReportError(f"{path.name}: not a saved run ({exc!r}). Next: save runs with --json benchmarks/results") from None
+    found = next(_machine_paths(document), None)
+    if found is not None:
+        raise ReportError(f"{path.name}: names a path of the machine it ran on ({found!r}). Next: make it relative, as run.shown_path does")
+    commit = source.get("commit") if isinstance(source, dict) else None
+    if not isinstance(commit, str) or not _COMMIT.fullmatch(commit):
+        raise ReportError(
+            f"{path.name}: the commit measured is unknown. Next: measure a commit (a checkout, or an export with a COMMIT file)"
+        )
+    if source.get("dirty"):
+        raise ReportError(f"{path.name}: measured uncommitted changes. Next: commit them and measure again")
+    if not isinstance(result, dict) or not isinstance(argv, list) or not isinstance(command, str):
+        raise ReportError(f"{path.name}: command, argv or result of the wrong type. Next: save runs with --json benchmarks/results")
+    cores = machine.get("cores")
+    described = f"{machine.get('cpu', 'an unknown CPU')}, {cores} cores, {machine.get('ram_gib')} GiB, Python {machine.get('python')}"
+    load = str(machine.get("loadavg", "")).split(" ")[0] or "unknown"
+    return Run(path.name, command, tuple(str(arg) for arg in argv), str(date), commit, described, load, result)
+
+
+def _machine_paths(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        if _MACHINE_PATH.search(value):
+            yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _machine_paths(key)
+            yield from _machine_paths(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _machine_paths(item)
+
+
+# -- current, before and after -----------------------------------------------------------------------------------------
+
+
+def current_runs(runs: Sequence[Run], command: str) -> list[Run]:
+    """The runs of `command` that measure the code as it came to be, oldest first: all but the runs of a change's
+    "before" commit (made after the change, with the same harness)."""
+    befores = [change.before for change in CHANGES if command in change.benchmarks]
+    mine = [run for run in runs if run.command == command]
+    return [run for run in mine if not any(run.is_of(before) for before in befores)] or mine
+
+
+def merged(runs: Sequence[Run], benchmark: Benchmark) -> list[tuple[Row, Run]]:
+    """Each row of `runs` (oldest first) as the newest run that has it gives it, with that run: a run may measure some
+    forms only, and a later commit may be measured on some of them."""
+    found: dict[str, tuple[Row, Run]] = {}
+    for run in runs:
+        for row in run.rows(benchmark):
+            found[row[0]] = (row, run)  # in the place the row first came, from the newest run that has it
+    return list(found.values())
+
+
+def cited(rows: Sequence[tuple[Row, Run]]) -> list[Run]:
+    """The runs these rows come from, oldest first."""
+    return sorted({run.file: run for _, run in rows}.values(), key=lambda run: (run.date, run.file))
+
+
+def latest_change(runs: Sequence[Run], command: str) -> tuple[Change, list[Run], list[Run]] | None:
+    """The latest change of `CHANGES` for `command` with saved runs of both sides: (change, before runs, after runs)."""
+    mine = [run for run in runs if run.command == command]
+    current = current_runs(runs, command)
+    for change in reversed(CHANGES):
+        if command not in change.benchmarks:
+            continue
+        before = [run for run in mine if run.is_of(change.before)]
+        after = [run for run in mine if run.is_of(change.after)] if change.after else current
+        if before and after and after[-1].commit != before[-1].commit:
+            return change, before, after
+    return None
+
+
+# -- writing -----------------------------------------------------------------------------------------------------------
+
+
+def _wrap(text: str, indent: str = "") -> str:
+    """Prose at the width of the repository's other Markdown (tables are left as they are)."""
+    return textwrap.fill(text, 120, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _verdict(passed: bool | None) -> str:
+    return "" if passed is None else "PASS" if passed else "MISS"
+
+
+def _measured(row: Row, run: Run, head: str) -> str:
+    """A row's value, with the commit it was measured at when that is not the commit measured last."""
+    return _cell(row[2]) + (f" (at `{run.commit[:7]}`)" if run.commit != head else "")
+
+
+def _mark(found: tuple[Row, Run] | None, head: str) -> str:
+    if found is None:
+        return "—"
+    row, run = found
+    return _measured(row, run, head) + (f" ({_verdict(row[1])})" if row[1] is not None else "")
+
+
+def _provenance(runs: Sequence[Run], benchmark: Benchmark | None) -> list[str]:
+    lines = []
+    for run in runs:
+        floor = benchmark.floor(run.result) if benchmark and benchmark.floor else ""
+        text = (
+            f"- `{run.file}`: {run.date}, commit `{run.commit[:7]}`, {run.machine}, load average {run.load} at the start;"
+            f" `python -m benchmarks {' '.join(run.argv)}`" + (f". Floor: {floor}." if floor else ".")
+        )
+        lines.append(_wrap(text, "  "))
+    return lines
+
+
+def section(runs: Sequence[Run], benchmark: Benchmark) -> str:
+    lines = [f"## {benchmark.title} (`{benchmark.command}`)", "", _wrap(benchmark.about), ""]
+    current = current_runs(runs, benchmark.command)
+    if not current:
+        how = (
+            f"`{benchmark.run} --json benchmarks/results` saves one"
+            if benchmark.saves
+            else f"its harness (`{benchmark.run}`) does not save runs yet"
+        )
+        text = f"No run saved yet: {how}."
+        if benchmark.published:
+            text += f' Last published: {benchmark.published} (`git show {LOG_COMMIT}:BENCHMARKS.md`, "{benchmark.log_section} …").'
+        lines.append(_wrap(text))
+        return "\n".join(lines) + "\n"
+    rows = merged(current, benchmark)
+    head = (cited(rows) or current)[-1].commit
+    lines += _provenance(cited(rows) or current, benchmark)
+    lines.append("")
+    if rows:
+        lines += ["| figure or target | measured | |", "|---|---:|---|"]
+        lines += [f"| {_cell(row[0])} | {_measured(row, run, head)} | {_verdict(row[1])} |" for row, run in rows]
+    else:
+        lines.append("These runs record no targets: their figures are in the files above.")
+    change = latest_change(runs, benchmark.command)
+    if change is not None:
+        what, before, after = change
+        old, new = merged(before, benchmark), merged(after, benchmark)
+        was, now = (cited(old) or before)[-1].commit, (cited(new) or after)[-1].commit
+        lines += ["", f"### Before and after: {what.title} (`{was[:7]}` → `{now[:7]}`)", ""]
+        lines += _provenance(cited(old) or before, benchmark)
+        olds, news = {row[0]: (row, run) for row, run in old}, {row[0]: (row, run) for row, run in new}
+        lines += ["", "| figure or target | before | after |", "|---|---:|---:|"]
+        for name in [*news, *(name for name in olds if name not in news)]:
+            lines.append(f"| {_cell(name)} | {_mark(olds.get(name), was)} | {_mark(news.get(name), now)} |")
+    return "\n".join(lines) + "\n"
+
+
+HEADER = f"""# Benchmarks
+
+Where each benchmark stands: each figure and target as its newest run measured it, the floor it is measured against,
+the machine, the date and the commit, and the before/after table of the latest change that moved it. This file is written by
+`python -m benchmarks report` from the runs saved in [`benchmarks/results/`](benchmarks/results/README.md) (one JSON
+file a run); edit the runs or `benchmarks/report.py`, never this file. How each benchmark measures, and how to run it:
+[docs/benchmarks.md](docs/benchmarks.md). Every run before the saved ones, as it was printed, is in
+`git show {LOG_COMMIT}:BENCHMARKS.md`.
+"""
+
+
+def report(runs: Sequence[Run]) -> str:
+    """BENCHMARKS.md for these runs."""
+    described = {benchmark.command for benchmark in BENCHMARKS}
+    others = sorted({run.command for run in runs} - described)
+    benchmarks = [*BENCHMARKS, *(Benchmark(command, command, "Not described in benchmarks/report.py yet.", "") for command in others)]
+    return "\n".join([HEADER, *(section(runs, benchmark) for benchmark in benchmarks)]).rstrip("\n") + "\n"
+
+
+# -- the command -------------------------------------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--results", type=Path, default=RESULTS, help="the saved runs (default benchmarks/results)")
+    parser.add_argument("--out", type=Path, default=OUTPUT, help="the file to write (default BENCHMARKS.md)")
+    parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when the file differs from what the runs give")
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        text = report(load_runs(args.results))
+    except ReportError as exc:
+        print(f"benchmarks report: {exc}", file=sys.stderr)
+        return 2
+    if args.check:
+        same = args.out.exists() and args.out.read_text(encoding="utf-8") == text
+        if not same:
+            print(f"benchmarks report: {args.out.name} is not what the saved runs give. Next: python -m benchmarks report", file=sys.stderr)
+        return 0 if same else 1
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {args.out.name} ({len(text.encode()):,} bytes) from {args.results.name}/", file=sys.stderr)
+    return 0
