@@ -88,7 +88,9 @@ def test_the_harness_gives_every_figure(archive: Path, tmp_path: Path, capsys: p
     report = tmp_path / "report.json"
     arguments = ["--archive", str(archive), "--out", str(tmp_path / "builds"), "--runs", "1", "--records", "20", "--calls", "20"]
     assert boards_bench.main(parser.parse_args([*arguments, "--json", str(report)])) == 0
-    figures = json.loads(report.read_text())
+    saved = json.loads(report.read_text())
+    assert saved["command"] == "boards" and saved["machine"]
+    figures = saved["result"]
     build = figures["build"]
     assert build["ratio"] > 0 and build["cpu_ratio"] > 0 and set(build["runs"]) == {"without", "with"}
     assert 0 < build["boards_cpu_s"] < build["cpu_with_s"] and build["boards_share"] > 0
@@ -103,4 +105,5 @@ def test_the_harness_gives_every_figure(archive: Path, tmp_path: Path, capsys: p
         "describe(dataset)",
     }
     assert all(call["p50_ms"] > 0 for call in figures["calls"].values())
+    assert len(figures["targets"]) == 2 + len(figures["calls"]) and all(len(row) == 3 for row in figures["targets"])
     assert "build:" in capsys.readouterr().out
