@@ -11,6 +11,7 @@ A paper's values are those a server would have made of the same record (`index.c
 
 from __future__ import annotations
 
+import threading
 from array import array
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -94,7 +95,6 @@ class ServingWriter:
         self._results = results
         self._by_title: dict[str, int] = {}
         self._task_papers: Counter[str] = Counter()
-        self._more_files: dict[str, FileFacts] = {}
         self.papers = 0
 
     def add(self, *, slug: str, arxiv_id: str | None, record: Json, links: list[LinkRow]) -> None:
@@ -172,13 +172,13 @@ class ServingWriter:
         """The papers added so far, keyed for the tables read after them (titles and tasks only with `results`)."""
         return PaperKeys(self._by_arxiv, self._by_slug, self._by_title, self._task_papers, self._repo_paper)
 
-    def add_files(self, files: Mapping[str, FileFacts]) -> None:
-        """Files another writer put in the build (relative path -> facts): listed in the manifest with the rest."""
-        self._more_files.update(files)
-
-    def finish(self, stage: Callable[[str], None] = lambda what: None) -> Written:
+    def finish(
+        self, stage: Callable[[str], None] = lambda what: None, meanwhile: Callable[[], Mapping[str, FileFacts]] | None = None
+    ) -> Written:
         """Write what needs every paper, commit the search index, sync everything: the build is complete. `stage` is
-        told of each step (they take seconds at the real archive's size)."""
+        told of each step (they take seconds at the real archive's size). `meanwhile` (the tables read after the
+        papers, which join them) runs while the search index commits, on tantivy's threads without the GIL; the files
+        it returns (relative path -> facts) are listed with the rest."""
         columns = self._columns
         stage("writing the keys and the repositories' papers")
         for name in INT_COLUMNS:
@@ -190,14 +190,39 @@ class ServingWriter:
         self._write_repositories()
         self._keys = []
         stage("indexing the last papers and committing the search index")
-        self._search.finish()
+        more: Mapping[str, FileFacts] = {}
+        if meanwhile is not None:
+            more = self._commit_beside(meanwhile)
+        else:
+            self._search.finish()
         stage("checksumming and syncing the files")
         files = {f"{COLUMNS}/{name}": facts for name, facts in columns.close().items()}
         search = self._build / SEARCH
         files.update({f"{SEARCH}/{path.name}": file_facts(path) for path in sorted(search.iterdir()) if path.name not in LOCK_FILES})
-        files.update(self._more_files)
+        files.update(more)
         self._by_title, self._task_papers = {}, Counter()
         return Written(files, segment_count(search), self.papers)
+
+    def _commit_beside(self, meanwhile: Callable[[], Mapping[str, FileFacts]]) -> Mapping[str, FileFacts]:
+        """`meanwhile()` while the search index commits in a thread of its own; its files. The commit is always
+        waited for, whatever `meanwhile` raises, so that nothing discards the index while it is written."""
+        failed: list[BaseException] = []
+
+        def commit() -> None:
+            try:
+                self._search.finish()
+            except BaseException as exc:  # raised in the caller's thread, below
+                failed.append(exc)
+
+        thread = threading.Thread(target=commit, name="papercode-search-commit", daemon=True)
+        thread.start()
+        try:
+            added = meanwhile()
+        finally:
+            thread.join()
+        if failed:
+            raise failed[0]
+        return added
 
     def _write_repositories(self) -> None:
         """Each repository's papers, official first, then by paper key; the names sorted (`ArchiveLayer.papers_for_repo`)."""
