@@ -676,6 +676,27 @@ def test_a_leaderboards_file_cut_short_leaves_the_archive_unserved_with_the_reas
         open_archive(tmp_path / "archive")
 
 
+def test_a_table_found_corrupt_while_the_search_index_commits_fails_the_build_and_keeps_the_previous(built: Built, tmp_path: Path) -> None:
+    from papercode.archive.sources import BadInput
+    from papercode.index.archive_layer import current_build
+
+    sources = write_sources(tmp_path / "sources", "json")
+    many = [
+        task(f"Task {i}", [benchmark(f"Set {i}", ["Accuracy"], [result(f"M{j}", {"Accuracy": f"{j}.5"}) for j in range(200)])])
+        for i in range(40)
+    ]
+    path = write_parquet(sources / "evaluation-tables" / "data" / "train-00000-of-00001.parquet", many)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 4 : len(data) // 2] = b"\xff" * (len(data) // 2 - len(data) // 4)  # the footer whole, the pages not
+    path.write_bytes(bytes(data))
+    first = build_archive([write_sources(tmp_path / "good", "json")], tmp_path / "archive", snapshot="2025-07-28")
+    before = current_build(tmp_path / "archive")
+    with pytest.raises(BadInput, match=r"train-00000-of-00001\.parquet"):
+        build_archive([sources], tmp_path / "archive", snapshot="2025-07-28")
+    assert current_build(tmp_path / "archive") == before and first.build_id and before is not None
+    assert sorted(path.name for path in (tmp_path / "archive" / "builds").iterdir()) == [first.build_id]
+
+
 # -- hostile tables ----------------------------------------------------------------------------
 
 

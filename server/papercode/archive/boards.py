@@ -151,6 +151,8 @@ class _Layout:
     def __init__(self, builder: BoardsBuilder, writer: ColumnWriter) -> None:
         self.builder, self.writer, self.summary = builder, writer, builder.summary
         self.boards: list[_Board] = []
+        self._dates = np.zeros(0, dtype=np.int64)  # each row's paper date as YYYYMMDD (`_rows`), for ties
+        self._dataset_keys: list[set[str]] = []  # each dataset entity's keys (`_datasets`)
 
     def write(self) -> None:
         self._boards()
@@ -346,7 +348,7 @@ class _Layout:
             for i, keys in enumerate(ranked):
                 for key in keys[rank]:
                     by_key.setdefault(key, i)
-        self._dataset_keys: list[set[str]] = [name | full | variants for name, full, variants in ranked]
+        self._dataset_keys = [name | full | variants for name, full, variants in ranked]
         ids: list[int] = []
         for board in self.boards:
             named = board.benchmark.dataset

@@ -27,6 +27,7 @@ from papercode.core.ids import parse_slug
 from papercode.core.records import MAX_LIST_ENTRIES
 from papercode.index.archive_layer import FORMAT, FORMAT_VERSION, MANIFEST, current_build
 from papercode.index.columns import LinkRow, link_row
+from papercode.index.mapped import FileFacts
 
 from . import store
 from .boards import BoardsBuilder, BoardsSummary
@@ -197,10 +198,12 @@ def build_archive(
             builder.run(ordered)
             if not summary.papers:
                 raise EmptyArchive(summary)
-            if catalogues:
+
+            def boards() -> Mapping[str, FileFacts]:
                 summary.boards = _boards(catalogues, directory, writer, summary, progress, sum(f.size for f in ordered))
-                writer.add_files(summary.boards.files)
-            summary.written = writer.finish(progress.stage)
+                return summary.boards.files
+
+            summary.written = writer.finish(progress.stage, meanwhile=boards if catalogues else None)
             hold("archive-indexed")
         except BaseException:
             writer.discard()  # the directory goes with the build; the error is what matters
@@ -220,7 +223,8 @@ def build_archive(
 def _boards(
     sources: list[SourceFile], directory: Path, writer: ServingWriter, summary: BuildSummary, progress: BuildProgress, done: float
 ) -> BoardsSummary:
-    """The catalogue tables, read once the papers are (their results join those papers), written into the build."""
+    """The catalogue tables, read once the papers are (their results join those papers), written into the build
+    while the search index commits (`ServingWriter.finish`'s `meanwhile`)."""
     boards = BoardsBuilder(writer.paper_keys(), writer.papers, summary.rejected, summary.warnings)
     for source in sources:
 
@@ -230,7 +234,7 @@ def _boards(
         show(0.0)
         boards.read(source, show)
         done += source.size
-    progress.stage("indexing: the leaderboards")
+    progress.stage("indexing the leaderboards while the search index commits")
     return boards.write(directory)
 
 

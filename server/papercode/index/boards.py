@@ -202,9 +202,6 @@ class Boards:
     def near(self, kind: NameKind, name: str, most: int = 5) -> list[int]:
         return self.keys[kind].near(name_key(kind, name), most)
 
-    def string(self, column: str, i: int) -> str | None:
-        return self.strings[column][i]
-
     def board(self, b: int) -> BoardView:
         ints = self.ints
         rows, metrics = ints["board.rows"], ints["board.metrics"]
