@@ -103,25 +103,25 @@ def main(args: argparse.Namespace) -> int:
 
 
 def targets(report: dict[str, Any]) -> list[tuple[str, bool, str]]:
-    """(target, passed, measured) for issue #23's targets: the build, by its whole builds and by the leaderboards'
-    phase inside them; each call's p50."""
+    """(target, passed, measured) for issue #23's targets: the build with the tables against the build without them
+    (by their medians, and pair by pair); each call's p50."""
     rows = []
     build = report.get("build")
     if build:
-        rows.append(
-            at_most(
-                f"build with the tables <= {TARGET_BUILD_RATIO}x without (the leaderboards' phase against the build without, wall)",
-                1 + build["boards_share"],
-                TARGET_BUILD_RATIO,
-                f"{1 + build['boards_share']:.3f}x ({build['boards_s']:.1f} s of {build['without_s']:.1f} s)",
-            )
-        )
         rows.append(
             at_most(
                 f"build with the tables <= {TARGET_BUILD_RATIO}x without (whole builds, median wall)",
                 build["ratio"],
                 TARGET_BUILD_RATIO,
                 f"{build['ratio']:.3f}x ({build['with_s']:.1f} s against {build['without_s']:.1f} s)",
+            )
+        )
+        rows.append(
+            at_most(
+                f"build with the tables <= {TARGET_BUILD_RATIO}x without (each against the one run next to it, median)",
+                build["paired_ratio"],
+                TARGET_BUILD_RATIO,
+                f"{build['paired_ratio']:.3f}x (" + ", ".join(f"{r:.3f}x" for r in build["paired_ratios"]) + ")",
             )
         )
     for name, figures in report["calls"].items():
@@ -160,9 +160,9 @@ print(json.dumps({"wall": time.perf_counter() - wall, "cpu": time.process_time()
 
 def _builds(base: list[str], full: list[str], out: Path, runs: int) -> dict[str, Any]:
     """Each build's wall and CPU seconds, alternating without and with the three tables, and the leaderboards' own phase
-    in each build with them. On a shared machine whole builds vary by tens of percent from run to run; the phase,
-    against the build without it in the same hour, is the steadier measure of what the tables add (with the papers'
-    title and task keys the build keeps for them, which no phase holds: in the whole builds' difference only)."""
+    in each build with them (it runs while the search index commits, so it overlaps the build's own last step: a
+    figure, not the target). On a shared machine whole builds vary by tens of percent from run to run: the ratio is
+    given of the medians, and of each build with the tables against the one without run next to it."""
     runs_of: dict[str, list[dict[str, float]]] = {"without": [], "with": []}
     for run in range(runs):
         for label in ("without", "with") if run % 2 == 0 else ("with", "without"):
@@ -180,11 +180,15 @@ def _builds(base: list[str], full: list[str], out: Path, runs: int) -> dict[str,
     without_s, with_s = median("without", "wall"), median("with", "wall")
     cpu_without, cpu_with = median("without", "cpu"), median("with", "cpu")
     phase_s, phase_cpu = median("with", "boards_wall"), median("with", "boards_cpu")
+    # each build with the tables against the build without them run next to it (the runs alternate)
+    paired = [with_run["wall"] / without_run["wall"] for without_run, with_run in zip(runs_of["without"], runs_of["with"], strict=True)]
     return {
         "runs": runs_of,
         "without_s": without_s,
         "with_s": with_s,
         "ratio": with_s / without_s,
+        "paired_ratios": paired,
+        "paired_ratio": statistics.median(paired),
         "cpu_without_s": cpu_without,
         "cpu_with_s": cpu_with,
         "cpu_ratio": cpu_with / cpu_without,
@@ -204,8 +208,9 @@ def _format_builds(build: dict[str, Any]) -> str:
         f"build: {build['without_s']:.1f} s without the leaderboards, {build['with_s']:.1f} s with them (medians): "
         f"{build['ratio']:.3f}x ({verdict(build['ratio'])}); CPU {build['cpu_without_s']:.1f} s and {build['cpu_with_s']:.1f} s: "
         f"{build['cpu_ratio']:.3f}x ({verdict(build['cpu_ratio'])}); target <= {TARGET_BUILD_RATIO}x; runs (wall) {runs}\n"
-        f"build: the leaderboards' phase {build['boards_s']:.1f} s ({build['boards_cpu_s']:.1f} s CPU): "
-        f"{1 + build['boards_share']:.3f}x ({1 + build['boards_cpu_share']:.3f}x CPU) of the build without them"
+        f"build: each with the tables against the one without next to it: {', '.join(f'{r:.3f}x' for r in build['paired_ratios'])} "
+        f"(median {build['paired_ratio']:.3f}x); the leaderboards' phase {build['boards_s']:.1f} s, overlapping the search "
+        f"index's commit (the process's CPU meanwhile {build['boards_cpu_s']:.1f} s)"
     )
 
 

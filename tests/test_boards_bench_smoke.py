@@ -106,4 +106,5 @@ def test_the_harness_gives_every_figure(archive: Path, tmp_path: Path, capsys: p
     }
     assert all(call["p50_ms"] > 0 for call in figures["calls"].values())
     assert len(figures["targets"]) == 2 + len(figures["calls"]) and all(len(row) == 3 for row in figures["targets"])
+    assert len(build["paired_ratios"]) == 1 and build["paired_ratio"] > 0
     assert "build:" in capsys.readouterr().out
