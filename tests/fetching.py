@@ -14,15 +14,19 @@ import subprocess
 import sys
 from pathlib import Path
 
+import leaderboard_tables
 from archive_tables import bundled_rows, write_parquet
 from conftest import THIS_CHECKOUT
 from hub_stand_in import Dataset
+from papercode.archive.fetch import CATALOGUES
 
 PAPERS, LINKS = "pwc-archive/papers-with-abstracts", "pwc-archive/links-between-paper-and-code"
+EVALUATIONS, METHODS, DATASETS = CATALOGUES
 
 
 def hub_datasets(tmp: Path) -> dict[str, Dataset]:
-    """The two datasets as the mirror lays them out (`data/train-*.parquet`), plus a file the fetch must skip."""
+    """The archive's datasets as the mirror lays them out (`data/train-*.parquet`), plus a file the fetch must skip: the
+    papers and links of the bundled papers, and the leaderboards' three (`catalogue_datasets`)."""
     papers, links = bundled_rows()
     return {
         PAPERS: Dataset(
@@ -33,6 +37,29 @@ def hub_datasets(tmp: Path) -> dict[str, Dataset]:
             {"data/train-00000-of-00001.parquet": write_parquet(tmp / "links.parquet", links).read_bytes()},
             last_modified="2025-07-27T20:00:00.000Z",
         ),
+        **catalogue_datasets(tmp),
+    }
+
+
+def catalogue_datasets(tmp: Path) -> dict[str, Dataset]:
+    """The leaderboards' three datasets, a result of the bundled paper 1902.04094 on a benchmark."""
+    row = leaderboard_tables.result("BERT-MRF", {"Test perplexity": "99.9"}, paper_url="https://arxiv.org/abs/1902.04094v2")
+    tables = {
+        EVALUATIONS: [
+            leaderboard_tables.task("Language Modelling", [leaderboard_tables.benchmark("Penn Treebank", ["Test perplexity"], [row])])
+        ],
+        METHODS: [leaderboard_tables.method("BERT")],
+        DATASETS: [leaderboard_tables.dataset("Penn Treebank")],
+    }
+    return {
+        name: Dataset(
+            {
+                "data/train-00000-of-00001.parquet": leaderboard_tables.write_parquet(
+                    tmp / f"{name.rsplit('/', 1)[1]}.parquet", rows
+                ).read_bytes()
+            }
+        )
+        for name, rows in tables.items()
     }
 
 

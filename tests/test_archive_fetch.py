@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from archive_tables import assert_bundled_papers_back, current_manifest, served_papers
-from fetching import LINKS, PAPERS, closed_port, downloaded_lines, fetch, hub_datasets
+from fetching import CATALOGUES, LINKS, PAPERS, closed_port, downloaded_lines, fetch, hub_datasets
 from hub_stand_in import Dataset, HubStandIn
 from papercode.cli import main as cli
 
@@ -42,15 +42,14 @@ def fetched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fetched]:
 
 @pytest.mark.process
 def test_fetch_downloads_both_datasets_into_the_hub_cache_and_builds(fetched: Fetched) -> None:
-    assert (fetched.result.returncode, fetched.result.stderr) == (0, downloaded_lines(PAPERS, LINKS))
+    assert (fetched.result.returncode, fetched.result.stderr) == (0, downloaded_lines(*fetched.datasets))
     manifest = current_manifest(fetched.archive)
     assert fetched.result.stdout.startswith(f"archive: {fetched.archive}, build {manifest['build_id']} (")
     assert "snapshot: 2025-07-28 (the dataset commit's date)" in fetched.result.stdout
     assert_bundled_papers_back(served_papers(fetched.archive))
     assert manifest["snapshot"] == "2025-07-28" and manifest["licence"] == "CC BY-SA 4.0"
     assert {(source["dataset"], source["commit"], source["commit_date"]) for source in manifest["sources"]} == {
-        (PAPERS, fetched.datasets[PAPERS].sha, "2025-07-28"),
-        (LINKS, fetched.datasets[LINKS].sha, "2025-07-27"),
+        (name, dataset.sha, dataset.last_modified[:10]) for name, dataset in fetched.datasets.items()
     }
     for source in manifest["sources"]:  # kept in huggingface_hub's cache, not copied
         assert source["path"].startswith(str(fetched.hf_home / "hub" / f"datasets--{source['dataset'].replace('/', '--')}" / "snapshots"))
@@ -231,8 +230,8 @@ def test_a_download_that_trickles_stops_at_the_stall_deadline_and_the_next_run_g
     datasets[LINKS].trickle = frozenset()
     with HubStandIn(datasets) as hub:
         again = fetch(tmp_path / "archive", hf_home, hub.url)
-    assert (again.returncode, again.stderr) == (0, downloaded_lines(LINKS))  # the papers' file was kept
-    assert [method for method, path in hub.requests if path.endswith(".parquet")] == ["HEAD", "GET"]
+    assert (again.returncode, again.stderr) == (0, downloaded_lines(LINKS, *CATALOGUES))  # the papers' file was kept
+    assert [method for method, path in hub.requests if path.endswith(".parquet")] == ["HEAD", "GET"] * 4
     assert_bundled_papers_back(served_papers(tmp_path / "archive"))
 
 

@@ -10,41 +10,15 @@ import pytest
 
 from fetching import PAPERS, closed_port, downloaded_lines, fetch, hub_datasets
 from hub_stand_in import Dataset, HubStandIn
-from leaderboard_tables import benchmark, dataset, method, result, task, write_parquet
 from papercode.answers import leaderboards
 from papercode.archive.fetch import CATALOGUES
 from papercode.corpus.stages import Corpus
 from papercode.index.archive_layer import Manifest, current_build
 from papercode.settings import bundled_records_dir
 
-EVALUATIONS, METHODS, DATASETS = CATALOGUES
 PARQUET = "data/train-00000-of-00001.parquet"
 
 pytestmark = pytest.mark.process
-
-
-def catalogue_datasets(tmp: Path) -> dict[str, Dataset]:
-    """The three datasets as the mirror lays them out, the bundled paper 1902.04094 on a leaderboard."""
-    tables = {
-        EVALUATIONS: [
-            task(
-                "Language Modelling",
-                [
-                    benchmark(
-                        "Penn Treebank",
-                        ["Test perplexity"],
-                        [result("BERT-MRF", {"Test perplexity": "99.9"}, paper_url="https://arxiv.org/abs/1902.04094v2")],
-                    )
-                ],
-            )
-        ],
-        METHODS: [method("BERT")],
-        DATASETS: [dataset("Penn Treebank")],
-    }
-    return {
-        name: Dataset({PARQUET: write_parquet(tmp / f"{name.rsplit('/', 1)[1]}.parquet", rows).read_bytes()})
-        for name, rows in tables.items()
-    }
 
 
 def boards_counts(archive: Path) -> dict[str, int] | None:
@@ -55,7 +29,7 @@ def boards_counts(archive: Path) -> dict[str, int] | None:
 
 
 def test_fetch_downloads_the_leaderboards_datasets_builds_them_and_they_serve(tmp_path: Path) -> None:
-    datasets = {**hub_datasets(tmp_path), **catalogue_datasets(tmp_path)}
+    datasets = hub_datasets(tmp_path)
     with HubStandIn(datasets) as hub:
         result = fetch(tmp_path / "archive", tmp_path / "hf", hub.url)
     assert (result.returncode, result.stderr) == (0, downloaded_lines(*datasets))
@@ -69,8 +43,12 @@ def test_fetch_downloads_the_leaderboards_datasets_builds_them_and_they_serve(tm
     assert answer["rows"][0]["paper"]["arxiv_id"] == "1902.04094" and answer["rows"][0]["harvest"]["samples"] > 0
 
 
+def without_catalogues(tmp: Path) -> dict[str, Dataset]:
+    return {name: dataset for name, dataset in hub_datasets(tmp).items() if name not in CATALOGUES}
+
+
 def test_a_hub_without_the_leaderboards_datasets_says_so_in_a_line_each_and_builds_the_rest(tmp_path: Path) -> None:
-    with HubStandIn(hub_datasets(tmp_path)) as hub:
+    with HubStandIn(without_catalogues(tmp_path)) as hub:
         result = fetch(tmp_path / "archive", tmp_path / "hf", hub.url)
     assert result.returncode == 0
     skipped = [line for line in result.stderr.splitlines() if "building without it" in line]
@@ -81,7 +59,7 @@ def test_a_hub_without_the_leaderboards_datasets_says_so_in_a_line_each_and_buil
 
 
 def test_offline_a_cache_without_them_builds_the_rest_and_says_so(tmp_path: Path) -> None:
-    with HubStandIn(hub_datasets(tmp_path)) as hub:  # fills the cache with the archive's two datasets only
+    with HubStandIn(without_catalogues(tmp_path)) as hub:  # fills the cache with the archive's two datasets only
         assert fetch(tmp_path / "first", tmp_path / "hf", hub.url).returncode == 0
     result = fetch(tmp_path / "archive", tmp_path / "hf", closed_port())
     assert result.returncode == 0
