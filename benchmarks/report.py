@@ -94,6 +94,28 @@ def _agreement_figures(result: dict[str, Any]) -> list[tuple[str, str]]:
     return [("papers compared", compared), ("score ratio, 5th-95th percentile (min, max)", spread)]
 
 
+def _suite_floor(result: dict[str, Any]) -> str:
+    before = (result.get("commits") or {}).get("before", "")
+    runs = len((result.get("runs") or {}).get("before") or [])
+    return (
+        f"the default suite at `{before[:7]}`, {_seconds((result.get('median_s') or {}).get('before'))} (median of {runs})"
+        if before
+        else ""
+    )
+
+
+def _suite_figures(result: dict[str, Any]) -> list[tuple[str, str]]:
+    runs = result.get("runs") or {}
+    walls = {side: ", ".join(f"{run['wall']:.1f}" for run in runs.get(side) or []) for side in ("before", "after")}
+    tests = {
+        side: "/".join(str(count) for count in sorted({run["passed"] for run in runs.get(side) or []})) for side in ("before", "after")
+    }
+    return [
+        ("wall seconds before / after, each run (alternating)", f"{walls['before']} / {walls['after']} s"),
+        ("tests passed before / after", f"{tests['before']} / {tests['after']}"),
+    ]
+
+
 def _boards_floor(result: dict[str, Any]) -> str:
     build = result.get("build") or {}
     runs = len((build.get("runs") or {}).get("without") or [])
@@ -215,6 +237,15 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         saves=False,
         published="issue #15, 2026-12-01 at `5f678b6`: 116 µs of CPU a document at 600k, the stemmer 23.5 µs of it",
         log_section="Why the three cold-start misses are blocked",
+    ),
+    Benchmark(
+        "suite-time",
+        "The default test suite's time",
+        "The default suite (`python -m pytest -q`) in a checkout before a change and in one after it, run alternately,"
+        " each run in a fresh process; the test counts beside, since fewer tests is not faster.",
+        "python -m benchmarks suite-time --before ../before --after . --runs 3",
+        _suite_floor,
+        _suite_figures,
     ),
     Benchmark(
         "answer-sizes",
