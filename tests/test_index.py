@@ -11,7 +11,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, make_record, make_sample, sha_for
-from papercode.build import builder
 from papercode.core.errors import QueryError
 from papercode.core.ids import normalize_repo, repo_key
 from papercode.core.ordering import status_rank
@@ -20,6 +19,7 @@ from papercode.corpus.stages import Corpus
 from papercode.index.columns import PaperColumns, StringTable
 from papercode.index.paper_index import task_key
 from papercode.index.search import SearchFilters, paper_texts, query_terms
+from papercode.ingest import builder
 
 LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
 

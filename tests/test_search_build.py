@@ -13,13 +13,13 @@ import pytest
 
 from conftest import make_record, write_records
 from papercode.answers import queries
-from papercode.build import parallel as search_build
-from papercode.build.files import find_record_files
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport
 from papercode.corpus.stages import Corpus, build_stages
 from papercode.index import search
 from papercode.index.search import SearchEngine, SearchFilters
+from papercode.ingest import parallel as search_build
+from papercode.ingest.files import find_record_files
 from test_hostile_records import LIMITS as HOSTILE_LIMITS
 from test_hostile_records import _record, _sample, write_hostile_set
 

@@ -22,7 +22,7 @@ from papercode.core.records import MAX_LIST_ENTRIES, MAX_NAME_CHARS, MAX_URL_CHA
 LICENCE: Final = "CC BY-SA 4.0"
 LICENCE_URL: Final = "https://creativecommons.org/licenses/by-sa/4.0/legalcode"
 
-# The server's caps as it applies them by default: a longer text is cut there (`build.decode`), a longer line lost.
+# The server's caps as it applies them by default: a longer text is cut there (`ingest.decode`), a longer line lost.
 MAX_TEXT_CHARS: Final = Limits().max_string_chars
 MAX_LINE_BYTES: Final = Limits().max_line_bytes
 

@@ -27,13 +27,13 @@ import anyio
 from papercode import __version__
 from papercode.archive import command as archive_command
 from papercode.archive.builds import clear_leftovers as archive_leftovers
-from papercode.build.parallel import BUILD_PREFIX, SEARCH_PREFIX
 from papercode.core import scratch
 from papercode.core.errors import QueryError
 from papercode.corpus.snapshot import TEMPORARY_PREFIX
 from papercode.corpus.stages import Corpus
 from papercode.edge import logs
 from papercode.index.overlay import OVERLAY_PREFIX, overlay_parent
+from papercode.ingest.parallel import BUILD_PREFIX, SEARCH_PREFIX
 from papercode.settings import OPTIONS, Option, SettingError, Settings, settings_for
 from papercode.verified.harvest import interpreter
 from papercode.verified.materialize import OUTCOMES, Materializer, MaterializeSummary, VerifiedCode, materialize_corpus

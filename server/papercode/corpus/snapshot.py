@@ -41,13 +41,13 @@ from pathlib import Path
 from typing import BinaryIO
 
 from papercode import __version__
-from papercode.build.files import find_record_files
 from papercode.core import scratch
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport
 from papercode.index.archive_layer import current_build_id
 from papercode.index.paper_index import PaperIndex
 from papercode.index.search import ENGINE_VERSION, SearchEngine
+from papercode.ingest.files import find_record_files
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ in one file of their own (`papercode-abstracts`), so get_paper reads one on the 
 snippets are cut from that and from the paper's title, authors, tasks and methods as the index's columns hold them
 (`paper_texts`), joined as they were indexed (`document_texts`). Searches and abstract lookups share no lock:
 tantivy's searcher is safe across threads and releases the GIL.
-`build.parallel` runs the builder in another process for large corpora.
+`ingest.parallel` runs the builder in another process for large corpora.
 """
 
 from __future__ import annotations

@@ -214,7 +214,7 @@ class ChildSearchBuild:
             watched, self._parent_alive = os.pipe() if os.name == "posix" else (None, None)
             try:
                 self._child = subprocess.Popen(
-                    [sys.executable, "-m", "papercode.build.parallel", str(self._path), str(self._scratch / "job.pickle")]
+                    [sys.executable, "-m", "papercode.ingest.parallel", str(self._path), str(self._scratch / "job.pickle")]
                     + ([str(watched)] if watched is not None else []),
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
