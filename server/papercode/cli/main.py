@@ -214,13 +214,13 @@ def records_problem(roots: Iterable[Path]) -> str | None:
 def build_live_server(settings: Settings, auth: tuple[StaticTokens, AuthSettings] | None = None) -> tuple[PapercodeServer, LiveCorpus]:
     """The server over a live corpus of `settings.records` (built in the background once it runs),
     with verified code (and HTTP auth, when given)."""
-    from papercode.corpus.reload import BuildProgress, LiveCorpus, ready_line
+    from papercode.corpus.reload import ColdBuildProgress, LiveCorpus, ready_line
     from papercode.corpus.snapshot import records_part, served_key
     from papercode.corpus.stages import Stage, open_stages
     from papercode.edge.app import build_server
 
     roots, archive = settings.roots, settings.served_archive
-    terminal, build = LoadProgress(), BuildProgress()
+    terminal, build = LoadProgress(), ColdBuildProgress()
 
     def progress(done: int, total: int, records: int) -> None:
         build(done, total, records)
