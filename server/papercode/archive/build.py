@@ -31,7 +31,7 @@ from papercode.index.columns import LinkRow, link_row
 from . import store
 from .builds import NewBuild
 from .manifest import check_snapshot, commit_dates, papercode_manifest
-from .progress import BuildProgress
+from .progress import ArchiveBuildProgress
 from .rows import (
     LICENCE,
     LICENCE_URL,
@@ -158,7 +158,7 @@ def build_archive(
     *,
     snapshot: str | None = None,
     commit_dates: Mapping[str, str] | None = None,
-    progress: BuildProgress | None = None,
+    progress: ArchiveBuildProgress | None = None,
 ) -> BuildSummary:
     """Build the archive from `sources` (files and directories, any mix of forms) into `out_dir`
     (default: `store.default_archive_dir()`), replacing the archive there only once the new one is complete.
@@ -183,7 +183,7 @@ def build_archive(
     day_of_data, basis = (snapshot, BASIS_GIVEN) if snapshot else _snapshot_of(files)
     summary = BuildSummary(Path(os.path.abspath(out)), day_of_data, basis, files)
     ordered = [f for f in files if f.table == "links"] + [f for f in files if f.table == "papers"]
-    progress = progress if progress is not None else BuildProgress(sum(f.size for f in files))
+    progress = progress if progress is not None else ArchiveBuildProgress(sum(f.size for f in files))
     new = NewBuild(out)
     with new as directory:
         writer = ServingWriter(directory)
@@ -252,7 +252,7 @@ _Link = tuple[tuple[int, int, int, str], str, Json]  # (its order among the pape
 
 
 class _Builder:
-    def __init__(self, summary: BuildSummary, writer: ServingWriter, progress: BuildProgress) -> None:
+    def __init__(self, summary: BuildSummary, writer: ServingWriter, progress: ArchiveBuildProgress) -> None:
         self.summary = summary
         self.writer = writer
         self.progress = progress
