@@ -6,6 +6,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -16,7 +18,7 @@ from papercode.core.ids import normalize_repo, repo_key
 from papercode.core.ordering import status_rank
 from papercode.core.paging import Pager
 from papercode.corpus.stages import Corpus
-from papercode.index.columns import PaperColumns, StringTable
+from papercode.index.columns import CodeLinkRow, PaperColumns, PaperDetails, PaperRow, StringTable, details_blob, link_row
 from papercode.index.paper_index import task_key
 from papercode.index.search import SearchFilters, paper_texts, query_terms
 from papercode.ingest import builder
@@ -306,3 +308,75 @@ def test_sample_counts_read_from_the_columns_match_the_rows(corpus: Corpus, synt
             assert list(tally.by_repo_kind.items()) == list(Counter(row.repo_kind for row in rows).items())
             assert tally.pointer_only == sum(not row.inline_ok for row in rows)
             assert index.samples.counts(list(paper.samples)) == tally  # ids as a list, not a range: the same tally
+
+
+# -- the details blob: its bytes are a format (snapshots and every archive build hold them) ---------------------------
+
+_OPTIONAL_TEXT = st.none() | st.text(max_size=8)
+_LINKS = st.lists(
+    st.builds(
+        CodeLinkRow,
+        _OPTIONAL_TEXT,
+        st.text(max_size=12),
+        st.booleans(),
+        st.none() | st.booleans(),
+        _OPTIONAL_TEXT,
+        _OPTIONAL_TEXT,
+        _OPTIONAL_TEXT,
+    ),
+    max_size=3,
+)
+
+
+def _blob_as_written_before(
+    authors: list[str],
+    tasks: list[tuple[str, str]],
+    methods: list[str],
+    links: list[CodeLinkRow],
+    proceeding: str | None,
+    url_pdf: str | None,
+) -> bytes:
+    """The blob as papercode wrote it before the details had a declared shape: a dict of lists, each link a plain
+    tuple of `CodeLinkRow`'s fields, `p` and `pdf` only when given, written by orjson."""
+    details: dict[str, object] = {"a": authors, "t": tasks, "m": methods, "l": [tuple(msgspec.structs.astuple(link)) for link in links]}
+    for key, value in (("p", proceeding), ("pdf", url_pdf)):
+        if value is not None:
+            details[key] = value
+    return orjson.dumps(details)
+
+
+@given(
+    st.lists(st.text(max_size=8), max_size=3),
+    st.lists(st.tuples(st.text(max_size=6), st.text(max_size=6)), max_size=3),
+    st.lists(st.text(max_size=6), max_size=3),
+    _LINKS,
+    _OPTIONAL_TEXT,
+    _OPTIONAL_TEXT,
+)
+def test_the_details_blob_keeps_its_bytes_and_reads_back(
+    authors: list[str],
+    tasks: list[tuple[str, str]],
+    methods: list[str],
+    links: list[CodeLinkRow],
+    proceeding: str | None,
+    url_pdf: str | None,
+) -> None:
+    blob = details_blob(authors=authors, tasks=tasks, methods=methods, links=links, proceeding=proceeding, url_pdf=url_pdf)
+    assert blob == _blob_as_written_before(authors, tasks, methods, links, proceeding, url_pdf)
+    row = PaperRow(0, None, "s", "T", None, None, None, None, None, None, len(authors), range(0), blob)
+    assert row.details() == PaperDetails(authors, tasks, methods, links, proceeding, url_pdf)
+
+
+def test_the_details_blob_of_a_paper_is_these_bytes() -> None:
+    links = [
+        link_row("https://github.com/Owner/Name", True, None, "pytorch"),
+        link_row("https://gitlab.com/g/p", False, True, None, "ok", "MIT"),
+    ]
+    blob = details_blob(
+        authors=["Ann", "Bé"], tasks=[("qa", "Question Answering")], methods=["Adam"], links=links, proceeding=None, url_pdf="u"
+    )
+    assert blob == (
+        b'{"a":["Ann","B\xc3\xa9"],"t":[["qa","Question Answering"]],"m":["Adam"],'
+        b'"l":[["owner/name","https://github.com/Owner/Name",true,null,"pytorch",null,null],'
+        b'["gitlab.com/g/p","https://gitlab.com/g/p",false,true,null,"ok","MIT"]],"pdf":"u"}'
+    )

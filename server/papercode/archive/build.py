@@ -26,7 +26,7 @@ from papercode.core.holds import hold
 from papercode.core.ids import parse_slug
 from papercode.core.records import MAX_LIST_ENTRIES
 from papercode.index.archive_layer import FORMAT, FORMAT_VERSION, MANIFEST, current_build
-from papercode.index.columns import LinkRow, link_row
+from papercode.index.columns import CodeLinkRow, link_row
 
 from . import store
 from .builds import NewBuild
@@ -264,7 +264,7 @@ class _Builder:
         self.by_arxiv: dict[str, str] = {}  # arXiv id -> the slug that has it
         self.pending: dict[str, list[_Link]] = {}  # slug -> its links, while the links tables are read
         self.link_papers: dict[str, tuple[Any, Any, Any, Any, SourceFile]] = {}  # slug -> the paper as its first link names it
-        self.fragments: dict[str, list[LinkRow]] = {}  # slug -> its code links
+        self.fragments: dict[str, list[CodeLinkRow]] = {}  # slug -> its code links
         self._done_bytes = 0.0
 
     # -- driving ---------------------------------------------------------------------------
@@ -448,7 +448,7 @@ class _Builder:
             what = URL_PROBLEMS[problem or "malformed"]
             self.warnings.add(f"bad_{field_name}", where, f"{given} of {record['url']} ({what}), written without it: {quoted(value)}")
 
-    def _within_caps(self, record: Json, links: list[LinkRow], where: str) -> Json | None:
+    def _within_caps(self, record: Json, links: list[CodeLinkRow], where: str) -> Json | None:
         """A long record with its texts and lists cut to the server's caps (each cut a warning), or None when it is
         still over the server's cap on a record (the record rejected, its links with it)."""
         capped, cuts = within_caps(record)
@@ -516,7 +516,7 @@ def _sort_key(item: _Link) -> tuple[int, int, int, str]:
     return item[0]
 
 
-def _link_row(link: Json) -> LinkRow:
+def _link_row(link: Json) -> CodeLinkRow:
     """A link as the serving form keeps it (`columns.link_row`), as a server reads it from a record."""
     mentioned = link.get("mentioned_in_paper")
     return link_row(link["repo_url"], bool(link.get("is_official")), None if mentioned is None else bool(mentioned), link.get("framework"))

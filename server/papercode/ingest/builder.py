@@ -29,7 +29,6 @@ from papercode.index.columns import (
     NO_LEVEL,
     NONE,
     CodeLinkRow,
-    LinkRow,
     PaperColumns,
     SampleColumns,
     StringTable,
@@ -71,9 +70,6 @@ _IS_OFFICIAL = operator.attrgetter("is_official")
 _LAST = operator.itemgetter(-1)
 _NO_LEVEL = {None: NO_LEVEL}.get  # (level, level): the level, or NO_LEVEL for None
 _HEXADECIMAL = repeat(16)  # the base of int(sha, 16)
-_ROW_REPO, _ROW_URL, _ROW_OFFICIAL, _ROW_MENTIONED = (
-    operator.itemgetter(CodeLinkRow._fields.index(name)) for name in ("repo", "repo_url", "is_official", "mentioned_in_paper")
-)
 
 
 def _year(date: str | None) -> int | None:
@@ -111,7 +107,7 @@ def default_order(samples: list[SampleData]) -> list[SampleData]:
     return list(map(samples.__getitem__, map(_LAST, keyed)))
 
 
-def _link_rows(links: list[CodeLinkData]) -> list[LinkRow]:
+def _link_rows(links: list[CodeLinkData]) -> list[CodeLinkRow]:
     """A paper's code links as the details blob keeps them, in their order (`columns.ordered_links`)."""
     return ordered_links(
         [
@@ -297,11 +293,11 @@ class _RecordColumns:
         else:
             entries.start[ordinal] = entries.end[ordinal] = len(entries.paper)
 
-    def _append_links(self, ordinal: int, links: list[LinkRow]) -> None:
+    def _append_links(self, ordinal: int, links: list[CodeLinkRow]) -> None:
         """Record the GitHub repositories (lower-case owner/name) a paper's code links name (for `find_papers_for_repo`)."""
         entries, names = self._links, self._links.numbers
         for row in links:
-            repo = _ROW_REPO(row)
+            repo = row.repo
             if repo is not None:
                 code = names.get(repo)
                 if code is None:
@@ -309,7 +305,7 @@ class _RecordColumns:
                     entries.names.append(repo)
                 entries.paper.append(ordinal)
                 entries.repo.append(code)
-                entries.official.append(_ROW_OFFICIAL(row))
+                entries.official.append(row.is_official)
         entries.end[ordinal] = len(entries.paper)
 
     def _put_paper(
@@ -576,7 +572,7 @@ class IndexBuilder(_RecordColumns):
         return index
 
 
-def _details_blob(record: RecordData, links: list[LinkRow]) -> bytes:
+def _details_blob(record: RecordData, links: list[CodeLinkRow]) -> bytes:
     return details_blob(
         authors=record.authors or [],
         tasks=[(task.task_slug, task.task_name or task.task_slug) for task in record.tasks or ()],
