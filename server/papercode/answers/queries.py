@@ -16,7 +16,7 @@ from typing import Any, ParamSpec, TypedDict, TypeVar
 import orjson
 
 from papercode.core.errors import QueryError
-from papercode.core.ids import SHA_PREFIX_LENGTH, normalize_hex, normalize_repo, parse_arxiv_id, parse_slug
+from papercode.core.ids import SHA_PREFIX_LENGTH, arxiv_id_prefix, normalize_hex, normalize_repo, parse_arxiv_id, parse_slug
 from papercode.core.load_report import Problem, relative_to_roots, shown_path
 from papercode.core.records import MAX_WORD_CHARS, REPO_KINDS
 from papercode.corpus.stages import Corpus
@@ -880,9 +880,7 @@ def complete(corpus: Corpus, argument: str, value: str) -> list[str] | None:
     """Completion values for an argument by prefix; None for arguments we do not complete."""
     text = value.strip()
     if argument in ("arxiv_id", "paper"):
-        parsed = parse_arxiv_id(text)
-        prefix = parsed.canonical if parsed else _strip_arxiv_prefix(text)
-        return corpus.index.arxiv_ids_with_prefix(prefix, COMPLETIONS)
+        return corpus.index.arxiv_ids_with_prefix(arxiv_id_prefix(text), COMPLETIONS)
     if argument == "status":
         return [status for status in corpus.index.statuses() if status.startswith(text.lower())]
     if argument == "code_sha256":
@@ -891,7 +889,3 @@ def complete(corpus: Corpus, argument: str, value: str) -> list[str] | None:
         hex_prefix = normalize_hex(text)
         return [] if hex_prefix is None else corpus.index.shas_with_prefix(hex_prefix[:SHA_PREFIX_LENGTH], COMPLETIONS)
     return None
-
-
-def _strip_arxiv_prefix(text: str) -> str:
-    return text[6:].strip() if text.lower().startswith("arxiv:") else text

@@ -23,7 +23,7 @@ from typing import Any, Final
 import orjson
 
 from papercode.core.holds import hold
-from papercode.core.ids import parse_slug
+from papercode.core.ids import canonical_arxiv_id, parse_slug
 from papercode.core.records import MAX_LIST_ENTRIES
 from papercode.index.archive_layer import FORMAT, FORMAT_VERSION, MANIFEST, current_build
 from papercode.index.columns import CodeLinkRow, link_row
@@ -41,7 +41,6 @@ from .rows import (
     Json,
     Tally,
     Vocabulary,
-    arxiv_id,
     authors_of,
     day,
     flag,
@@ -385,7 +384,7 @@ class _Builder:
                 continue
             record: Json = {"url": "/paper/" + slug, "title": title}
             if raw_arxiv:
-                arxiv = arxiv_id(raw_arxiv)
+                arxiv = canonical_arxiv_id(raw_arxiv)
                 if arxiv is None:
                     warnings.add(
                         "bad_arxiv_id", f"{name} row {number}", f"arxiv_id {quoted(raw_arxiv)} of /paper/{slug}: written without it"
@@ -483,7 +482,7 @@ class _Builder:
                 continue
             record: Json = {"url": "/paper/" + slug, "title": title}
             if raw_arxiv:
-                arxiv = arxiv_id(raw_arxiv)
+                arxiv = canonical_arxiv_id(raw_arxiv)
                 if arxiv is None:
                     self.warnings.add("bad_arxiv_id", where, f"paper_arxiv_id {quoted(raw_arxiv)}: written without it")
                 elif arxiv in self.by_arxiv:

@@ -19,6 +19,7 @@ from typing import Any, Final
 
 import orjson
 
+from papercode.core.ids import paper_key
 from papercode.index.archive_layer import ARCHIVE_BASE, BLOB_COLUMN, COLUMNS, INT_COLUMNS, KEY_COLUMNS, REPO_COLUMNS, SEARCH
 from papercode.index.columns import CodeLinkRow, details_blob, ordered_links
 from papercode.index.mapped import ColumnWriter, FileFacts, PackedWriter, file_facts
@@ -79,7 +80,7 @@ class ServingWriter:
         date, authors, title = record.get("date"), record.get("authors") or [], record["title"]
         tasks = [(task["task_slug"], task.get("task_name") or task["task_slug"]) for task in record.get("tasks") or ()]
         methods = [method["method_name"] for method in record.get("methods") or ()]
-        key = arxiv_id or slug
+        key = paper_key(arxiv_id, slug)
         self._arxiv_id.append(arxiv_id)
         self._slug.append(slug)
         self._title.append(title)

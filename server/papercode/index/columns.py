@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, cast
 
 import msgspec
 
-from papercode.core.ids import GITHUB_URL, SHA_PREFIX_FORMAT, repo_key
+from papercode.core.ids import GITHUB_URL, SHA_PREFIX_FORMAT, paper_key, repo_key
 from papercode.core.records import OFFICIAL_KIND
 
 from .packed import PackedBytes, PackedStrings
@@ -149,7 +149,7 @@ class PaperRow(NamedTuple):
     @property
     def key(self) -> str:
         """The id agents use: the arXiv id, else the slug."""
-        return self.arxiv_id or self.slug or ""
+        return paper_key(self.arxiv_id, self.slug)
 
     def details(self) -> PaperDetails:
         """Display fields; the abstract is kept once, by the search engine's full text."""
@@ -283,7 +283,7 @@ class PaperColumns:
         return (self[i] for i in range(len(self)))
 
     def key(self, i: int) -> str:
-        return self.arxiv_id[i] or self.slug[i] or ""
+        return paper_key(self.arxiv_id[i], self.slug[i])
 
 
 def _packed_strings(values: Sequence[str | None]) -> PackedStrings:

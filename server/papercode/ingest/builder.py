@@ -20,7 +20,7 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 import numpy.typing as npt
 
-from papercode.core.ids import GITHUB_URL
+from papercode.core.ids import GITHUB_URL, paper_key
 from papercode.core.load_report import LoadReport, Problem
 from papercode.core.ordering import PAPER_ORDER, PAPER_TIES, group
 from papercode.core.records import CodeLinkData, RecordData, SampleData
@@ -198,7 +198,7 @@ def search_values(item: LoadedRecord, admitted: Admitted) -> tuple[Any, ...]:
     return (
         admitted.ordinal,
         admitted.replacing,
-        item.arxiv_id or admitted.slug or "",  # the paper's key, as `PaperRow.key` says it
+        paper_key(item.arxiv_id, admitted.slug),
         record.title,
         record.abstract or "",
         LIST_SEPARATOR.join(record.authors or ()),

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from papercode.core.ids import paper_key
 from papercode.core.records import NO_LICENCE, OFFICIAL_KIND
 from papercode.index.columns import NONE, PaperColumns, SampleColumns
 from papercode.index.paper_index import BucketKey
@@ -87,7 +88,7 @@ def compute(samples: SampleColumns, papers: PaperColumns, links: LinkRepos) -> C
 
 def key_ranks(papers: PaperColumns) -> tuple[list[int], Ints]:
     """Paper ordinals in key order, and each paper's rank in it."""
-    keys = [arxiv_id or slug or "" for arxiv_id, slug in zip(papers.arxiv_id, papers.slug, strict=True)]  # `papers.key` of each
+    keys = list(map(paper_key, papers.arxiv_id, papers.slug))
     by_key = sorted(range(len(papers)), key=keys.__getitem__)
     ranks = np.empty(len(papers), dtype=np.int64)
     ranks[by_key] = np.arange(len(papers), dtype=np.int64)

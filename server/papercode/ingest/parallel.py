@@ -43,6 +43,7 @@ from typing import IO, BinaryIO, Protocol
 
 from papercode.core import scratch
 from papercode.core.holds import hold
+from papercode.core.ids import paper_key
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, ProgressCallback
 from papercode.index.search import SearchBuilder, SearchDocument, SearchEngine, write_index
@@ -413,7 +414,7 @@ def main(argv: list[str]) -> int:
             if admitted is not None:
                 if not length:  # the other process did not admit it: the two are not reading the same records
                     raise SearchBuildFailed(f"{record.path}: admitted here, not where it was read")
-                final[admitted.ordinal] = (record.arxiv_id or admitted.slug or "", source, where, length, admitted.replacing)
+                final[admitted.ordinal] = (paper_key(record.arxiv_id, admitted.slug), source, where, length, admitted.replacing)
     papers = sorted(final)
 
     def in_order() -> Iterator[SearchDocument]:
