@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 import pytest
 from hypothesis import given, settings
@@ -357,4 +358,4 @@ def test_the_documents_an_overlay_lays_are_those_the_build_indexed(
         )
     assert isinstance(corpus.search, SearchEngine) and written
     again = list(search.documents_of(corpus.index, corpus.search.abstract))
-    assert again == [document._replace(replacing=False) for document in written]
+    assert again == [msgspec.structs.replace(document, replacing=False) for document in written]

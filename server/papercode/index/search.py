@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, NamedTuple, cast
+from typing import TYPE_CHECKING, BinaryIO, cast
 
+import msgspec
 import tantivy
 
 from papercode.core.ordering import status_order
@@ -94,10 +95,10 @@ def _facet(kind: str, value: str) -> str:
     return f"{kind}:#{hashlib.sha256(value.encode('utf-8', 'surrogatepass')).hexdigest()}"
 
 
-class SearchDocument(NamedTuple):
+class SearchDocument(msgspec.Struct, array_like=True, frozen=True, gc=False):
     """What the search engine indexes for one paper; produced while the index is built.
 
-    Plain values only: it crosses between processes as a pickled tuple.
+    Plain values only: it crosses to the cold build's child process as it is (msgpack, a bare array: no field names).
     """
 
     paper: int  # the `paper` value: the paper's ordinal (an archive's papers: `ARCHIVE_BASE` + its ordinal there)

@@ -183,33 +183,27 @@ class Admission:
 
 
 def search_document(item: LoadedRecord, admitted: Admitted) -> SearchDocument:
-    """What the search engine indexes for a record."""
-    return SearchDocument(*search_values(item, admitted))
-
-
-def search_values(item: LoadedRecord, admitted: Admitted) -> tuple[Any, ...]:
-    """`search_document`'s fields as a plain tuple, as a record is shipped to the search builder's process (built
-    positionally, with C-level loops: it runs per record; a named tuple would cost its construction again)."""
+    """What the search engine indexes for a record (its lists made with C-level loops: this runs per record)."""
     record = item.record
     harvest = record.syntology
     samples = harvest.samples if harvest is not None else None
     links = record.code_links
     tasks, methods, date = record.tasks, record.methods, record.date
-    return (
-        admitted.ordinal,
-        admitted.replacing,
-        paper_key(item.arxiv_id, admitted.slug),
-        record.title,
-        record.abstract or "",
-        LIST_SEPARATOR.join(record.authors or ()),
-        [(task.task_slug, task.task_name or task.task_slug) for task in tasks] if tasks else [],
-        list(map(_METHOD_NAME, methods)) if methods else [],
-        sorted(set(filter(None, map(_FRAMEWORK, links)))) if links else [],
-        sorted(set(map(_STATUS, samples))) if samples else [],
-        date,
-        _year(date),
-        len(samples) if samples else 0,
-        any(map(_IS_OFFICIAL, links)) if links else False,
+    return SearchDocument(
+        paper=admitted.ordinal,
+        replacing=admitted.replacing,
+        key=paper_key(item.arxiv_id, admitted.slug),
+        title=record.title,
+        abstract=record.abstract or "",
+        authors=LIST_SEPARATOR.join(record.authors or ()),
+        tasks=[(task.task_slug, task.task_name or task.task_slug) for task in tasks] if tasks else [],
+        methods=list(map(_METHOD_NAME, methods)) if methods else [],
+        frameworks=sorted(set(filter(None, map(_FRAMEWORK, links)))) if links else [],
+        statuses=sorted(set(map(_STATUS, samples))) if samples else [],
+        date=date,
+        year=_year(date),
+        samples=len(samples) if samples else 0,
+        official=any(map(_IS_OFFICIAL, links)) if links else False,
     )
 
 

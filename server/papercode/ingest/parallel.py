@@ -41,6 +41,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, BinaryIO, Protocol
 
+import msgspec
+
 from papercode.core import scratch
 from papercode.core.holds import hold
 from papercode.core.ids import paper_key
@@ -48,9 +50,9 @@ from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, ProgressCallback
 from papercode.index.search import SearchBuilder, SearchDocument, SearchEngine, write_index
 
-from .builder import Admission, Admitted, IndexPart, PartBuilder, RecordSink, search_document, search_values
+from .builder import Admission, Admitted, IndexPart, PartBuilder, RecordSink, search_document
 from .decode import LoadedRecord, iter_records
-from .duplicates import RecordFacts
+from .duplicates import RecordFacts, facts
 from .files import RecordFile
 
 log = logging.getLogger(__name__)
@@ -62,6 +64,17 @@ CHILD_PROCESS_BYTES = 64 * 1024 * 1024
 HERE_SHARE = 0.53
 # The temporary directories of a build (see `core.scratch`): the child's files, and a search index being built.
 BUILD_PREFIX, SEARCH_PREFIX = "papercode-build-", "papercode-search-"
+
+
+class BuildJob(msgspec.Struct, frozen=True):
+    """What the child process is given: the records' roots and limits, every record file, how many of them this process
+    indexes (the child indexes the rest), and the build's scratch directory."""
+
+    roots: list[str]
+    limits: Limits
+    files: list[RecordFile]
+    split: int
+    scratch: str
 
 
 class SearchBuildFailed(RuntimeError):
@@ -195,14 +208,8 @@ class ChildSearchBuild:
         try:
             self._entries.append(_index_directory())
             self._path = self._entries[1].path
-            job = {
-                "roots": [str(root) for root in roots],
-                "limits": [limits.max_file_bytes, limits.max_line_bytes, limits.max_string_chars],
-                "files": files,
-                "split": self._split,
-                "scratch": str(self._scratch),
-            }
-            (self._scratch / "job.pickle").write_bytes(pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL))
+            job = BuildJob([str(root) for root in roots], limits, files, self._split, str(self._scratch))
+            (self._scratch / "job").write_bytes(msgspec.msgpack.encode(job))
             (self._scratch / "progress").touch()
             self._counts = _SharedCounts(self._scratch / "progress")
             if self._split < len(files):
@@ -215,7 +222,7 @@ class ChildSearchBuild:
             watched, self._parent_alive = os.pipe() if os.name == "posix" else (None, None)
             try:
                 self._child = subprocess.Popen(
-                    [sys.executable, "-m", "papercode.ingest.parallel", str(self._path), str(self._scratch / "job.pickle")]
+                    [sys.executable, "-m", "papercode.ingest.parallel", str(self._path), str(self._scratch / "job")]
                     + ([str(watched)] if watched is not None else []),
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
@@ -317,15 +324,17 @@ class ChildSearchBuild:
 
 
 _NOT_YET_ADMITTED = Admitted(0, False, None)
-_FRAME = struct.Struct("<II")  # a shipped record: the lengths of its head and of its document, then both (pickled)
+# A shipped record: the lengths of its facts and of its search document, then both (msgpack; no document: length 0).
+_FRAME = struct.Struct("<II")
+_ENCODE = msgspec.msgpack.Encoder().encode
+_DECODE_FACTS = msgspec.msgpack.Decoder(RecordFacts).decode
+_DECODE_DOCUMENT = msgspec.msgpack.Decoder(SearchDocument).decode
 
 
 def ship(stream: IO[bytes], item: LoadedRecord, admitted: Admitted | None) -> None:
-    """Write a record as read (its facts) and, when admitted, its search document (else nothing).
-
-    Plain tuples: pickling a named tuple costs a class lookup each time."""
-    head = pickle.dumps((item.path, item.line, item.arxiv_id, item.slug, item.read_at), protocol=pickle.HIGHEST_PROTOCOL)
-    body = b"" if admitted is None else pickle.dumps(search_values(item, admitted), protocol=pickle.HIGHEST_PROTOCOL)
+    """Write a record as read (its facts) and, when admitted, its search document (else nothing)."""
+    head = _ENCODE(facts(item))
+    body = b"" if admitted is None else _ENCODE(search_document(item, admitted))
     stream.write(_FRAME.pack(len(head), len(body)) + head + body)
 
 
@@ -344,13 +353,13 @@ class _Documents:
         with open(self._path, "rb", buffering=1 << 20) as stream:
             while frame := stream.read(_FRAME.size):
                 head, body = _FRAME.unpack(frame)
-                yield RecordFacts(*pickle.loads(stream.read(head))), stream.tell(), body
+                yield _DECODE_FACTS(stream.read(head)), stream.tell(), body
                 stream.seek(body, os.SEEK_CUR)
 
     def document(self, where: int, length: int) -> SearchDocument:
         assert self._handle is not None
         self._handle.seek(where)
-        return SearchDocument(*pickle.loads(self._handle.read(length)))
+        return _DECODE_DOCUMENT(self._handle.read(length))
 
     def close(self) -> None:
         if self._handle is not None:
@@ -380,9 +389,8 @@ def main(argv: list[str]) -> int:
     if len(argv) > 2:
         _exit_with_parent(int(argv[2]))
     hold("build-started")
-    directory, job = Path(argv[0]), pickle.loads(Path(argv[1]).read_bytes())
-    roots, limits = [Path(root) for root in job["roots"]], Limits(*job["limits"])
-    files, split, scratch = job["files"], job["split"], Path(job["scratch"])
+    directory, job = Path(argv[0]), msgspec.msgpack.decode(Path(argv[1]).read_bytes(), type=BuildJob)
+    roots, limits, files, split, scratch = [Path(root) for root in job.roots], job.limits, job.files, job.split, Path(job.scratch)
     counts = _SharedCounts(scratch / "progress")
     report = LoadReport()
     builder = PartBuilder(report) if split < len(files) else None
@@ -420,7 +428,7 @@ def main(argv: list[str]) -> int:
     def in_order() -> Iterator[SearchDocument]:
         for paper in papers:
             key, source, where, length, replacing = final[paper]
-            yield source.document(where, length)._replace(paper=paper, replacing=replacing, key=key)
+            yield msgspec.structs.replace(source.document(where, length), paper=paper, replacing=replacing, key=key)
 
     write_index(directory, in_order(), len(papers))
     for source in sources:
