@@ -282,7 +282,7 @@ def grouped_samples(
 def sample_counts(corpus: Corpus, paper: PaperRow) -> dict[str, Any]:
     """A paper's samples counted from the index's columns (get_paper's summary and get_harvested_code_for_paper's
     counts; `models.SampleCounts`, as shown): no sample row is built for it."""
-    counts = corpus.index.samples.counts(paper.samples)._asdict()
+    counts = corpus.index.samples.counts(paper.samples)
     if not counts["pointer_only"]:
         del counts["pointer_only"]
     return counts

@@ -24,15 +24,6 @@ NONE = -1  # "no value" in a column of string ids or years
 NO_LEVEL = -(2**63)  # "no value" in the verification level column (records.LEVEL_MIN is above it)
 
 
-class SampleTally(NamedTuple):
-    """A set of samples counted (see `SampleColumns.counts`)."""
-
-    total: int
-    by_status: dict[str, int]
-    by_repo_kind: dict[str, int]
-    pointer_only: int
-
-
 class SampleRow(NamedTuple):
     """One sample, materialised from the columns when a query needs it: a tuple, built in one step (pages of
     them are built per call; a frozen dataclass sets each field by a call of its own)."""
@@ -369,9 +360,10 @@ class SampleColumns:
             i for i in ids if (statuses is None or values[status[i]] in statuses) and (repo_kind is None or values[kind[i]] == repo_kind)
         ]
 
-    def counts(self, ids: Sequence[int]) -> SampleTally:
-        """How many of these samples there are by status and by repo kind (each in first-seen order), and how
-        many are pointer-only: read from the columns, without building a row."""
+    def counts(self, ids: Sequence[int]) -> dict[str, Any]:
+        """How many of these samples there are (`total`), by status and by repo kind (`by_status`, `by_repo_kind`,
+        each in first-seen order), and how many are pointer-only (`pointer_only`): the fields of the answers'
+        `SampleCounts`, which declares them. Read from the columns, without building a row."""
         # C-level passes (a paper's samples are a range: slices of the columns), one step a distinct value: this
         # runs on the event loop for get_paper and get_harvested_code_for_paper.
         values = self.strings.values
@@ -384,9 +376,9 @@ class SampleColumns:
         else:
             statuses, kinds = array("i", [self.status[i] for i in ids]), array("i", [self.repo_kind[i] for i in ids])
             inline = bytearray(self.inline_ok[i] for i in ids)
-        return SampleTally(
-            len(ids),
-            {values[status]: statuses.count(status) for status in dict.fromkeys(statuses)},
-            {values[kind]: kinds.count(kind) for kind in dict.fromkeys(kinds)},
-            inline.count(0),
-        )
+        return {
+            "total": len(ids),
+            "by_status": {values[status]: statuses.count(status) for status in dict.fromkeys(statuses)},
+            "by_repo_kind": {values[kind]: kinds.count(kind) for kind in dict.fromkeys(kinds)},
+            "pointer_only": inline.count(0),
+        }

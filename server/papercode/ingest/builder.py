@@ -559,7 +559,7 @@ class IndexBuilder(_RecordColumns):
             read_at_range=(min(read_ats), max(read_ats)) if read_ats else None,
             arxiv_ids_sorted=sorted(self._admission.by_arxiv),
             sources=PaperSources(archive_start=len(papers)),
-            **derived._asdict(),
+            **derived.parts(),
         )
         strings.seal()
         del self._links, self._admission, self._records
