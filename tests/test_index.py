@@ -372,7 +372,7 @@ def test_the_details_blob_keeps_its_bytes_and_reads_back(
 def test_the_details_blob_of_a_paper_is_these_bytes() -> None:
     links = [
         link_row("https://github.com/Owner/Name", True, None, "pytorch"),
-        link_row("https://gitlab.com/g/p", False, True, None, "ok", "MIT"),
+        link_row("https://gitlab.com/g/p", False, True, None, reach="ok", licence="MIT"),
     ]
     blob = details_blob(
         authors=["Ann", "Bé"], tasks=[("qa", "Question Answering")], methods=["Adam"], links=links, proceeding=None, url_pdf="u"

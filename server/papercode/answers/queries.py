@@ -363,7 +363,9 @@ def samples_by_status_shown(
         "limit": limit,
     }
     offset = corpus.pager.decode(page_query, cursor)
-    total, page = corpus.index.list_sample_ids(statuses, kind, language, licence, inline_only, offset, limit)
+    total, page = corpus.index.list_sample_ids(
+        statuses, repo_kind=kind, language=language, licence=licence, inline_only=inline_only, offset=offset, limit=limit
+    )
     columns, papers = corpus.index.samples, corpus.index.papers
     listed: dict[int, dict[str, Any]] = {}
     for (paper, *_), group in grouped_samples(columns, page, [columns.paper[i] for i in page], status_shown=len(statuses) > 1).items():

@@ -64,7 +64,7 @@ _LAST = operator.itemgetter(-1)
 
 
 def link_row(
-    url: str, official: bool, mentioned: bool | None, framework: str | None, reach: str | None = None, licence: str | None = None
+    url: str, official: bool, mentioned: bool | None, framework: str | None, *, reach: str | None = None, licence: str | None = None
 ) -> CodeLinkRow:
     """A code link as the details blob keeps it (its repository key worked out here)."""
     return CodeLinkRow(repo_key(url), url, official, mentioned, framework, reach, licence)

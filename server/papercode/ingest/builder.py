@@ -116,8 +116,8 @@ def _link_rows(links: list[CodeLinkData]) -> list[CodeLinkRow]:
                 bool(link.is_official),
                 None if link.mentioned_in_paper is None else bool(link.mentioned_in_paper),
                 link.framework,
-                None if link.reach is None else link.reach.status,
-                None if link.reach is None else link.reach.spdx,
+                reach=None if link.reach is None else link.reach.status,
+                licence=None if link.reach is None else link.reach.spdx,
             )
             for link in links
         ]
@@ -362,7 +362,7 @@ class _RecordColumns:
                     samples.file_url[base + new] = url
         first = len(self._papers)
         if int(ordinals[0]) == first and int(ordinals[-1]) == first + len(kept) - 1 and bool(np.all(np.diff(ordinals) == 1)):
-            self._append_part_papers(part, kept, numbers, to_ids, base + range_starts(lengths), lengths)
+            self._append_part_papers(part, kept, numbers, to_ids, starts=base + range_starts(lengths), lengths=lengths)
         else:
             self._put_part_papers(part, kept, to_ids, base + range_starts(lengths), lengths)
         self._copy_part_links(part, numbers, ordinals)
@@ -373,6 +373,7 @@ class _RecordColumns:
         kept: list[tuple[int, Admitted]],
         numbers: npt.NDArray[np.int64],
         to_ids: npt.NDArray[np.intc],
+        *,
         starts: Ints,
         lengths: Ints,
     ) -> None:

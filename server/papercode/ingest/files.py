@@ -37,70 +37,89 @@ def find_record_files(root: Path, report: LoadReport) -> list[RecordFile]:
     a device never ends) is reported, not opened. This runs on every warm start (the snapshot key
     stats every record file), so a plain file costs one `stat`, one tuple and no Path object.
     """
-    found: list[RecordFile] = []
-    real_root = root.resolve()
-    seen_dirs: set[Path] = set()
-    linked: list[tuple[int, RecordFile]] = []  # files reached through a symlink: (position, file)
+    if not root.exists():
+        report.add("error", "missing_directory", str(root), "records directory does not exist")
+        return []
+    if root.is_file():
+        stat = root.stat()
+        return [RecordFile(str(root), stat.st_size, stat.st_mtime_ns, stat.st_dev, stat.st_ino)]
+    walk = _Walk(root, report)
+    walk.directory(root)
+    return walk.files()
 
-    def walk(directory: Path) -> None:
+
+class _Walk:
+    """One walk of a records directory: the plain files found, in path order, and those reached through a symlink."""
+
+    def __init__(self, root: Path, report: LoadReport) -> None:
+        self._real_root, self._report = root.resolve(), report
+        self._found: list[RecordFile] = []
+        self._seen_dirs: set[Path] = set()
+        self._linked: list[tuple[int, RecordFile]] = []  # files reached through a symlink: (position, file)
+
+    def directory(self, directory: Path) -> None:
         try:
             real = directory.resolve()
-            if real in seen_dirs:
+            if real in self._seen_dirs:
                 return
-            seen_dirs.add(real)
+            self._seen_dirs.add(real)
             with os.scandir(directory) as listing:
                 entries = sorted(listing, key=_ENTRY_NAME)
         except (OSError, RuntimeError) as exc:
-            report.add("error", "unreadable", str(directory), f"cannot list directory: {_os_reason(exc)}")
+            self._report.add("error", "unreadable", str(directory), f"cannot list directory: {_os_reason(exc)}")
             return
         for entry in entries:
             name = entry.name
             wanted = name.endswith(_RECORD_SUFFIXES_ALL) and name[0] != "."
             try:
-                if wanted and not entry.is_symlink():
-                    stat = entry.stat(follow_symlinks=False)
-                    if S_ISREG(stat.st_mode):
-                        found.append(RecordFile(entry.path, stat.st_size, stat.st_mtime_ns, stat.st_dev, stat.st_ino))
-                    elif S_ISDIR(stat.st_mode):  # a directory named like a record file
-                        walk(Path(entry.path))
-                    else:
-                        report.add("error", "not_a_file", entry.path, "not a regular file (FIFO, socket or device); not opened")
-                elif not entry.is_symlink():
-                    if entry.is_dir(follow_symlinks=False):
-                        walk(Path(entry.path))
+                if not entry.is_symlink():
+                    self._plain(entry, wanted)
                 elif wanted or entry.is_dir():
-                    target = Path(entry.path).resolve(strict=True)
-                    if not target.is_relative_to(real_root):
-                        report.add("error", "symlink_outside", entry.path, "symlink points outside the records directory; not followed")
-                    elif target.is_dir():
-                        walk(Path(entry.path))
-                    elif wanted:
-                        stat = target.stat()
-                        if S_ISREG(stat.st_mode):
-                            linked.append((len(found), RecordFile(entry.path, stat.st_size, stat.st_mtime_ns, stat.st_dev, stat.st_ino)))
-                        else:
-                            report.add("error", "not_a_file", entry.path, "not a regular file (FIFO, socket or device); not opened")
+                    self._symlink(entry, wanted)
             except (OSError, RuntimeError) as exc:
                 if wanted:
-                    report.add("error", "unreadable", entry.path, f"broken symlink: {_os_reason(exc)}")
+                    self._report.add("error", "unreadable", entry.path, f"broken symlink: {_os_reason(exc)}")
 
-    if not root.exists():
-        report.add("error", "missing_directory", str(root), "records directory does not exist")
-    elif root.is_file():
-        stat = root.stat()
-        found.append(RecordFile(str(root), stat.st_size, stat.st_mtime_ns, stat.st_dev, stat.st_ino))
-    else:
-        walk(root)
-    if linked:  # a symlinked file is read once: not when its target is listed plainly, nor twice via two links
-        seen = {(file.device, file.inode) for file in found}
-        kept = []
-        for position, record_file in linked:  # in path order: the first link to a file wins
-            if (record_file.device, record_file.inode) not in seen:
-                seen.add((record_file.device, record_file.inode))
-                kept.append((position, record_file))
-        for position, record_file in reversed(kept):  # back to front, so positions stay right
-            found.insert(position, record_file)
-    return found
+    def _plain(self, entry: os.DirEntry[str], wanted: bool) -> None:
+        if not wanted:
+            if entry.is_dir(follow_symlinks=False):
+                self.directory(Path(entry.path))
+            return
+        stat = entry.stat(follow_symlinks=False)
+        if S_ISREG(stat.st_mode):
+            self._found.append(RecordFile(entry.path, stat.st_size, stat.st_mtime_ns, stat.st_dev, stat.st_ino))
+        elif S_ISDIR(stat.st_mode):  # a directory named like a record file
+            self.directory(Path(entry.path))
+        else:
+            self._report.add("error", "not_a_file", entry.path, "not a regular file (FIFO, socket or device); not opened")
+
+    def _symlink(self, entry: os.DirEntry[str], wanted: bool) -> None:
+        target = Path(entry.path).resolve(strict=True)
+        if not target.is_relative_to(self._real_root):
+            self._report.add("error", "symlink_outside", entry.path, "symlink points outside the records directory; not followed")
+        elif target.is_dir():
+            self.directory(Path(entry.path))
+        elif wanted:
+            stat = target.stat()
+            if S_ISREG(stat.st_mode):
+                self._linked.append((len(self._found), RecordFile(entry.path, stat.st_size, stat.st_mtime_ns, stat.st_dev, stat.st_ino)))
+            else:
+                self._report.add("error", "not_a_file", entry.path, "not a regular file (FIFO, socket or device); not opened")
+
+    def files(self) -> list[RecordFile]:
+        """The files found, each read once: a symlinked file not when its target is listed plainly, nor twice via two
+        links."""
+        found = self._found
+        if self._linked:
+            seen = {(file.device, file.inode) for file in found}
+            kept = []
+            for position, record_file in self._linked:  # in path order: the first link to a file wins
+                if (record_file.device, record_file.inode) not in seen:
+                    seen.add((record_file.device, record_file.inode))
+                    kept.append((position, record_file))
+            for position, record_file in reversed(kept):  # back to front, so positions stay right
+                found.insert(position, record_file)
+        return found
 
 
 def _os_reason(exc: BaseException) -> str:

@@ -390,30 +390,46 @@ def main(argv: list[str]) -> int:
         _exit_with_parent(int(argv[2]))
     hold("build-started")
     directory, job = Path(argv[0]), msgspec.msgpack.decode(Path(argv[1]).read_bytes(), type=BuildJob)
-    roots, limits, files, split, scratch = [Path(root) for root in job.roots], job.limits, job.files, job.split, Path(job.scratch)
+    scratch, split = Path(job.scratch), job.split < len(job.files)
+    if not _read_records(job, split=split):
+        return 1  # the other process is gone
+    here = [_Documents(scratch / "documents")]
+    fingerprint = _write_search_index(directory, [_Documents(scratch / "records"), *here] if split else here)
+    sys.stdout.write(f"ok {fingerprint}")
+    return 0
+
+
+def _read_records(job: BuildJob, *, split: bool) -> bool:
+    """Reads the files from the split on (every file when the corpus is not `split`), each record's document into a
+    file; when split, hands their part of the index over and waits for the other process's documents. False: the
+    other process is gone."""
+    scratch = Path(job.scratch)
     counts = _SharedCounts(scratch / "progress")
     report = LoadReport()
-    builder = PartBuilder(report) if split < len(files) else None
+    builder = PartBuilder(report) if split else None
+    roots, files = [Path(root) for root in job.roots], job.files[job.split :] if split else job.files
     # The documents of the records read here, kept in a file: memory holds one at a time.
     with open(scratch / "documents", "wb", buffering=1 << 20) as documents:
-        for item in iter_records(roots, report, limits, counts.write if builder else None, files=files[split:] if builder else files):
+        for item in iter_records(roots, report, job.limits, counts.write if builder else None, files=files):
             if builder is not None:
                 builder.add(item)
             ship(documents, item, _NOT_YET_ADMITTED)
     counts.close()
-    if builder is not None:
-        with open(scratch / "part.pickle", "wb") as out:
-            pickle.dump(builder.part(), out, protocol=pickle.HIGHEST_PROTOCOL)
-        del builder
-        sys.stdout.write("part\n")
-        sys.stdout.flush()
-        if hasattr(os, "nice"):
-            os.nice(5)  # the keyed index (the other process) comes first; the search takes what is left
-        if sys.stdin.readline().strip() != "shipped":
-            return 1  # the other process is gone
-    sources = (
-        [_Documents(scratch / "records"), _Documents(scratch / "documents")] if split < len(files) else [_Documents(scratch / "documents")]
-    )
+    if builder is None:
+        return True
+    with open(scratch / "part.pickle", "wb") as out:
+        pickle.dump(builder.part(), out, protocol=pickle.HIGHEST_PROTOCOL)
+    del builder
+    sys.stdout.write("part\n")
+    sys.stdout.flush()
+    if hasattr(os, "nice"):
+        os.nice(5)  # the keyed index (the other process) comes first; the search takes what is left
+    return sys.stdin.readline().strip() == "shipped"
+
+
+def _write_search_index(directory: Path, sources: list[_Documents]) -> str:
+    """Admits every record of `sources` as the other process does, and writes the search index of the papers into
+    `directory`; the fingerprint of what was admitted (hex)."""
     admission = Admission(LoadReport())  # the index build reports the problems
     final: dict[int, tuple[str, _Documents, int, int, bool]] = {}  # paper -> its key and last admitted record
     for source in sources:
@@ -433,8 +449,7 @@ def main(argv: list[str]) -> int:
     write_index(directory, in_order(), len(papers))
     for source in sources:
         source.close()
-    sys.stdout.write(f"ok {admission.fingerprint.hex()}")
-    return 0
+    return admission.fingerprint.hex()
 
 
 if __name__ == "__main__":
