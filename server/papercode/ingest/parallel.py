@@ -1,7 +1,7 @@
 """A cold build on both cores: for a large corpus, a child process indexes part of the records and
 builds the search index while this process indexes the rest; for a small one, everything here.
 
-The child (`python -m papercode.search_build`, a fresh interpreter started with `subprocess`, never
+The child (`python -m papercode.ingest.parallel`, a fresh interpreter started with `subprocess`, never
 a bare `fork`: the server builds in a background thread while its event loop runs) is given the
 list of record files and a split point. This process indexes the files before it, and writes what
 admission made of each record, with the search document of each admitted one, to a file the child
@@ -16,6 +16,10 @@ index is thrown away and everything is built here; a child that fails costs the 
 A corpus in one file cannot be split: then the child reads and decodes every record itself, beside
 this process (no record crosses between them). The child keeps search documents in files, not in
 memory, until it writes them into the index, one paper at a time.
+
+What crosses between the two is declared once, as named structs: the child's `BuildJob`, and per record its
+`duplicates.RecordFacts` and `index.search.SearchDocument` (msgpack arrays: no field names on the wire); the
+child's `builder.IndexPart` comes back pickled (plain lists and arrays).
 
 Both work in temporary directories named `papercode-build-<pid>-…` and `papercode-search-<pid>-…`,
 owned through `core.scratch`: removed when the build ends or fails, at exit and on SIGTERM, and at
