@@ -330,43 +330,41 @@ _LINKS = st.lists(
 )
 
 
-def _blob_as_written_before(
-    authors: list[str],
-    tasks: list[tuple[str, str]],
-    methods: list[str],
-    links: list[CodeLinkRow],
-    proceeding: str | None,
-    url_pdf: str | None,
-) -> bytes:
+_DETAILS = st.builds(
+    PaperDetails,
+    authors=st.lists(st.text(max_size=8), max_size=3),
+    tasks=st.lists(st.tuples(st.text(max_size=6), st.text(max_size=6)), max_size=3),
+    methods=st.lists(st.text(max_size=6), max_size=3),
+    code_links=_LINKS,
+    proceeding=_OPTIONAL_TEXT,
+    url_pdf=_OPTIONAL_TEXT,
+)
+
+
+def _blob_as_written_before(details: PaperDetails) -> bytes:
     """The blob as papercode wrote it before the details had a declared shape: a dict of lists, each link a plain
     tuple of `CodeLinkRow`'s fields, `p` and `pdf` only when given, written by orjson."""
-    details: dict[str, object] = {"a": authors, "t": tasks, "m": methods, "l": [tuple(msgspec.structs.astuple(link)) for link in links]}
-    for key, value in (("p", proceeding), ("pdf", url_pdf)):
+    links = [tuple(msgspec.structs.astuple(link)) for link in details.code_links]
+    written: dict[str, object] = {"a": details.authors, "t": details.tasks, "m": details.methods, "l": links}
+    for key, value in (("p", details.proceeding), ("pdf", details.url_pdf)):
         if value is not None:
-            details[key] = value
-    return orjson.dumps(details)
+            written[key] = value
+    return orjson.dumps(written)
 
 
-@given(
-    st.lists(st.text(max_size=8), max_size=3),
-    st.lists(st.tuples(st.text(max_size=6), st.text(max_size=6)), max_size=3),
-    st.lists(st.text(max_size=6), max_size=3),
-    _LINKS,
-    _OPTIONAL_TEXT,
-    _OPTIONAL_TEXT,
-)
-def test_the_details_blob_keeps_its_bytes_and_reads_back(
-    authors: list[str],
-    tasks: list[tuple[str, str]],
-    methods: list[str],
-    links: list[CodeLinkRow],
-    proceeding: str | None,
-    url_pdf: str | None,
-) -> None:
-    blob = details_blob(authors=authors, tasks=tasks, methods=methods, links=links, proceeding=proceeding, url_pdf=url_pdf)
-    assert blob == _blob_as_written_before(authors, tasks, methods, links, proceeding, url_pdf)
-    row = PaperRow(0, None, "s", "T", None, None, None, None, None, None, len(authors), range(0), blob)
-    assert row.details() == PaperDetails(authors, tasks, methods, links, proceeding, url_pdf)
+@given(_DETAILS)
+def test_the_details_blob_keeps_its_bytes_and_reads_back(details: PaperDetails) -> None:
+    blob = details_blob(
+        authors=details.authors,
+        tasks=details.tasks,
+        methods=details.methods,
+        links=details.code_links,
+        proceeding=details.proceeding,
+        url_pdf=details.url_pdf,
+    )
+    assert blob == _blob_as_written_before(details)
+    row = PaperRow(0, None, "s", "T", None, None, None, None, None, None, len(details.authors), range(0), blob)
+    assert row.details() == details
 
 
 def test_the_details_blob_of_a_paper_is_these_bytes() -> None:
