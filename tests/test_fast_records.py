@@ -165,3 +165,25 @@ def test_an_unknown_field_is_skipped_whatever_it_holds(tmp_path: Path) -> None:
     )
     _, papers, report = load_papers([tmp_path])
     assert len(papers) == 1 and report.problems == []
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "said"),
+    [
+        ("code_links.0", 3, "Input should be a valid dictionary or instance of CodeLink"),
+        ("code_links.0.is_official", "yes", "Input should be a valid boolean"),
+        ("syntology.samples.0.code_sha256_prefix", "0123456789ABCDEF", "String should match pattern '^[0-9a-f]{16}$'"),
+        ("syntology.samples.0.code_sha256_prefix", "abc", "String should match pattern '^[0-9a-f]{16}$'"),
+        ("syntology.samples.0.inline_ok", 1, "Input should be a valid boolean"),
+        ("syntology.samples.0.verification_level", LEVEL_MAX + 1, f"Input should be less than or equal to {LEVEL_MAX}"),
+        ("syntology.samples.0.repo", "ab", "String should have at least 3 characters"),
+        ("title", "", "String should have at least 1 character"),
+        ("authors", "Ann", "Input should be a valid list"),
+    ],
+)
+def test_the_exact_path_says_what_is_wrong_in_the_same_words(path: str, value: Any, said: str) -> None:
+    """The pydantic models are derived from the Structs, and say what the load report has always said of a fault: the
+    model's name, a sample hash's pattern (not its length), the bound crossed."""
+    with pytest.raises(ValidationError) as caught:
+        Record.model_validate(_with(path, value))
+    assert [(".".join(map(str, error["loc"])), error["msg"]) for error in caught.value.errors()] == [(path, said)]
