@@ -1,4 +1,4 @@
-"""The fast path (msgspec `RecordData`) and the exact path (pydantic `Record`) accept exactly the same records.
+"""The fast path (msgspec `RecordData`) and the exact path (pydantic `Record`, `record_model`) accept exactly the same records.
 
 The loader trusts the fast path for every record it accepts, and asks pydantic only about the ones it rejects: if
 msgspec ever accepted what pydantic rejects, a bad record would slip in unreported. Each case is a record that
@@ -17,7 +17,7 @@ import pytest
 from pydantic import ValidationError
 
 from conftest import load_papers
-from papercode.core.records import LEVEL_MAX, RECORD_DECODER, Record
+from papercode.core.records import LEVEL_MAX, RECORD_DECODER, record_model
 
 
 def _good() -> dict[str, Any]:
@@ -132,7 +132,7 @@ def test_fast_and_exact_paths_agree(path: str, value: Any) -> None:
     record = _with(path, copy.deepcopy(value))
     raw = orjson.dumps(record)
     try:
-        Record.model_validate(orjson.loads(raw))
+        record_model().model_validate(orjson.loads(raw))
         exact = True
     except ValidationError:
         exact = False
@@ -146,7 +146,7 @@ def test_fast_and_exact_paths_agree(path: str, value: Any) -> None:
 
 def test_the_good_record_is_good() -> None:
     raw = orjson.dumps(_good())
-    Record.model_validate(orjson.loads(raw))
+    record_model().model_validate(orjson.loads(raw))
     assert RECORD_DECODER.decode(raw).title == "A good paper"
 
 
@@ -185,5 +185,5 @@ def test_the_exact_path_says_what_is_wrong_in_the_same_words(path: str, value: A
     """The pydantic models are derived from the Structs, and say what the load report has always said of a fault: the
     model's name, a sample hash's pattern (not its length), the bound crossed."""
     with pytest.raises(ValidationError) as caught:
-        Record.model_validate(_with(path, value))
+        record_model().model_validate(_with(path, value))
     assert [(".".join(map(str, error["loc"])), error["msg"]) for error in caught.value.errors()] == [(path, said)]

@@ -1,8 +1,9 @@
 """The Code-with-Papers record schema: the fields papercode uses, declared once (msgspec Structs, the fast path),
-with the pydantic models that say what is wrong with a record derived from them (`Record`, the exact path)."""
+with the pydantic models that say what is wrong with a record derived from them (`record_model`, the exact path)."""
 
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Annotated, Any, Literal
 
@@ -42,7 +43,7 @@ MAX_LIST_ENTRIES = 10_000
 #
 # Declared once, as msgspec Structs: the loader decodes every record straight into these (unknown fields are
 # skipped in C, nothing is built for them). Only a record they reject goes through the pydantic models derived
-# from them below (`Record`), which then say exactly what is wrong with it. Not tracked by the cyclic GC
+# from them below (`record_model`), which then say exactly what is wrong with it. Not tracked by the cyclic GC
 # (`gc=False`): they hold data only, never a cycle. Keyword-only where a required field follows an optional one:
 # fields keep the format's order, the order in which pydantic reports a record's faults.
 
@@ -213,7 +214,10 @@ def _exact_model(struct: type[msgspec.Struct], models: dict[type, type[BaseModel
     return models[struct]
 
 
-Record = _exact_model(RecordData, {})
+@functools.cache
+def record_model() -> type[BaseModel]:
+    """The pydantic model of a record (`Record`), derived on first use: only a record the Structs reject needs it."""
+    return _exact_model(RecordData, {})
 
 
 _SHA = operator.attrgetter("code_sha256_prefix")

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from papercode.core.ids import canonical_arxiv_id, duplicate_key, slug_from_record_url
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, ProgressCallback
-from papercode.core.records import KNOWN_STATUSES, MAX_LIST_ENTRIES, RECORD_DECODER, Record, RecordData, SyntologyData
+from papercode.core.records import KNOWN_STATUSES, MAX_LIST_ENTRIES, RECORD_DECODER, RecordData, SyntologyData, record_model
 
 from .files import RecordFile, find_record_files
 
@@ -228,7 +228,7 @@ def _validate(value: dict[str, Any], name: str, line: int | None, limits: Limits
     """The exact path: pydantic says what is wrong; a record whose only faults are samples keeps the rest."""
     dropped = 0
     try:
-        Record.model_validate(value)
+        record_model().model_validate(value)
     except ValidationError as exc:
         bad_samples = _bad_sample_positions(exc)
         if bad_samples is None:
@@ -285,7 +285,7 @@ def _without_bad_samples(
     harvest["samples"] = [sample for i, sample in enumerate(harvest["samples"]) if i not in bad]
     kept = {**value, "syntology": harvest}
     try:
-        Record.model_validate(kept)
+        record_model().model_validate(kept)
         return kept
     except ValidationError as again:
         report.add("error", "invalid_record", name, _describe(again), line)
