@@ -217,9 +217,12 @@ def worker_warm(payload: dict[str, Any]) -> dict[str, Any]:
 def record_files(roots: Sequence[Path]) -> list[Path]:
     """The files papercode's loader would read under `roots`: record suffixes, plain or gzipped, no dot-names."""
     try:
-        from papercode.build.files import RECORD_SUFFIXES
-    except ImportError:  # a papercode from before `build.files` (run with its own PYTHONPATH)
-        RECORD_SUFFIXES = (".json", ".txt", ".jsonl")
+        from papercode.ingest.files import RECORD_SUFFIXES
+    except ImportError:  # a papercode from before `ingest.files` (run with its own PYTHONPATH)
+        try:
+            from papercode.build.files import RECORD_SUFFIXES  # type: ignore[no-redef]
+        except ImportError:  # a papercode from before `build.files`
+            RECORD_SUFFIXES = (".json", ".txt", ".jsonl")
 
     suffixes = RECORD_SUFFIXES + tuple(s + ".gz" for s in RECORD_SUFFIXES)
     files: list[Path] = []

@@ -259,10 +259,14 @@ def wrap_phases(timer: _Timer) -> None:
     """Timing wrappers around what the cold build calls (records stream through it, so its phases interleave: what it
     calls per record and once), on whatever of those functions the papercode measured has. About 1 us a call."""
     try:
-        from papercode.build import builder, parallel
-        from papercode.build import decode as loading
-    except ImportError:  # a papercode from before the build package
-        return
+        from papercode.ingest import builder, parallel
+        from papercode.ingest import decode as loading
+    except ImportError:  # a papercode from before `build/` became `ingest/`
+        try:
+            from papercode.build import builder, parallel  # type: ignore[no-redef]
+            from papercode.build import decode as loading  # type: ignore[no-redef]
+        except ImportError:  # a papercode from before the build package
+            return
     for owner, attr, label in (
         (loading, "_decode", "decode + checks (loading._decode, this process's records)"),
         (builder.IndexBuilder, "add", "index, per record (IndexBuilder.add, with shipping)"),
@@ -278,8 +282,8 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     """Cold build in this fresh process (keyed ready, then search ready), then in-process tool latency over it."""
     roots = [Path(p) for p in payload["roots"]]
     import papercode.edge.app  # noqa: F401 - imported before the load so that the baseline RSS includes the SDK
-    from papercode.build import decode as loading
     from papercode.cli.main import gc_policy
+    from papercode.core.limits import Limits
     from papercode.corpus import stages as corpus_module
 
     gc_policy()
@@ -290,7 +294,7 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     start = time.perf_counter()
     stages: dict[str, float] = {}
     corpus = None
-    for corpus in corpus_module.build_stages(roots, loading.Limits()):
+    for corpus in corpus_module.build_stages(roots, Limits()):
         stages["search_ready_s" if corpus.search is not None else "keyed_s"] = time.perf_counter() - start
     assert corpus is not None
     load_s = stages["search_ready_s"]

@@ -21,8 +21,6 @@ from conftest import make_record, make_sample, sha_for, write_records
 from papercode.answers import models, queries
 from papercode.archive import build_archive
 from papercode.archive.builds import NewBuild, new_build_id
-from papercode.build import parallel
-from papercode.build.files import find_record_files
 from papercode.cli.main import main
 from papercode.core.errors import QueryError
 from papercode.core.limits import Limits
@@ -32,6 +30,8 @@ from papercode.corpus.snapshot import records_part, served_key
 from papercode.corpus.stages import Corpus, open_stages
 from papercode.index.archive_layer import BUILDS, CURRENT, current_build
 from papercode.index.overlay import OVERLAY_PREFIX
+from papercode.ingest import parallel
+from papercode.ingest.files import find_record_files
 from papercode.settings import bundled_records_dir
 
 SNAPSHOT = "2025-07-28"

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 import pytest
 from hypothesis import given, settings
@@ -165,7 +166,7 @@ def test_grouped_samples_say_every_field_of_every_sample(any_corpus: Corpus) -> 
                 assert flat_samples(page) == [said(row, some_stored) for row in grouped_order(rows, by_paper=False)]
     for statuses in [[status] for status in index.statuses()] + [index.statuses()]:
         for number, page in enumerate(pages(queries.samples_by_status_shown, corpus, statuses, limit=PAGE)):
-            _, ids = index.list_sample_ids(statuses, None, None, None, False, number * PAGE, PAGE)
+            _, ids = index.list_sample_ids(statuses, offset=number * PAGE, limit=PAGE)
             rows = index.samples.rows(ids)
             expected = [
                 said(row, paper=index.papers.key(row.paper), title=queries.shorten(index.papers.title[row.paper], queries.TITLE_CHARS))
@@ -223,7 +224,9 @@ def test_every_listing_page_read_from_runs_or_buckets_is_the_listing_walked(any_
             for offset, limit in [(0, None), (0, 1), (0, 25), (3, 7), (len(expected) - 2, 5), (len(expected) + 1, 5)]:
                 offset = max(offset, 0)
                 end = None if limit is None else offset + limit
-                got = index.list_sample_ids(wanted, kind, language, licence, inline_only, offset, limit)
+                got = index.list_sample_ids(
+                    wanted, repo_kind=kind, language=language, licence=licence, inline_only=inline_only, offset=offset, limit=limit
+                )
                 assert got == (len(expected), expected[offset:end])
 
 
@@ -357,4 +360,4 @@ def test_the_documents_an_overlay_lays_are_those_the_build_indexed(
         )
     assert isinstance(corpus.search, SearchEngine) and written
     again = list(search.documents_of(corpus.index, corpus.search.abstract))
-    assert again == [document._replace(replacing=False) for document in written]
+    assert again == [msgspec.structs.replace(document, replacing=False) for document in written]

@@ -23,11 +23,11 @@ import pytest
 
 from conftest import load_papers
 from papercode.answers import queries
-from papercode.build import decode as loading
 from papercode.cli import main as cli
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, Problem
 from papercode.corpus.stages import Corpus
+from papercode.ingest import decode as loading
 from tool_answers import answer, code_answer, shown
 
 REAL_RECORDS = Path(__file__).resolve().parents[1] / "records"

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from papercode.answers import queries
-from papercode.build import parallel as search_build
 from papercode.core.limits import Limits
 from papercode.corpus import snapshot
 from papercode.corpus import stages as corpus_module
 from papercode.corpus.stages import Corpus, Stage, open_stages
+from papercode.ingest import parallel as search_build
 from papercode.settings import bundled_records_dir
 
 

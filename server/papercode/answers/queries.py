@@ -16,7 +16,7 @@ from typing import Any, ParamSpec, TypedDict, TypeVar
 import orjson
 
 from papercode.core.errors import QueryError
-from papercode.core.ids import SHA_PREFIX_LENGTH, normalize_hex, normalize_repo, parse_arxiv_id, parse_slug
+from papercode.core.ids import SHA_PREFIX_LENGTH, arxiv_id_prefix, normalize_hex, normalize_repo, parse_arxiv_id, parse_slug
 from papercode.core.load_report import Problem, relative_to_roots, shown_path
 from papercode.core.records import MAX_WORD_CHARS, REPO_KINDS
 from papercode.corpus.stages import Corpus
@@ -282,7 +282,7 @@ def grouped_samples(
 def sample_counts(corpus: Corpus, paper: PaperRow) -> dict[str, Any]:
     """A paper's samples counted from the index's columns (get_paper's summary and get_harvested_code_for_paper's
     counts; `models.SampleCounts`, as shown): no sample row is built for it."""
-    counts = corpus.index.samples.counts(paper.samples)._asdict()
+    counts = corpus.index.samples.counts(paper.samples)
     if not counts["pointer_only"]:
         del counts["pointer_only"]
     return counts
@@ -363,7 +363,9 @@ def samples_by_status_shown(
         "limit": limit,
     }
     offset = corpus.pager.decode(page_query, cursor)
-    total, page = corpus.index.list_sample_ids(statuses, kind, language, licence, inline_only, offset, limit)
+    total, page = corpus.index.list_sample_ids(
+        statuses, repo_kind=kind, language=language, licence=licence, inline_only=inline_only, offset=offset, limit=limit
+    )
     columns, papers = corpus.index.samples, corpus.index.papers
     listed: dict[int, dict[str, Any]] = {}
     for (paper, *_), group in grouped_samples(columns, page, [columns.paper[i] for i in page], status_shown=len(statuses) > 1).items():
@@ -883,9 +885,7 @@ def complete(corpus: Corpus, argument: str, value: str) -> list[str] | None:
     """Completion values for an argument by prefix; None for arguments we do not complete."""
     text = value.strip()
     if argument in ("arxiv_id", "paper"):
-        parsed = parse_arxiv_id(text)
-        prefix = parsed.canonical if parsed else _strip_arxiv_prefix(text)
-        return corpus.index.arxiv_ids_with_prefix(prefix, COMPLETIONS)
+        return corpus.index.arxiv_ids_with_prefix(arxiv_id_prefix(text), COMPLETIONS)
     if argument == "status":
         return [status for status in corpus.index.statuses() if status.startswith(text.lower())]
     if argument == "code_sha256":
@@ -894,7 +894,3 @@ def complete(corpus: Corpus, argument: str, value: str) -> list[str] | None:
         hex_prefix = normalize_hex(text)
         return [] if hex_prefix is None else corpus.index.shas_with_prefix(hex_prefix[:SHA_PREFIX_LENGTH], COMPLETIONS)
     return None
-
-
-def _strip_arxiv_prefix(text: str) -> str:
-    return text[6:].strip() if text.lower().startswith("arxiv:") else text
