@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from conftest import BERT_MOUTH, make_record, make_sample, sha_for
+from conftest import BERT_MOUTH, list_samples, make_record, make_sample, sha_for
 from papercode.answers import models, prompts, resolving
 from papercode.core.errors import QueryError
 from papercode.core.ids import GITHUB_URL, MAX_OWNER_CHARS, MAX_REPO_NAME_CHARS, SHA_PREFIX_LENGTH, is_sha_prefix
@@ -85,7 +85,7 @@ def test_the_corpus_listing_is_in_the_order_its_definition_states(load_corpus: L
         ((arxiv_id, sample, position) for arxiv_id, listed in samples.items() for position, sample in enumerate(listed)),
         key=lambda item: listing_key(*item),
     )
-    total, rows = corpus.index.list_samples(corpus.index.statuses())
+    total, rows = list_samples(corpus.index, corpus.index.statuses())
     assert total == len(expected)
     assert [row.code_sha256 for row in rows] == [sample["code_sha256_prefix"] for _, sample, _ in expected]
 

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 import pytest
 
-from conftest import make_record, write_records
+from conftest import list_samples, make_record, write_records
 from papercode.answers import overview, queries, twins
 from papercode.build import parallel as search_build
 from papercode.build.files import find_record_files
@@ -113,7 +113,7 @@ def _everything(corpus: Corpus) -> tuple[object, ...]:
     index, report = corpus.index, corpus.index.report
     papers = [twins.paper_detail(corpus, paper.key).model_dump() for paper in index.papers]
     samples = [twins.harvested_code(corpus, paper.key, limit=100).model_dump() for paper in index.papers]
-    listing = index.list_samples(index.statuses())
+    listing = list_samples(index, index.statuses())
     repos = [index.papers_for_repo(name) for name in index.repo_names]
     found = [queries.search_papers(corpus, query, limit=100).model_dump() for query in ("", "good", "harvest newer", "paper")]
     counters = (report.files_seen, report.files_read, report.records_read, report.records_indexed)

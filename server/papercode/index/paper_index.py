@@ -16,7 +16,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, Protocol, cast
+from typing import Protocol, cast
 
 from papercode.core.ids import SHA_PREFIX_FORMAT, SHA_PREFIX_LENGTH
 from papercode.core.load_report import LoadReport
@@ -177,11 +177,6 @@ class PaperIndex:
         start = bisect.bisect_left(self.arxiv_ids_sorted, prefix)
         found = itertools.takewhile(lambda key: key.startswith(prefix), self.arxiv_ids_sorted[start : start + most])
         return list(found)
-
-    def list_samples(self, statuses: Iterable[str], *filters: Any, **named: Any) -> tuple[int, list[SampleRow]]:
-        """(total, one page of samples in listing order): `list_sample_ids` (same arguments), materialised."""
-        total, ids = self.list_sample_ids(statuses, *filters, **named)
-        return total, self.samples.rows(ids)
 
     def list_sample_ids(
         self,
