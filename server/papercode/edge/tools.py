@@ -2,10 +2,9 @@
 structured content. The keyed tools and the leaderboard tools get theirs already as shown (JSON-ready dicts,
 `shaping.shown`), so `reply` only serialises them; the others' answer models are dumped here.
 
-Where a tool runs follows what it costs. Lookups in the in-memory index take microseconds (well under a
-millisecond at 100k papers; docs/decisions/stdio-edge.md), so those tools are `async` and answer on the event loop: a hop to a
-worker thread and back costs more than the lookup (0.1-0.25 ms a call on a busy 2-core host; over stdio it kept
-them at 1.2-1.3x the SDK's own floor). They are get_harvested_code_for_paper (its `stored` flags come from the
+Where a tool runs follows what it costs. Lookups in the in-memory index take microseconds, so those tools are `async`
+and answer on the event loop: a hop to a worker thread and back costs more than the lookup (the figures are in
+docs/decisions/stdio-edge.md). They are get_harvested_code_for_paper (its `stored` flags come from the
 hashes the code store holds in memory, `CodeStore.holds`, once its start-up scan is done; before, they are a file
 check per showable sample, so the call runs in a worker thread), get_paper (its abstract is a slice of the abstracts file kept beside the
 full-text index, a memory map: a few microseconds),

@@ -130,7 +130,7 @@ class PaperDetails:
 
 class PaperRow(NamedTuple):
     """One paper, materialised from the paper columns when a query needs it: a tuple, built in one step (a frozen
-    dataclass sets each of its 13 fields by a call of its own, which was a third of get_paper's lookup)."""
+    dataclass sets each of its 13 fields by a call of its own, a cost get_paper's lookup would pay on every call)."""
 
     ordinal: int
     arxiv_id: str | None
