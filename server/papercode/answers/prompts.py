@@ -14,9 +14,8 @@ from papercode.core.records import NO_LICENCE, STATUS_ORDER_TEXT
 from papercode.corpus.stages import Corpus
 from papercode.index.paper_index import CodeLinkRow, SampleRow
 
-from . import shaping
 from .resolving import full_text, resolve_paper
-from .shaping import ABSTRACT_CHARS, CODE_LINKS_SHOWN, TITLE_CHARS, shorten
+from .shaping import ABSTRACT_CHARS, CODE_LINKS_SHOWN, TITLE_CHARS, attribution, shorten
 
 PROMPT_SAMPLES = 8  # the samples `implement_paper` names (the best ones: they come in the paper's order)
 
@@ -36,7 +35,7 @@ def implement_prompt(corpus: Corpus, arxiv_id: str) -> str:
         abstract=abstract[:ABSTRACT_CHARS] if abstract else None,
         samples=corpus.index.samples_of(paper),
         claim=paper.claim,
-        attribution=shaping.attribution(corpus, paper),
+        credit=attribution(corpus, paper),
     )
 
 
@@ -49,11 +48,11 @@ def compare_prompt(corpus: Corpus, arxiv_id: str) -> str:
         samples=corpus.index.samples_of(paper),
         links=paper.details().code_links,
         links_shown=CODE_LINKS_SHOWN,
-        attribution=shaping.attribution(corpus, paper),
+        credit=attribution(corpus, paper),
     )
 
 
-def _implement(title: str, key: str, *, abstract: str | None, samples: Sequence[SampleRow], claim: str | None, attribution: str) -> str:
+def _implement(title: str, key: str, *, abstract: str | None, samples: Sequence[SampleRow], claim: str | None, credit: str) -> str:
     """The `implement_paper` prompt for a paper (`samples` in its order: the first `PROMPT_SAMPLES` are named)."""
     named = samples[:PROMPT_SAMPLES]
     lines = [
@@ -73,7 +72,7 @@ def _implement(title: str, key: str, *, abstract: str | None, samples: Sequence[
         lines.append("No code samples were harvested for this paper; use get_paper for its code links.")
     if claim:
         lines += ["", f"What the statuses mean: {claim}"]
-    lines += ["", f"Attribution: {attribution}"]
+    lines += ["", f"Attribution: {credit}"]
     return "\n".join(lines)
 
 
@@ -87,9 +86,7 @@ def _samples_summary(rows: list[SampleRow]) -> str:
     return f"samples: {statuses}; sample licence {licences}; {showable}"
 
 
-def _compare(
-    title: str, key: str, *, samples: Sequence[SampleRow], links: Sequence[CodeLinkRow], links_shown: int, attribution: str
-) -> str:
+def _compare(title: str, key: str, *, samples: Sequence[SampleRow], links: Sequence[CodeLinkRow], links_shown: int, credit: str) -> str:
     """The `compare_implementations` prompt: each of the first `links_shown` code links with the paper's
     samples from its repository, then the repositories only samples name."""
     by_repo: dict[str, list[SampleRow]] = {}
@@ -113,6 +110,6 @@ def _compare(
         "Use get_harvested_code_for_paper with repo_kind to see each repository's samples, and get_code(code_sha256)",
         "to fetch a sample's code; respect each sample's licence.",
         "",
-        f"Attribution: {attribution}",
+        f"Attribution: {credit}",
     ]
     return "\n".join(lines)
