@@ -332,8 +332,9 @@ class SampleColumns:
         self.__dict__.update(state)
 
     def shown(self, ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
-        """The fields answers show of samples `ids` (`SampleRow`'s first eleven, the `Sample` answer model's), in
-        order, read column by column: a page costs one comprehension a field, not a call a sample, and no row."""
+        """The fields answers show of samples `ids` (`SampleRow`'s first eleven: a sample's repository group and its own
+        fields, as `answers.shaping` groups them), in order, read column by column: a page costs one comprehension a
+        field, not a call a sample, and no row."""
         values, levels, inline = self.strings.values, self.verification_level, self.inline_ok
         return zip(
             [format(self.sha[i], SHA_PREFIX_FORMAT) for i in ids],  # code_sha256
