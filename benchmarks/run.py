@@ -305,10 +305,10 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     if phases:
         phases["walk + read + the rest of keyed"] = keyed_s - sum(phases.values())
         phases["search index, after keyed ready (built beside)"] = load_s - keyed_s
-    from papercode.answers import queries
+    from papercode.answers import overview, queries
 
     report = corpus.index.report
-    stats = queries.corpus_stats(corpus)
+    stats = overview.corpus_stats(corpus)
     result: dict[str, Any] = {
         "load_s": load_s,
         "keyed_s": keyed_s,
@@ -425,18 +425,18 @@ def make_calls(roots: Sequence[Path], per_tool: int, seed: int, filtered_search:
 
 
 def direct_call(corpus: Any, tool: str, args: dict[str, Any]) -> Any:
-    from papercode.answers import queries
+    from papercode.answers import overview, queries, resolving
     from papercode.index.search import SearchFilters
     from papercode.verified.materialize import outcome_for
 
-    # The keyed tools answer with their answers as shown (`queries.shown`: JSON-ready dicts), as the tools do.
+    # The keyed tools answer with their answers as shown (`shaping.shown`: JSON-ready dicts), as the tools do.
     if tool == "get_harvested_code_for_paper":
         return queries.harvested_code_shown(
-            corpus, args["arxiv_id"], args.get("status"), args.get("repo_kind"), args.get("limit", 25), None
+            corpus, args["arxiv_id"], status=args.get("status"), repo_kind=args.get("repo_kind"), limit=args.get("limit", 25)
         )
     if tool == "list_samples_by_status":
         return queries.samples_by_status_shown(
-            corpus, args["status"], args.get("repo_kind"), None, None, args.get("inline_only", False), args.get("limit", 25), None
+            corpus, args["status"], repo_kind=args.get("repo_kind"), inline_only=args.get("inline_only", False), limit=args.get("limit", 25)
         )
     if tool == "search_papers":
         filters = SearchFilters(None, None, None, args.get("has_samples"), None, None, None, None)
@@ -447,10 +447,10 @@ def direct_call(corpus: Any, tool: str, args: dict[str, Any]) -> Any:
         return queries.papers_for_repo(corpus, args["repo"], args.get("limit", 25), None)
     if tool == "get_code":
         # Offline and nothing stored: the index work of get_code and its answer.
-        found = queries.find_code(corpus, args["code_sha256"])
+        found = resolving.find_code(corpus, args["code_sha256"])
         return queries.code_answer(corpus, found, outcome_for(found.rows[0], "not_materialized"))
     if tool == "corpus_stats":
-        return queries.corpus_stats(corpus)
+        return overview.corpus_stats(corpus)
     raise ValueError(tool)
 
 

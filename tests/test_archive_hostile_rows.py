@@ -35,7 +35,7 @@ from archive_tables import (
     write_parquet,
 )
 from conftest import SERVER_DIR, make_record
-from papercode.answers import queries
+from papercode.answers import overview, queries
 from papercode.archive import build as build_module
 from papercode.archive import build_archive, rows
 from papercode.archive.build import EmptyArchive
@@ -456,7 +456,7 @@ def test_a_file_deleted_cut_or_changed_since_the_build_is_found(
     else:
         assert corpus.archive is None and corpus.archive_note is not None
         assert f"the archive's build {summary.build_id} is damaged: title.data " in corpus.archive_note
-        assert queries.corpus_stats(corpus).archive == corpus.archive_note and str(archive) not in corpus.archive_note
+        assert overview.corpus_stats(corpus).archive == corpus.archive_note and str(archive) not in corpus.archive_note
     assert cli.main(["archive", "verify", "--out", str(archive)]) == 1
     err = capsys.readouterr().err
     if damage == "changed":  # every byte read: the one changed is found

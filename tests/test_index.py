@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, make_record, make_sample, sha_for
+from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, list_samples, make_record, make_sample, sha_for
 from papercode.answers.models import SampleCounts
 from papercode.core.errors import QueryError
 from papercode.core.ids import normalize_repo, repo_key
@@ -101,7 +101,7 @@ def test_arxiv_id_prefix_lookup(corpus: Corpus) -> None:
 
 
 def test_list_samples_totals_and_order(corpus: Corpus) -> None:
-    total, rows = corpus.index.list_samples(["ran_honours", "ran"])
+    total, rows = list_samples(corpus.index, ["ran_honours", "ran"])
     listed = list(rows)
     assert total == len(listed) == 19
     # status first, then official first, then showable first
@@ -112,11 +112,11 @@ def test_list_samples_totals_and_order(corpus: Corpus) -> None:
 
 def test_list_samples_filters(corpus: Corpus) -> None:
     index = corpus.index
-    assert index.list_samples(["ran"], licence="mit")[0] == 6
-    assert index.list_samples(["ran"], repo_kind="official")[0] == 11
-    assert index.list_samples(["ran_honours"], inline_only=True)[0] == 1
-    assert index.list_samples(["ran_draft_wrong"], language="PYTHON")[0] == 3
-    assert index.list_samples(["ran"], language="rust")[0] == 0
+    assert list_samples(index, ["ran"], licence="mit")[0] == 6
+    assert list_samples(index, ["ran"], repo_kind="official")[0] == 11
+    assert list_samples(index, ["ran_honours"], inline_only=True)[0] == 1
+    assert list_samples(index, ["ran_draft_wrong"], language="PYTHON")[0] == 3
+    assert list_samples(index, ["ran"], language="rust")[0] == 0
 
 
 def test_statuses_keep_unknown_values_after_the_known_ones(load_corpus: LoadCorpus) -> None:
@@ -247,7 +247,7 @@ def test_a_later_duplicate_replaces_the_earlier_paper_everywhere(load_corpus: Lo
     paper = index.paper_by_arxiv("2001.00001")
     assert paper is not None and [row.code_sha256 for row in index.samples_of(paper)] == [sha_for("new", 0)]
     assert index.live_samples == 2 and dict(index.status_counts) == {"unverified": 1, "ran": 1}
-    assert index.list_samples(index.statuses())[0] == 2
+    assert list_samples(index, index.statuses())[0] == 2
     assert index.shas_with_prefix(sha_for("old", 0)) == [] and index.sample_ids_for_sha(sha_for("new", 0)) == list(paper.samples)
     assert index.papers_for_repo("old/repo") is None and index.papers_for_repo("new/repo") == [paper.ordinal]
 
@@ -261,9 +261,9 @@ def test_list_samples_buckets_with_many_distinct_values(load_corpus: LoadCorpus)
     ]
     index = load_corpus([make_record(samples=samples)]).index
     for i in (0, 1, 1_234, 2_499):
-        total, rows = index.list_samples(index.statuses(), language=f"LANG{i}", licence=f"lic-{i}")
+        total, rows = list_samples(index, index.statuses(), language=f"LANG{i}", licence=f"lic-{i}")
         assert total == 1 and rows[0].code_sha256 == sha_for("many", i)
-    total, rows = index.list_samples(["ran"], inline_only=True)
+    total, rows = list_samples(index, ["ran"], inline_only=True)
     assert total == len([i for i in range(2_500) if i % 2 == 0 and i % 3 == 0]) == len(rows)
 
 

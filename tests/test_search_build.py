@@ -11,8 +11,8 @@ from typing import Any
 import orjson
 import pytest
 
-from conftest import make_record, write_records
-from papercode.answers import queries
+from conftest import list_samples, make_record, write_records
+from papercode.answers import overview, queries, twins
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport
 from papercode.corpus.stages import Corpus, build_stages
@@ -37,7 +37,7 @@ def test_duplicate_winner_replaces_the_loser_in_search(load_corpus: LoadCorpus) 
     assert queries.search_papers(corpus, "quokka").total == 0
     found = queries.search_papers(corpus, "wombat")
     assert [hit.arxiv_id for hit in found.hits] == ["2001.00001"] and found.hits[0].title == "Wombat estimation"
-    assert queries.paper_detail(corpus, "2001.00001").abstract == "About wombats."
+    assert twins.paper_detail(corpus, "2001.00001").abstract == "About wombats."
     assert queries.search_papers(corpus, "").total == 2  # browsing counts each paper once
 
 
@@ -90,7 +90,7 @@ def test_the_search_child_process_builds_what_this_process_would(records: Path, 
     child = stages[-1]
     for query in ("quokka", "wombat", "estimation", ""):
         assert _hits(child, query) == _hits(here, query)
-    assert queries.paper_detail(child, "2001.00001").abstract == "About wombats and quokkas."
+    assert twins.paper_detail(child, "2001.00001").abstract == "About wombats and quokkas."
 
 
 @pytest.mark.process
@@ -133,13 +133,13 @@ def test_an_abstract_never_waits_behind_a_search(records: Path, monkeypatch: pyt
 def _everything(corpus: Corpus) -> tuple[object, ...]:
     """What every tool can read of a corpus, and its load report."""
     index, report = corpus.index, corpus.index.report
-    papers = [queries.paper_detail(corpus, paper.key).model_dump() for paper in index.papers]
-    samples = [queries.harvested_code(corpus, paper.key, limit=100).model_dump() for paper in index.papers]
-    listing = index.list_samples(index.statuses())
+    papers = [twins.paper_detail(corpus, paper.key).model_dump() for paper in index.papers]
+    samples = [twins.harvested_code(corpus, paper.key, limit=100).model_dump() for paper in index.papers]
+    listing = list_samples(index, index.statuses())
     repos = [index.papers_for_repo(name) for name in index.repo_names]
     found = [queries.search_papers(corpus, query, limit=100).model_dump() for query in ("", "good", "harvest newer", "paper")]
     counters = (report.files_seen, report.files_read, report.records_read, report.records_indexed)
-    return report.problems, counters, papers, samples, listing, repos, found, queries.corpus_stats(corpus).model_dump()
+    return report.problems, counters, papers, samples, listing, repos, found, overview.corpus_stats(corpus).model_dump()
 
 
 @pytest.mark.process

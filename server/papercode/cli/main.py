@@ -393,9 +393,10 @@ def materialize(settings: Settings, args: argparse.Namespace) -> int:
 
 def samples_to_materialize(corpus: Corpus, status: str | None, papers: Sequence[str], repos: Sequence[str]) -> list[SampleRow]:
     """Every sample of the corpus, or those with these statuses, of these papers, from these repos."""
-    from papercode.answers.queries import resolve_paper, resolve_repo, resolve_statuses
+    from papercode.answers.checks import check_statuses
+    from papercode.answers.resolving import resolve_paper, resolve_repo
 
-    statuses = set(resolve_statuses(corpus, status)) if status else None
+    statuses = set(check_statuses(corpus, status)) if status else None
     wanted_repos = set(map(resolve_repo, repos))
     chosen = [resolve_paper(corpus, paper)[0] for paper in papers] if papers else corpus.index.papers
     return [

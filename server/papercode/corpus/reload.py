@@ -49,7 +49,8 @@ T = TypeVar("T")
 # everything the old one had, so the rebuild counts as failed.
 _FATAL_CODES = frozenset({"missing_directory"})
 _PROGRESS_EVERY_SECONDS = 1.0
-# The full-text index takes about 1.4x as long as the keyed index (measured at 100k records): the rest of it, after keyed-ready.
+# What is left once keyed-ready, as a share of the time to keyed-ready: the full-text index is built after the keyed
+# one, and takes longer (docs/decisions/cold-build.md), so a `loading` answer's wait is estimated from this share.
 _SEARCH_AFTER_KEYED = 0.4
 
 

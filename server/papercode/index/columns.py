@@ -121,7 +121,7 @@ def details_blob(
 
 class PaperRow(NamedTuple):
     """One paper, materialised from the paper columns when a query needs it: a tuple, built in one step (a frozen
-    dataclass sets each of its 13 fields by a call of its own, which was a third of get_paper's lookup)."""
+    dataclass sets each of its 13 fields by a call of its own, a cost get_paper's lookup would pay on every call)."""
 
     ordinal: int
     arxiv_id: str | None
@@ -315,8 +315,9 @@ class SampleColumns:
         self.__dict__.update(state)
 
     def shown(self, ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
-        """The fields answers show of samples `ids` (`SampleRow`'s first eleven, the `Sample` answer model's), in
-        order, read column by column: a page costs one comprehension a field, not a call a sample, and no row."""
+        """The fields answers show of samples `ids` (`SampleRow`'s first eleven: a sample's repository group and its own
+        fields, as `answers.shaping` groups them), in order, read column by column: a page costs one comprehension a
+        field, not a call a sample, and no row."""
         values, levels, inline = self.strings.values, self.verification_level, self.inline_ok
         return zip(
             [format(self.sha[i], SHA_PREFIX_FORMAT) for i in ids],  # code_sha256

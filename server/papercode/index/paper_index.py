@@ -189,11 +189,6 @@ class PaperIndex(CorpusWide):
         found = itertools.takewhile(lambda key: key.startswith(prefix), self.arxiv_ids_sorted[start : start + most])
         return list(found)
 
-    def list_samples(self, statuses: Iterable[str], **filters: Any) -> tuple[int, list[SampleRow]]:
-        """(total, one page of samples in listing order): `list_sample_ids` (same arguments), materialised."""
-        total, ids = self.list_sample_ids(statuses, **filters)
-        return total, self.samples.rows(ids)
-
     def list_sample_ids(
         self,
         statuses: Iterable[str],

@@ -387,7 +387,7 @@ class SourceFetcher:
 
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
-    """One TLS context for every fetcher of the process: loading the certificates costs about 17 ms each time."""
+    """One TLS context for every fetcher of the process: each context loads and parses the whole certificate bundle."""
     return httpx2.create_ssl_context()
 
 
