@@ -205,7 +205,7 @@ def shown(**fields: Any) -> dict[str, Any]:
     The three keyed tools build their answers this way, once, instead of building the answer models and dumping
     them (`model_dump(mode="json", exclude_none=True)`), which cost them a third of their time; each has a model
     twin (`harvested_code` for `harvested_code_shown`, ...) that validates this into the answer model, and
-    tests/test_fast_paths.py proves the two agree, byte for byte, over every paper and listing page of the test
+    tests/answers/test_fast_paths.py proves the two agree, byte for byte, over every paper and listing page of the test
     corpora. The SDK validates what a tool answers against its output model on every call, too."""
     return {name: value for name, value in fields.items() if value is not None}
 

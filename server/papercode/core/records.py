@@ -156,7 +156,7 @@ class Record(_Open):
 # msgspec Structs with the same fields, types and bounds as the pydantic models above. The loader
 # decodes every record straight into these (unknown fields are skipped in C, nothing is built for
 # them); only a record they reject goes through the pydantic models, which then say exactly what
-# is wrong with it. They must never accept what the models reject: `tests/test_fast_records.py`
+# is wrong with it. They must never accept what the models reject: `tests/core/test_fast_records.py`
 # holds the two to the same answers. Not tracked by the cyclic GC (`gc=False`): they hold data
 # only, never a cycle.
 
