@@ -186,6 +186,7 @@ def test_a_bare_arxiv_id_is_read_as_the_patterns_read_it(text: str) -> None:
 def listing_by_scan(
     listing: list[tuple[int, SampleRow]],
     statuses: list[str],
+    *,
     repo_kind: str | None,
     language: str | None,
     licence: str | None,
@@ -219,7 +220,7 @@ def test_every_listing_page_read_from_runs_or_buckets_is_the_listing_walked(any_
             (None, "python", None, False),
             (None, None, "mit", True),
         ]:
-            expected = listing_by_scan(listing, wanted, kind, language, licence, inline_only)
+            expected = listing_by_scan(listing, wanted, repo_kind=kind, language=language, licence=licence, inline_only=inline_only)
             for offset, limit in [(0, None), (0, 1), (0, 25), (3, 7), (len(expected) - 2, 5), (len(expected) + 1, 5)]:
                 offset = max(offset, 0)
                 end = None if limit is None else offset + limit

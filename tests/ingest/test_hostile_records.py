@@ -298,7 +298,7 @@ def test_every_good_record_is_indexed_and_nothing_else(hostile: Path, corpus: Co
 
 @pytest.mark.parametrize(("name", "line", "severity", "code"), HOSTILE, ids=[f"{h[0]}:{h[1]}:{h[3]}" for h in HOSTILE])
 def test_each_hostile_file_is_reported_with_path_line_and_reason(
-    hostile: Path, corpus: Corpus, name: str, line: int | None, severity: str, code: str
+    hostile: Path, corpus: Corpus, *, name: str, line: int | None, severity: str, code: str
 ) -> None:
     report = corpus.index.report
     found = [p for p in _problems(report, hostile, name) if p.code == code and p.line == line]
@@ -582,7 +582,7 @@ def test_max_file_bytes_flag_reaches_the_loader(tmp_path: Path, capsys: pytest.C
     ],
 )
 def test_each_cap_works_from_flag_and_environment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], flag: str, env: str, content: str, code: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *, flag: str, env: str, content: str, code: str
 ) -> None:
     (tmp_path / f"r.{content}").write_bytes(_dumps(_record("2101.00001")) + b"\n")
     assert f" {code} (" in _check(tmp_path, flag, capsys=capsys)[1]

@@ -361,7 +361,7 @@ def test_inspector_gets_the_implement_paper_prompt(inspector: Inspector) -> None
     ],
 )
 def test_inspector_bare_ids_keep_the_zeros_a_number_drops(
-    node: Path, home: Path, http_url: str, argument: str, typed: str, meant: str
+    node: Path, home: Path, http_url: str, *, argument: str, typed: str, meant: str
 ) -> None:
     tool = "get_paper" if argument == "paper" else "get_harvested_code_for_paper"
     target = ["--transport", "http", "--server-url", http_url]
