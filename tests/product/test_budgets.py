@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -197,21 +197,21 @@ async def test_berts_icl_default_structured_answer_is_at_most_40_percent_of_its_
     assert len(orjson.dumps(result.structured_content)) <= 0.4 * BERTS_ICL_RECORD_BYTES
 
 
-async def test_every_default_answer_is_under_4000_tokens(case: Case, connect: Connect) -> None:
+@pytest.mark.parametrize(
+    ("calls", "budget"),
+    [
+        pytest.param(Case.default_calls, DEFAULT_BUDGET, id="default_answer_under_4000_tokens"),
+        pytest.param(Case.max_calls, MAX_BUDGET, id="maximum_limit_answer_under_25000_tokens"),
+    ],
+)
+async def test_every_answer_is_under_its_budget(
+    case: Case, connect: Connect, calls: Callable[[Case], list[tuple[str, dict[str, Any]]]], budget: int
+) -> None:
     sizes: dict[str, float] = {}
     async with connect(case.corpus) as client:
-        for tool, arguments in case.default_calls():
+        for tool, arguments in calls(case):
             sizes[f"{tool}({arguments})"] = tokens(await answer_text(client, tool, arguments))
-    over = {call: size for call, size in sizes.items() if size >= DEFAULT_BUDGET}
-    assert not over, f"{case.name}: {over}"
-
-
-async def test_every_maximum_limit_answer_is_under_25000_tokens(case: Case, connect: Connect) -> None:
-    sizes: dict[str, float] = {}
-    async with connect(case.corpus) as client:
-        for tool, arguments in case.max_calls():
-            sizes[f"{tool}({arguments})"] = tokens(await answer_text(client, tool, arguments))
-    over = {call: size for call, size in sizes.items() if size >= MAX_BUDGET}
+    over = {call: size for call, size in sizes.items() if size >= budget}
     assert not over, f"{case.name}: {over}"
 
 

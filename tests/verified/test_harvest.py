@@ -63,17 +63,19 @@ def test_sha256_prefix_hashes_utf8() -> None:
 # The import block
 
 
-def test_imports_form_one_block_in_file_order_before_other_dependencies() -> None:
-    result = harvest("""\
+@pytest.mark.parametrize(
+    ("source", "code"),
+    [
+        pytest.param(
+            """\
         import sys
         LIMIT = 3
         import json
 
         def entry():
             return json.dumps([sys.argv, LIMIT])
-        """)
-
-    assert result.code == dedent("""\
+        """,
+            dedent("""\
         import sys
         import json
 
@@ -81,120 +83,129 @@ def test_imports_form_one_block_in_file_order_before_other_dependencies() -> Non
 
         def entry():
             return json.dumps([sys.argv, LIMIT])
-        """)
-
-
-def test_import_is_rendered_whole_even_when_only_one_name_is_used() -> None:
-    result = harvest("""\
+        """),
+            id="imports_form_one_block_in_file_order_before_other_dependencies",
+        ),
+        pytest.param(
+            """\
         from os import path, sep
 
         def entry():
             return path.join('a', 'b')
-        """)
-
-    assert result.code == "from os import path, sep\n\ndef entry():\n    return path.join('a', 'b')\n"
-
-
-def test_identical_import_lines_are_kept_once() -> None:
-    result = harvest("""\
+        """,
+            "from os import path, sep\n\ndef entry():\n    return path.join('a', 'b')\n",
+            id="import_is_rendered_whole_even_when_only_one_name_is_used",
+        ),
+        pytest.param(
+            """\
         import os
         import sys
         import  os
 
         def entry():
             return os.sep + sys.platform
-        """)
-
-    assert result.code == "import os\nimport sys\n\ndef entry():\n    return os.sep + sys.platform\n"
-
-
-def test_different_imports_of_the_same_name_are_all_kept() -> None:
-    result = harvest("""\
+        """,
+            "import os\nimport sys\n\ndef entry():\n    return os.sep + sys.platform\n",
+            id="identical_import_lines_are_kept_once",
+        ),
+        pytest.param(
+            """\
         import os
         import os.path
 
         def entry():
             return os.getcwd()
-        """)
-
-    assert result.code == "import os\nimport os.path\n\ndef entry():\n    return os.getcwd()\n"
-
-
-def test_unused_import_is_not_included() -> None:
-    result = harvest("""\
+        """,
+            "import os\nimport os.path\n\ndef entry():\n    return os.getcwd()\n",
+            id="different_imports_of_the_same_name_are_all_kept",
+        ),
+        pytest.param(
+            """\
         import os
         import sys
 
         def entry():
             return sys.argv
-        """)
-
-    assert result.code == "import sys\n\ndef entry():\n    return sys.argv\n"
+        """,
+            "import sys\n\ndef entry():\n    return sys.argv\n",
+            id="unused_import_is_not_included",
+        ),
+    ],
+)
+def test_the_import_block(source: str, code: str) -> None:
+    assert harvest(source).code == code
 
 
 # What an import binds
 
 
-def test_import_of_a_dotted_module_binds_its_first_component() -> None:
-    result = harvest("""\
+@pytest.mark.parametrize(
+    ("source", "code"),
+    [
+        pytest.param(
+            """\
         import os.path
 
         def entry():
             return os.getcwd()
-        """)
-
-    assert result.code == "import os.path\n\ndef entry():\n    return os.getcwd()\n"
-
-
-def test_import_of_a_dotted_module_as_an_alias_binds_the_alias() -> None:
-    result = harvest("""\
+        """,
+            "import os.path\n\ndef entry():\n    return os.getcwd()\n",
+            id="import_of_a_dotted_module_binds_its_first_component",
+        ),
+        pytest.param(
+            """\
         import os.path as osp
 
         def entry():
             return osp.join('a', 'b')
-        """)
-
-    assert result.code == "import os.path as osp\n\ndef entry():\n    return osp.join('a', 'b')\n"
-
-
-def test_import_of_a_dotted_module_as_an_alias_does_not_bind_its_first_component() -> None:
-    result = harvest("""\
+        """,
+            "import os.path as osp\n\ndef entry():\n    return osp.join('a', 'b')\n",
+            id="import_of_a_dotted_module_as_an_alias_binds_the_alias",
+        ),
+        pytest.param(
+            """\
         import os.path as osp
 
         def entry():
             return os.sep
-        """)
-
-    assert result.code == "def entry():\n    return os.sep\n"
-
-
-def test_from_import_as_an_alias_binds_the_alias() -> None:
-    result = harvest("""\
+        """,
+            "def entry():\n    return os.sep\n",
+            id="import_of_a_dotted_module_as_an_alias_does_not_bind_its_first_component",
+        ),
+        pytest.param(
+            """\
         from collections import OrderedDict as Ordered
 
         def entry():
             return Ordered()
-        """)
-
-    assert result.code == "from collections import OrderedDict as Ordered\n\ndef entry():\n    return Ordered()\n"
-
-
-def test_from_import_as_an_alias_does_not_bind_the_original_name() -> None:
-    result = harvest("""\
+        """,
+            "from collections import OrderedDict as Ordered\n\ndef entry():\n    return Ordered()\n",
+            id="from_import_as_an_alias_binds_the_alias",
+        ),
+        pytest.param(
+            """\
         from collections import OrderedDict as Ordered
 
         def entry():
             return OrderedDict()
-        """)
-
-    assert result.code == "def entry():\n    return OrderedDict()\n"
+        """,
+            "def entry():\n    return OrderedDict()\n",
+            id="from_import_as_an_alias_does_not_bind_the_original_name",
+        ),
+    ],
+)
+def test_what_an_import_binds(source: str, code: str) -> None:
+    assert harvest(source).code == code
 
 
 # Transitive dependencies
 
 
-def test_dependencies_are_followed_through_functions() -> None:
-    result = harvest("""\
+@pytest.mark.parametrize(
+    ("source", "code"),
+    [
+        pytest.param(
+            """\
         import math
 
         def square(x):
@@ -208,9 +219,8 @@ def test_dependencies_are_followed_through_functions() -> None:
 
         def entry():
             return hypotenuse(3, 4)
-        """)
-
-    assert result.code == dedent("""\
+        """,
+            dedent("""\
         import math
 
         def square(x):
@@ -221,11 +231,11 @@ def test_dependencies_are_followed_through_functions() -> None:
 
         def entry():
             return hypotenuse(3, 4)
-        """)
-
-
-def test_dependencies_are_followed_through_a_class_methods() -> None:
-    result = harvest("""\
+        """),
+            id="dependencies_are_followed_through_functions",
+        ),
+        pytest.param(
+            """\
         SCALE = 2
 
         class Scaler:
@@ -235,9 +245,8 @@ def test_dependencies_are_followed_through_a_class_methods() -> None:
 
         def entry():
             return Scaler().apply(1)
-        """)
-
-    assert result.code == dedent("""\
+        """,
+            dedent("""\
         SCALE = 2
 
         class Scaler:
@@ -247,11 +256,11 @@ def test_dependencies_are_followed_through_a_class_methods() -> None:
 
         def entry():
             return Scaler().apply(1)
-        """)
-
-
-def test_dependencies_are_followed_through_a_class_bases() -> None:
-    result = harvest("""\
+        """),
+            id="dependencies_are_followed_through_a_class_methods",
+        ),
+        pytest.param(
+            """\
         class Base:
             pass
 
@@ -260,13 +269,12 @@ def test_dependencies_are_followed_through_a_class_bases() -> None:
 
         def entry():
             return Child()
-        """)
-
-    assert result.code == "class Base:\n    pass\n\nclass Child(Base):\n    pass\n\ndef entry():\n    return Child()\n"
-
-
-def test_dependencies_are_followed_through_every_name_an_assignment_reads() -> None:
-    result = harvest("""\
+        """,
+            "class Base:\n    pass\n\nclass Child(Base):\n    pass\n\ndef entry():\n    return Child()\n",
+            id="dependencies_are_followed_through_a_class_bases",
+        ),
+        pytest.param(
+            """\
         A = 1
         OFFSET = 10
         UNUSED = 5
@@ -277,9 +285,8 @@ def test_dependencies_are_followed_through_every_name_an_assignment_reads() -> N
 
         def entry():
             return B
-        """)
-
-    assert result.code == dedent("""\
+        """,
+            dedent("""\
         A = 1
 
         OFFSET = 10
@@ -291,119 +298,184 @@ def test_dependencies_are_followed_through_every_name_an_assignment_reads() -> N
 
         def entry():
             return B
-        """)
-
-
-def test_annotated_assignment_binds_its_target_and_reads_its_annotation() -> None:
-    result = harvest("""\
+        """),
+            id="dependencies_are_followed_through_every_name_an_assignment_reads",
+        ),
+        pytest.param(
+            """\
         Number = float
         LIMIT: Number = 3
 
         def entry():
             return LIMIT
-        """)
-
-    assert result.code == "Number = float\n\nLIMIT: Number = 3\n\ndef entry():\n    return LIMIT\n"
-
-
-def test_every_top_level_statement_binding_a_name_is_included() -> None:
-    result = harvest("""\
+        """,
+            "Number = float\n\nLIMIT: Number = 3\n\ndef entry():\n    return LIMIT\n",
+            id="annotated_assignment_binds_its_target_and_reads_its_annotation",
+        ),
+        pytest.param(
+            """\
         MODE = 'fast'
         OTHER = 1
         MODE = 'slow'
 
         def entry():
             return MODE
-        """)
-
-    assert result.code == "MODE = 'fast'\n\nMODE = 'slow'\n\ndef entry():\n    return MODE\n"
-
-
-def test_assignment_to_several_targets_binds_each_of_them() -> None:
-    result = harvest("""\
+        """,
+            "MODE = 'fast'\n\nMODE = 'slow'\n\ndef entry():\n    return MODE\n",
+            id="every_top_level_statement_binding_a_name_is_included",
+        ),
+        pytest.param(
+            """\
         low, high = (0, 9)
 
         def entry():
             return high
-        """)
-
-    assert result.code == "low, high = (0, 9)\n\ndef entry():\n    return high\n"
+        """,
+            "low, high = (0, 9)\n\ndef entry():\n    return high\n",
+            id="assignment_to_several_targets_binds_each_of_them",
+        ),
+    ],
+)
+def test_transitive_dependencies(source: str, code: str) -> None:
+    assert harvest(source).code == code
 
 
 # Names read outside the body
 
 
-def test_name_used_only_in_an_annotation_is_a_dependency() -> None:
-    result = harvest("""\
+@pytest.mark.parametrize(
+    ("source", "code"),
+    [
+        pytest.param(
+            """\
         from numbers import Number
 
         def entry(x: Number):
             return x
-        """)
-
-    assert result.code == "from numbers import Number\n\ndef entry(x: Number):\n    return x\n"
-
-
-def test_name_used_only_in_the_return_annotation_is_a_dependency() -> None:
-    result = harvest("""\
+        """,
+            "from numbers import Number\n\ndef entry(x: Number):\n    return x\n",
+            id="name_used_only_in_an_annotation_is_a_dependency",
+        ),
+        pytest.param(
+            """\
         Result = int
 
         def entry() -> Result:
             return 0
-        """)
-
-    assert result.code == "Result = int\n\ndef entry() -> Result:\n    return 0\n"
-
-
-def test_name_used_only_in_a_decorator_is_a_dependency() -> None:
-    result = harvest("""\
+        """,
+            "Result = int\n\ndef entry() -> Result:\n    return 0\n",
+            id="name_used_only_in_the_return_annotation_is_a_dependency",
+        ),
+        pytest.param(
+            """\
         import functools
 
         @functools.cache
         def entry(n):
             return n
-        """)
-
-    assert result.code == "import functools\n\n@functools.cache\ndef entry(n):\n    return n\n"
-
-
-def test_name_used_only_in_a_default_value_is_a_dependency() -> None:
-    result = harvest("""\
+        """,
+            "import functools\n\n@functools.cache\ndef entry(n):\n    return n\n",
+            id="name_used_only_in_a_decorator_is_a_dependency",
+        ),
+        pytest.param(
+            """\
         DEFAULT = 3
 
         def entry(n=DEFAULT):
             return n
-        """)
-
-    assert result.code == "DEFAULT = 3\n\ndef entry(n=DEFAULT):\n    return n\n"
+        """,
+            "DEFAULT = 3\n\ndef entry(n=DEFAULT):\n    return n\n",
+            id="name_used_only_in_a_default_value_is_a_dependency",
+        ),
+    ],
+)
+def test_names_read_outside_the_body_are_dependencies(source: str, code: str) -> None:
+    assert harvest(source).code == code
 
 
 # Names the entry binds itself are not dependencies
 
 
-def test_name_assigned_in_the_entry_is_not_a_dependency() -> None:
-    result = harvest("""\
+@pytest.mark.parametrize(
+    ("source", "code"),
+    [
+        pytest.param(
+            """\
         total = 100
 
         def entry(items):
             total = sum(items)
             return total
-        """)
-
-    assert result.code == "def entry(items):\n    total = sum(items)\n    return total\n"
-
-
-def test_name_deleted_in_the_entry_is_not_a_dependency() -> None:
-    # `del` makes the name local to the function, as an assignment would.
-    result = harvest("""\
+        """,
+            "def entry(items):\n    total = sum(items)\n    return total\n",
+            id="name_assigned_in_the_entry_is_not_a_dependency",
+        ),
+        # `del` makes the name local to the function, as an assignment would.
+        pytest.param(
+            """\
         scratch = 1
 
         def entry():
             if scratch:
                 del scratch
-        """)
+        """,
+            "def entry():\n    if scratch:\n        del scratch\n",
+            id="name_deleted_in_the_entry_is_not_a_dependency",
+        ),
+        pytest.param(
+            """\
+        def helper():
+            return 1
 
-    assert result.code == "def entry():\n    if scratch:\n        del scratch\n"
+        def entry():
+
+            def helper():
+                return 2
+            return helper()
+        """,
+            "def entry():\n\n    def helper():\n        return 2\n    return helper()\n",
+            id="nested_function_is_not_a_dependency",
+        ),
+        pytest.param(
+            """\
+        class Box:
+            pass
+
+        def entry():
+
+            class Box:
+                pass
+            return Box()
+        """,
+            "def entry():\n\n    class Box:\n        pass\n    return Box()\n",
+            id="nested_class_is_not_a_dependency",
+        ),
+        pytest.param(
+            """\
+        import json
+
+        def entry(text):
+            import json
+            return json.loads(text)
+        """,
+            "def entry(text):\n    import json\n    return json.loads(text)\n",
+            id="name_imported_inside_the_entry_is_not_a_dependency",
+        ),
+        pytest.param(
+            """\
+        import os
+
+        def entry():
+            import os.path
+            return os.getcwd()
+        """,
+            "def entry():\n    import os.path\n    return os.getcwd()\n",
+            id="dotted_module_imported_inside_the_entry_binds_its_first_component",
+        ),
+    ],
+)
+def test_names_the_entry_binds_itself_are_not_dependencies(source: str, code: str) -> None:
+    assert harvest(source).code == code
 
 
 @pytest.mark.parametrize(
@@ -423,65 +495,14 @@ def test_parameter_is_not_a_dependency(name: str, signature: str) -> None:
     assert result.code == f"{signature}\n    return {name}\n"
 
 
-def test_nested_function_is_not_a_dependency() -> None:
-    result = harvest("""\
-        def helper():
-            return 1
-
-        def entry():
-
-            def helper():
-                return 2
-            return helper()
-        """)
-
-    assert result.code == "def entry():\n\n    def helper():\n        return 2\n    return helper()\n"
-
-
-def test_nested_class_is_not_a_dependency() -> None:
-    result = harvest("""\
-        class Box:
-            pass
-
-        def entry():
-
-            class Box:
-                pass
-            return Box()
-        """)
-
-    assert result.code == "def entry():\n\n    class Box:\n        pass\n    return Box()\n"
-
-
-def test_name_imported_inside_the_entry_is_not_a_dependency() -> None:
-    result = harvest("""\
-        import json
-
-        def entry(text):
-            import json
-            return json.loads(text)
-        """)
-
-    assert result.code == "def entry(text):\n    import json\n    return json.loads(text)\n"
-
-
-def test_dotted_module_imported_inside_the_entry_binds_its_first_component() -> None:
-    result = harvest("""\
-        import os
-
-        def entry():
-            import os.path
-            return os.getcwd()
-        """)
-
-    assert result.code == "def entry():\n    import os.path\n    return os.getcwd()\n"
-
-
 # Order, recursion, cycles
 
 
-def test_dependencies_come_in_file_order_and_the_entry_last() -> None:
-    result = harvest("""\
+@pytest.mark.parametrize(
+    ("source", "code"),
+    [
+        pytest.param(
+            """\
         EARLY = 0
 
         def entry():
@@ -490,9 +511,8 @@ def test_dependencies_come_in_file_order_and_the_entry_last() -> None:
         def later():
             return 1
         LATE = 2
-        """)
-
-    assert result.code == dedent("""\
+        """,
+            dedent("""\
         EARLY = 0
 
         def later():
@@ -502,32 +522,30 @@ def test_dependencies_come_in_file_order_and_the_entry_last() -> None:
 
         def entry():
             return later() + LATE + EARLY
-        """)
-
-
-def test_recursive_entry_is_not_its_own_dependency() -> None:
-    result = harvest("""\
+        """),
+            id="dependencies_come_in_file_order_and_the_entry_last",
+        ),
+        pytest.param(
+            """\
         def entry(n):
             return 1 if n == 0 else n * entry(n - 1)
-        """)
-
-    assert result.code == "def entry(n):\n    return 1 if n == 0 else n * entry(n - 1)\n"
-
-
-def test_helper_calling_back_into_the_entry_does_not_repeat_the_entry() -> None:
-    result = harvest("""\
+        """,
+            "def entry(n):\n    return 1 if n == 0 else n * entry(n - 1)\n",
+            id="recursive_entry_is_not_its_own_dependency",
+        ),
+        pytest.param(
+            """\
         def entry(n):
             return step(n)
 
         def step(n):
             return entry(n - 1) if n else 0
-        """)
-
-    assert result.code == "def step(n):\n    return entry(n - 1) if n else 0\n\ndef entry(n):\n    return step(n)\n"
-
-
-def test_cycle_between_two_helpers_includes_each_once() -> None:
-    result = harvest("""\
+        """,
+            "def step(n):\n    return entry(n - 1) if n else 0\n\ndef entry(n):\n    return step(n)\n",
+            id="helper_calling_back_into_the_entry_does_not_repeat_the_entry",
+        ),
+        pytest.param(
+            """\
         def ping(n):
             return pong(n - 1) if n else 'ping'
 
@@ -536,9 +554,8 @@ def test_cycle_between_two_helpers_includes_each_once() -> None:
 
         def entry():
             return ping(3)
-        """)
-
-    assert result.code == dedent("""\
+        """,
+            dedent("""\
         def ping(n):
             return pong(n - 1) if n else 'ping'
 
@@ -547,19 +564,24 @@ def test_cycle_between_two_helpers_includes_each_once() -> None:
 
         def entry():
             return ping(3)
-        """)
-
-
-def test_async_entry_and_async_dependency_are_rebuilt() -> None:
-    result = harvest("""\
+        """),
+            id="cycle_between_two_helpers_includes_each_once",
+        ),
+        pytest.param(
+            """\
         async def fetch():
             return 1
 
         async def entry():
             return await fetch()
-        """)
-
-    assert result.code == "async def fetch():\n    return 1\n\nasync def entry():\n    return await fetch()\n"
+        """,
+            "async def fetch():\n    return 1\n\nasync def entry():\n    return await fetch()\n",
+            id="async_entry_and_async_dependency_are_rebuilt",
+        ),
+    ],
+)
+def test_order_recursion_and_cycles(source: str, code: str) -> None:
+    assert harvest(source).code == code
 
 
 def test_one_parse_rebuilds_several_entries() -> None:
@@ -633,8 +655,11 @@ def test_bytes_with_a_pep263_coding_line_are_decoded_with_it() -> None:
 # requires
 
 
-def test_requires_lists_third_party_top_level_modules_sorted_and_once() -> None:
-    result = harvest("""\
+@pytest.mark.parametrize(
+    ("source", "requires"),
+    [
+        pytest.param(
+            """\
         import torch
         import numpy as np
         from scipy.linalg import inv
@@ -642,59 +667,60 @@ def test_requires_lists_third_party_top_level_modules_sorted_and_once() -> None:
 
         def entry():
             return (torch, np, inv, numpy)
-        """)
-
-    assert result.requires == ("numpy", "scipy", "torch")
-
-
-def test_requires_excludes_the_standard_library() -> None:
-    result = harvest("""\
+        """,
+            ("numpy", "scipy", "torch"),
+            id="requires_lists_third_party_top_level_modules_sorted_and_once",
+        ),
+        pytest.param(
+            """\
         import os.path
         import json
         from collections import deque
 
         def entry():
             return (os, json, deque)
-        """)
-
-    assert result.requires == ()
-
-
-def test_requires_excludes_relative_imports() -> None:
-    result = harvest("""\
+        """,
+            (),
+            id="requires_excludes_the_standard_library",
+        ),
+        pytest.param(
+            """\
         from . import utils
         from .models import Net
 
         def entry():
             return (utils, Net)
-        """)
-
-    assert result.requires == ()
-
-
-def test_requires_excludes_future_imports() -> None:
-    assert requires_of("from __future__ import annotations\nimport yaml\n") == ("yaml",)
-
-
-def test_requires_counts_imports_inside_the_entry() -> None:
-    result = harvest("""\
+        """,
+            (),
+            id="requires_excludes_relative_imports",
+        ),
+        pytest.param(
+            """\
         def entry(path):
             import yaml
             return yaml.safe_load(path)
-        """)
-
-    assert result.requires == ("yaml",)
-
-
-def test_requires_ignores_imports_that_are_not_dependencies() -> None:
-    result = harvest("""\
+        """,
+            ("yaml",),
+            id="requires_counts_imports_inside_the_entry",
+        ),
+        pytest.param(
+            """\
         import torch
 
         def entry():
             return 0
-        """)
+        """,
+            (),
+            id="requires_ignores_imports_that_are_not_dependencies",
+        ),
+    ],
+)
+def test_requires(source: str, requires: tuple[str, ...]) -> None:
+    assert harvest(source).requires == requires
 
-    assert result.requires == ()
+
+def test_requires_excludes_future_imports() -> None:
+    assert requires_of("from __future__ import annotations\nimport yaml\n") == ("yaml",)
 
 
 def test_requires_of_the_code_agrees_with_the_rebuilt_module() -> None:
@@ -718,11 +744,20 @@ def test_requires_of_code_that_does_not_parse_is_empty() -> None:
     assert requires_of("import numpy\ndef (:\n") == ()
 
 
-def test_subscript_assignment_binds_no_name() -> None:
-    result = harvest("TABLE = {}\nkey = 'k'\nTABLE[key] = 1\n\ndef entry():\n    return key\n")
-    assert result.code == "key = 'k'\n\ndef entry():\n    return key\n"
-
-
-def test_attribute_assignment_binds_no_name() -> None:
-    result = harvest("import logging\nlog = logging.getLogger()\nlog.level = 10\n\ndef entry():\n    return log\n")
-    assert result.code == "import logging\n\nlog = logging.getLogger()\n\ndef entry():\n    return log\n"
+@pytest.mark.parametrize(
+    ("source", "code"),
+    [
+        pytest.param(
+            "TABLE = {}\nkey = 'k'\nTABLE[key] = 1\n\ndef entry():\n    return key\n",
+            "key = 'k'\n\ndef entry():\n    return key\n",
+            id="subscript_assignment_binds_no_name",
+        ),
+        pytest.param(
+            "import logging\nlog = logging.getLogger()\nlog.level = 10\n\ndef entry():\n    return log\n",
+            "import logging\n\nlog = logging.getLogger()\n\ndef entry():\n    return log\n",
+            id="attribute_assignment_binds_no_name",
+        ),
+    ],
+)
+def test_what_an_assignment_binds(source: str, code: str) -> None:
+    assert harvest(source).code == code
