@@ -9,7 +9,7 @@ BENCHMARKS.md), and a command saved here that `BENCHMARKS` does not describe sti
 
 A run is one JSON file (`benchmarks/results.py` writes it; the format is in `benchmarks/results/README.md`). The
 report reads only what a run recorded: a run of uncommitted code, of an unknown commit, or naming a path of the
-machine it ran on is refused, with the file and what to do. `tests/test_docs.py` checks that BENCHMARKS.md is what
+machine it ran on is refused, with the file and what to do. `tests/product/test_docs.py` checks that BENCHMARKS.md is what
 this writes from the committed runs.
 """
 
@@ -250,7 +250,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark(
         "answer-sizes",
         "Answer sizes",
-        "The bytes of every default answer on the bundled records: deterministic, and held by `tests/test_budgets.py`.",
+        "The bytes of every default answer on the bundled records: deterministic, and held by `tests/product/test_budgets.py`.",
         "python -m benchmarks.answer_sizes",
         saves=False,
         published="issue #25, 2026-12-02 at `60f552f`: a page of 25 samples 2,916 bytes (target 3,000)",

@@ -4,7 +4,7 @@ repository and file, list answers cut to the answer budget, the attribution each
 An answer (or a part of one) is built "as shown" (`shown`): a JSON-ready dict with the fields of its answer model
 (`models`), in the model's order, those that are None left out. The keyed tools and the leaderboards build their
 answers so, once, rather than building the answer models and dumping them: on their hot paths the models' validation
-and dump would cost more than the lookup. `twins` turns each such answer into its model, and tests/test_fast_paths.py
+and dump would cost more than the lookup. `twins` turns each such answer into its model, and tests/answers/test_fast_paths.py
 proves the two agree, byte for byte; the SDK validates every answer against its output model too.
 """
 

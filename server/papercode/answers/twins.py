@@ -2,7 +2,7 @@
 
 The keyed tools build their answers as shown (`shaping.shown`) and never through their models; these twins give the
 same answers as models, for what reads them as objects (tests, `benchmarks/archive_serve_shards.py`), and
-tests/test_fast_paths.py proves each equal to its shown answer.
+tests/answers/test_fast_paths.py proves each equal to its shown answer.
 """
 
 from __future__ import annotations

@@ -155,7 +155,7 @@ class RecordData(_Fast, kw_only=True):
 # The same fields, types and bounds, strict where a wrong type would mislead an agent (`inline_ok` must be a real
 # boolean: "yes" is not permission to show code), and open (`extra="allow"`): the format grows, and a new field
 # must never cost a record its place. Each is named as its Struct without "Data" (pydantic names a model in its
-# messages). They must never accept what the Structs reject: `tests/test_fast_records.py` holds the two to the
+# messages). They must never accept what the Structs reject: `tests/core/test_fast_records.py` holds the two to the
 # same answers.
 
 

@@ -1,7 +1,7 @@
 """The two places where papercode needs of uvicorn what it offers no option or public hook for.
 
 Each subclasses a uvicorn class and overrides methods uvicorn documents nowhere as extension points,
-so a uvicorn release may change them: `tests/test_uvicorn_adapter.py` checks that every method and
+so a uvicorn release may change them: `tests/edge/test_uvicorn_adapter.py` checks that every method and
 attribute used here still exists with the signature assumed below, and that both behaviours still
 work, so such a change fails there, by name, rather than silently in production.
 

@@ -1,0 +1,1 @@
+"""Tests of `papercode.answers`: what each tool answers."""

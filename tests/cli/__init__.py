@@ -1,0 +1,1 @@
+"""Tests of `papercode.cli`: the command line."""

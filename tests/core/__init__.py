@@ -1,0 +1,1 @@
+"""Tests of `papercode.core`: ids, cursors, the record schema, scratch files."""

@@ -1,0 +1,1 @@
+"""Tests of `papercode.edge`: MCP over memory, stdio and HTTP."""

@@ -1,0 +1,1 @@
+"""Tests of `papercode.ingest`: the cold build of the records."""

@@ -1,0 +1,10 @@
+"""Helpers the tests of every folder import (never collected: no module here is named `test_*`).
+
+- `checkout`: this checkout's server code, for the tests' own process and their children.
+- `records`: records in the published schema, the bundled papers' ids, the synthetic worst-case corpus.
+- `mcp`: the protocol eras, the tool names, `connected` (a client on a server of its own; conftest's `connect`).
+- `archive_tables`, `leaderboard_tables`: the archive's and the leaderboards' tables, written in every form.
+- `hub_stand_in`, `fetching`: the Hugging Face Hub on 127.0.0.1, and `papercode archive fetch` against it.
+- `fixture_server`: a GitHub stand-in on 127.0.0.1 for downloads of source files.
+- `tool_answers`: a tool's answer as the edge sends it, asked at the queries layer.
+"""

@@ -1,0 +1,1 @@
+"""Tests of `papercode.verified`: verified code, its harvest, sources and store."""
