@@ -34,6 +34,7 @@ parquet encoders run in a writer thread beside the generator (both release the G
 
 from __future__ import annotations
 
+import argparse
 import bisect
 import functools
 import gzip
@@ -42,6 +43,7 @@ import math
 import random
 import re
 import string
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -52,7 +54,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from .archive_boards import BoardSizes, BoardStats, board_files, format_board_stats, write_boards
+from .archive_boards import REAL, BoardSizes, BoardStats, board_files, format_board_stats, papers_of, write_boards
 
 __all__ = [
     "DATE_TYPES",
@@ -962,3 +964,58 @@ def format_stats(stats: ArchiveStats) -> str:
         lines.append(format_board_stats(stats.boards))
     lines.append(f"written in {stats.seconds:.1f} s")
     return "\n".join(lines)
+
+
+# -- command lines -------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """`generate-archive`: a whole archive."""
+    parser.add_argument("--papers", type=int, required=True, help="rows of the papers table (the real one: 576,261)")
+    parser.add_argument("--links", type=int, required=True, help="rows of the links table (the real one: 300,161)")
+    parser.add_argument("--out", type=Path, required=True, help="directory to write into (outside the git tree)")
+    parser.add_argument("--forms", default="parquet,json.gz", help="comma-separated: parquet, json.gz (default both)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--methods", type=int, default=DEFAULT_METHODS, help=f"distinct methods (default {DEFAULT_METHODS:,})")
+    parser.add_argument("--date-type", choices=DATE_TYPES, default="string", help="type of `date` in parquet (default string)")
+    parser.add_argument(
+        "--no-boards",
+        action="store_true",
+        help="without the leaderboards' tables (evaluation-tables, methods, datasets; by default the real sizes)",
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    print(f"# writing {args.papers:,} papers and {args.links:,} links ({args.forms}) to {args.out}", file=sys.stderr, flush=True)
+    stats = write_archive(
+        args.out,
+        args.papers,
+        args.links,
+        seed=args.seed,
+        forms=_forms(args.forms),
+        methods=args.methods,
+        date_type=args.date_type,
+        boards=None if args.no_boards else REAL,
+    )
+    print(format_stats(stats))
+    return 0
+
+
+def add_board_arguments(parser: argparse.ArgumentParser) -> None:
+    """`generate-boards`: the leaderboards' tables for an archive written without them."""
+    parser.add_argument("--papers-from", type=Path, required=True, help="the generated archive (its papers parquet)")
+    parser.add_argument("--out", type=Path, required=True, help="directory to write into (outside the git tree)")
+    parser.add_argument("--forms", default="parquet,json.gz")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def generate_boards(args: argparse.Namespace) -> int:
+    stats = write_boards(
+        out=args.out, forms=_forms(args.forms), seed=args.seed, papers=papers_of(args.papers_from), words=SEED_WORDS, sizes=REAL
+    )
+    print(format_board_stats(stats))
+    return 0
+
+
+def _forms(given: str) -> list[str]:
+    return [form.strip() for form in given.split(",")]
