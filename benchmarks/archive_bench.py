@@ -375,6 +375,7 @@ def archive_facts(archive_dir: Path) -> dict[str, Any]:
 
 def measure_archive(
     data: Path,
+    *,
     forms: Sequence[str] | None = None,
     build: str | None = DEFAULT_BUILD,
     build_out: Path | None = None,
@@ -417,14 +418,14 @@ def measure_archive(
         entry["floor"] = min(runs, key=lambda r: r["floor_s"])
         entry["floor"]["runs_s"] = [r["floor_s"] for r in runs]
         if build:
-            entry["build"] = _measure_build(build, form, files, build_out, snapshot, log)
+            entry["build"] = _measure_build(build, form, files, build_out=build_out, snapshot=snapshot, log=log)
         result["forms"][form] = entry
     result["targets"] = [list(row) for row in targets(result)]
     return result
 
 
 def _measure_build(
-    build: str, form: str, files: Sequence[Path], build_out: Path | None, snapshot: str | None, log: Callable[[str], None] | None
+    build: str, form: str, files: Sequence[Path], *, build_out: Path | None, snapshot: str | None, log: Callable[[str], None] | None
 ) -> dict[str, Any]:
     from .run import shown_path
 
@@ -624,11 +625,11 @@ def main(args: argparse.Namespace) -> int:
     forms = [f.strip() for f in args.forms.split(",")] if args.forms else None
     result = measure_archive(
         args.data,
-        forms,
-        None if args.no_build else args.build,
-        args.build_out,
-        args.snapshot,
-        args.repeat,
+        forms=forms,
+        build=None if args.no_build else args.build,
+        build_out=args.build_out,
+        snapshot=args.snapshot,
+        repeat=args.repeat,
         log=lambda line: print(line, file=sys.stderr, flush=True),
     )
     print(format_archive(result), flush=True)

@@ -1,6 +1,6 @@
 """A synthetic Papers-with-Code archive in the real shape, deterministic by seed (issue #15's benchmark input).
 
-`write_archive(out, papers, links, seed, forms)` writes the two tables `papercode archive build` reads, in either or
+`write_archive(out, papers, links, seed=…, forms=…)` writes the two tables `papercode archive build` reads, in either or
 both of the forms people have (the Hugging Face mirror of the archive, and the original dumps):
 
 * `parquet`: the Hugging Face mirror's layout, `papers-with-abstracts/data/train-0000i-of-00004.parquet` (four files,
@@ -34,6 +34,7 @@ parquet encoders run in a writer thread beside the generator (both release the G
 
 from __future__ import annotations
 
+import argparse
 import bisect
 import functools
 import gzip
@@ -42,6 +43,7 @@ import math
 import random
 import re
 import string
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -52,7 +54,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from .archive_boards import BoardSizes, BoardStats, board_files, format_board_stats, write_boards
+from .archive_boards import REAL, BoardSizes, BoardStats, board_files, format_board_stats, papers_of, write_boards
 
 __all__ = [
     "DATE_TYPES",
@@ -658,10 +660,13 @@ def _link_counts(rng: random.Random, n_papers: int, n_links: int) -> tuple[list[
     return with_code, counts
 
 
+_Identity = tuple[str, str, str | None, str | None, str | None]  # (paper_url, title, arxiv_id, url_abs, url_pdf) of a paper
+
+
 def _link_rows(
     rng: random.Random,
     text: _Text,
-    identities: Sequence[tuple[str, str, str | None, str | None, str | None]],
+    identities: Sequence[_Identity],
     counts: Sequence[int],
 ) -> Iterator[dict[str, Any]]:
     """Every link, in random order: the first link of a paper is official about half the time."""
@@ -761,9 +766,13 @@ class _Sink:
     """One table's outputs (parquet files and/or a json.gz dump); encoding and compression run in one writer thread,
     one batch behind the generator."""
 
-    def __init__(self, out: Path, parquet: Sequence[str], dump: str | None, schema: Any, date_type: str, pool: ThreadPoolExecutor) -> None:
-        self.out, self.parquet, self.schema, self.date_type, self.pool = out, parquet, schema, date_type, pool
-        self.json = _JsonArray(out / dump) if dump else None
+    def __init__(
+        self, out: Path, forms: Sequence[str], *, parquet: Sequence[str], dump: str, schema: Any, date_type: str, pool: ThreadPoolExecutor
+    ) -> None:
+        """The table's `parquet` files and its `dump`, each if `forms` has its form."""
+        self.out, self.schema, self.date_type, self.pool = out, schema, date_type, pool
+        self.parquet = parquet if "parquet" in forms else ()
+        self.json = _JsonArray(out / dump) if "json.gz" in forms else None
         self.writer: Any = None
         self.shard = -1
         self.pending: Future[None] | None = None
@@ -826,6 +835,7 @@ def write_archive(
     out: Path,
     papers: int,
     links: int,
+    *,
     seed: int = 0,
     forms: Sequence[str] = FORMS,
     methods: int = DEFAULT_METHODS,
@@ -837,77 +847,22 @@ def write_archive(
     its leaderboards' tables of those sizes too (`archive_boards`), their results naming these papers.
 
     The same arguments give the same rows (and, with the same pyarrow and zlib, the same bytes)."""
-    unknown = set(forms) - set(FORMS)
-    if unknown or not forms:
-        raise ValueError(f"forms must be some of {', '.join(FORMS)}, not {', '.join(sorted(unknown)) or 'none'}")
-    if date_type not in DATE_TYPES:
-        raise ValueError(f"date_type must be one of {', '.join(DATE_TYPES)}, not {date_type!r}")
-    if papers < 0 or links < 0:
-        raise ValueError("papers and links must be >= 0")
+    _check_arguments(papers, links, forms, date_type)
     started = time.perf_counter()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     stats = ArchiveStats(papers=papers, links=links)
     source = _Papers(seed, methods)
-    rng = source.rng
     paper_schema, link_schema = _schemas(date_type) if "parquet" in forms else (None, None)
-    if papers == 0:
-        orphan_links = links  # no paper to link to
-    else:
-        orphan_links = max(1, round(links * ORPHAN_LINK_SHARE)) if links > 1 and ORPHAN_LINK_SHARE else 0
+    orphan_links = _orphan_links(papers, links)
     with_code, counts = _link_counts(random.Random(f"links:{seed}"), papers, links - orphan_links)
-    code_at = dict(zip(with_code, range(len(with_code)), strict=True))
-    identities: list[tuple[str, str, str | None, str | None, str | None]] = [("", "", None, None, None)] * len(with_code)
-    # the papers results name: a sample (its own stream: the papers' rows stay those of an archive without boards)
-    on_boards: list[tuple[str, str, str | None]] = []
-    board_share, board_pick = (min(1.0, 2 * boards.results / max(papers, 1)) if boards else 0.0), random.Random(f"board-papers:{seed}")
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="archive-writer") as pool:
-        sink = _Sink(
-            out,
-            PAPERS_PARQUET if "parquet" in forms else (),
-            PAPERS_DUMP if "json.gz" in forms else None,
-            paper_schema,
-            date_type,
-            pool,
-        )
-        bounds = [papers * k // PAPER_SHARDS for k in range(PAPER_SHARDS + 1)]
-        batch: list[dict[str, Any]] = []
-        shard = 0
-        for i in range(papers):
-            while i >= bounds[shard + 1]:
-                if batch:
-                    sink.write(batch, shard)
-                    batch = []
-                shard += 1
-            row = source.row()
-            batch.append(row)
-            stats.papers_without_arxiv += row["arxiv_id"] is None
-            stats.method_entries += len(row["methods"])
-            stats.abstract_chars += len(row["abstract"] or "")
-            stats.authors_max = max(stats.authors_max, len(row["authors"]))
-            if board_share and board_pick.random() < board_share:
-                on_boards.append((row["paper_url"], row["title"], row["arxiv_id"]))
-            at = code_at.get(i)
-            if at is not None:
-                identities[at] = (row["paper_url"], row["title"], row["arxiv_id"], row["url_abs"], row["url_pdf"])
-            if len(batch) >= BATCH:
-                sink.write(batch, shard)
-                batch = []
-                if progress:
-                    progress(f"{i + 1:,} papers")
-        if batch:
-            sink.write(batch, shard)
-        sink.close()
-        del batch, code_at
+        sink = _Sink(out, forms, parquet=PAPERS_PARQUET, dump=PAPERS_DUMP, schema=paper_schema, date_type=date_type, pool=pool)
+        identities, on_boards = _write_papers(sink, source, stats, with_code=with_code, boards=boards, seed=seed, progress=progress)
 
         # links naming papers the table lacks: papers drawn by the same rules, never written
-        orphan_counts: list[int] = []
-        left = orphan_links
-        while left > 0:
-            orphan_counts.append(min(left, 1 + int(rng.expovariate(1.5))))
-            left -= orphan_counts[-1]
-        for _ in orphan_counts:
-            identities.append(source.identity()[:5])
+        orphan_counts = _orphan_counts(source.rng, orphan_links)
+        identities += [source.identity()[:5] for _ in orphan_counts]
         all_counts = counts + orphan_counts
         stats.papers_with_code = len(with_code)
         stats.orphan_links = sum(orphan_counts)
@@ -915,14 +870,7 @@ def write_archive(
         stats.links_per_paper = Counter(counts)
         stats.max_links_per_paper = max(all_counts, default=0)
 
-        sink = _Sink(
-            out,
-            (LINKS_PARQUET,) if "parquet" in forms else (),
-            LINKS_DUMP if "json.gz" in forms else None,
-            link_schema,
-            date_type,
-            pool,
-        )
+        sink = _Sink(out, forms, parquet=(LINKS_PARQUET,), dump=LINKS_DUMP, schema=link_schema, date_type=date_type, pool=pool)
         link_rows = _link_rows(random.Random(f"link-rows:{seed}"), source.text, identities, all_counts)
         while batch := list(itertools.islice(link_rows, BATCH * 2)):
             stats.repo_hosts.update(row["repo_url"].split("/", 3)[2] for row in batch)
@@ -936,6 +884,85 @@ def write_archive(
     stats.files = {name: (out / name).stat().st_size for name in archive_files(forms, boards is not None)}
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+def _check_arguments(papers: int, links: int, forms: Sequence[str], date_type: str) -> None:
+    unknown = set(forms) - set(FORMS)
+    if unknown or not forms:
+        raise ValueError(f"forms must be some of {', '.join(FORMS)}, not {', '.join(sorted(unknown)) or 'none'}")
+    if date_type not in DATE_TYPES:
+        raise ValueError(f"date_type must be one of {', '.join(DATE_TYPES)}, not {date_type!r}")
+    if papers < 0 or links < 0:
+        raise ValueError("papers and links must be >= 0")
+
+
+def _orphan_links(papers: int, links: int) -> int:
+    """How many of the `links` name a paper the papers table lacks."""
+    if papers == 0:
+        return links  # no paper to link to
+    return max(1, round(links * ORPHAN_LINK_SHARE)) if links > 1 and ORPHAN_LINK_SHARE else 0
+
+
+def _orphan_counts(rng: random.Random, orphan_links: int) -> list[int]:
+    """The links of each paper the table lacks, `orphan_links` in all."""
+    counts: list[int] = []
+    left = orphan_links
+    while left > 0:
+        counts.append(min(left, 1 + int(rng.expovariate(1.5))))
+        left -= counts[-1]
+    return counts
+
+
+def _write_papers(
+    sink: _Sink,
+    source: _Papers,
+    stats: ArchiveStats,
+    *,
+    with_code: Sequence[int],
+    boards: BoardSizes | None,
+    seed: int,
+    progress: Callable[[str], None] | None,
+) -> tuple[list[_Identity], list[tuple[str, str, str | None]]]:
+    """Write the papers table (`source`'s rows, in batches, split evenly across its files), counting them in `stats`.
+    Returns the identities the link rows copy, of the papers `with_code` in its order, and those of the papers the
+    leaderboards' results name."""
+    code_at = dict(zip(with_code, range(len(with_code)), strict=True))
+    identities: list[_Identity] = [("", "", None, None, None)] * len(with_code)
+    # the papers results name: a sample (its own stream: the papers' rows stay those of an archive without boards)
+    on_boards: list[tuple[str, str, str | None]] = []
+    board_share, board_pick = (
+        (min(1.0, 2 * boards.results / max(stats.papers, 1)) if boards else 0.0),
+        random.Random(f"board-papers:{seed}"),
+    )
+    bounds = [stats.papers * k // PAPER_SHARDS for k in range(PAPER_SHARDS + 1)]
+    batch: list[dict[str, Any]] = []
+    shard = 0
+    for i in range(stats.papers):
+        while i >= bounds[shard + 1]:
+            if batch:
+                sink.write(batch, shard)
+                batch = []
+            shard += 1
+        row = source.row()
+        batch.append(row)
+        stats.papers_without_arxiv += row["arxiv_id"] is None
+        stats.method_entries += len(row["methods"])
+        stats.abstract_chars += len(row["abstract"] or "")
+        stats.authors_max = max(stats.authors_max, len(row["authors"]))
+        if board_share and board_pick.random() < board_share:
+            on_boards.append((row["paper_url"], row["title"], row["arxiv_id"]))
+        at = code_at.get(i)
+        if at is not None:
+            identities[at] = (row["paper_url"], row["title"], row["arxiv_id"], row["url_abs"], row["url_pdf"])
+        if len(batch) >= BATCH:
+            sink.write(batch, shard)
+            batch = []
+            if progress:
+                progress(f"{i + 1:,} papers")
+    if batch:
+        sink.write(batch, shard)
+    sink.close()
+    return identities, on_boards
 
 
 def format_stats(stats: ArchiveStats) -> str:
@@ -962,3 +989,58 @@ def format_stats(stats: ArchiveStats) -> str:
         lines.append(format_board_stats(stats.boards))
     lines.append(f"written in {stats.seconds:.1f} s")
     return "\n".join(lines)
+
+
+# -- command lines -------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """`generate-archive`: a whole archive."""
+    parser.add_argument("--papers", type=int, required=True, help="rows of the papers table (the real one: 576,261)")
+    parser.add_argument("--links", type=int, required=True, help="rows of the links table (the real one: 300,161)")
+    parser.add_argument("--out", type=Path, required=True, help="directory to write into (outside the git tree)")
+    parser.add_argument("--forms", default="parquet,json.gz", help="comma-separated: parquet, json.gz (default both)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--methods", type=int, default=DEFAULT_METHODS, help=f"distinct methods (default {DEFAULT_METHODS:,})")
+    parser.add_argument("--date-type", choices=DATE_TYPES, default="string", help="type of `date` in parquet (default string)")
+    parser.add_argument(
+        "--no-boards",
+        action="store_true",
+        help="without the leaderboards' tables (evaluation-tables, methods, datasets; by default the real sizes)",
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    print(f"# writing {args.papers:,} papers and {args.links:,} links ({args.forms}) to {args.out}", file=sys.stderr, flush=True)
+    stats = write_archive(
+        args.out,
+        args.papers,
+        args.links,
+        seed=args.seed,
+        forms=_forms(args.forms),
+        methods=args.methods,
+        date_type=args.date_type,
+        boards=None if args.no_boards else REAL,
+    )
+    print(format_stats(stats))
+    return 0
+
+
+def add_board_arguments(parser: argparse.ArgumentParser) -> None:
+    """`generate-boards`: the leaderboards' tables for an archive written without them."""
+    parser.add_argument("--papers-from", type=Path, required=True, help="the generated archive (its papers parquet)")
+    parser.add_argument("--out", type=Path, required=True, help="directory to write into (outside the git tree)")
+    parser.add_argument("--forms", default="parquet,json.gz")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def generate_boards(args: argparse.Namespace) -> int:
+    stats = write_boards(
+        out=args.out, forms=_forms(args.forms), seed=args.seed, papers=papers_of(args.papers_from), words=SEED_WORDS, sizes=REAL
+    )
+    print(format_board_stats(stats))
+    return 0
+
+
+def _forms(given: str) -> list[str]:
+    return [form.strip() for form in given.split(",")]

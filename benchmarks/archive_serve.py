@@ -421,6 +421,7 @@ def parquet_bytes(archive_dir: Path, parquet: Path | None) -> tuple[int | None, 
 
 def measure(
     archive_dir: Path,
+    *,
     parquet: Path | None = None,
     calls: int = 300,
     stdio_repeat: int = 3,
@@ -724,12 +725,27 @@ def main(args: argparse.Namespace) -> int:
     if args.records is not None:
         command, shown = "archive-serve-records", shards.format_result
         records = args.records.resolve()
-        result = shards.measure(records, args.plain, args.calls, args.repeat, args.stdio_repeat, not args.no_phases, log)
+        result = shards.measure(
+            records,
+            plain=args.plain,
+            calls=args.calls,
+            repeat=args.repeat,
+            stdio_repeat=args.stdio_repeat,
+            phases=not args.no_phases,
+            log=log,
+        )
     else:
         command, shown = "archive-serve", format_result
         archive_dir = args.archive_dir.resolve()
         result = measure(
-            archive_dir, args.parquet, args.calls, args.stdio_repeat, args.searches, args.watch_interval, not args.no_reload, log
+            archive_dir,
+            parquet=args.parquet,
+            calls=args.calls,
+            stdio_repeat=args.stdio_repeat,
+            searches=args.searches,
+            watch_interval=args.watch_interval,
+            reloads=not args.no_reload,
+            log=log,
         )
     print(shown(result), flush=True)
     finish(args.json, command, result, about)

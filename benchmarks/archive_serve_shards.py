@@ -449,7 +449,7 @@ def _archive_supported() -> bool:
     return out.stdout.strip() == "1"
 
 
-def measure(records: Path, plain: bool, calls: int, repeat: int, stdio_repeat: int, phases: bool, log: Any) -> dict[str, Any]:
+def measure(records: Path, *, plain: bool, calls: int, repeat: int, stdio_repeat: int, phases: bool, log: Any) -> dict[str, Any]:
     from .run import shown_path
 
     result: dict[str, Any] = {"records_dir": shown_path(records), "archive_supported": _archive_supported()}

@@ -116,10 +116,10 @@ class SearchEngine:
             db = self._search_db
             if not terms:
                 return _browse(db, where, params, offset, limit)
-            total, hits = _match(db, terms, " ", where, params, offset, limit)
+            total, hits = _match(db, terms, " ", where, params, offset=offset, limit=limit)
             if total == 0 and len(terms) > 1:
                 # No paper has every word: fall back to any word, still ranked by BM25.
-                total, hits = _match(db, terms, " OR ", where, params, offset, limit)
+                total, hits = _match(db, terms, " OR ", where, params, offset=offset, limit=limit)
             return total, hits
 
 
@@ -130,7 +130,7 @@ def _open_read_only(path: Path) -> sqlite3.Connection:
 
 
 def _match(
-    db: sqlite3.Connection, terms: list[str], joiner: str, where: str, params: list[object], offset: int, limit: int
+    db: sqlite3.Connection, terms: list[str], joiner: str, where: str, params: list[object], *, offset: int, limit: int
 ) -> tuple[int, list[SearchHit]]:
     """Rank in two tiers: papers with the words in the title first, then the others, each by BM25.
 
@@ -142,10 +142,10 @@ def _match(
     in_title = f"{{title}} : ({words})"
     total = _count(db, words, where, params)
     titled = _count(db, in_title, where, params)
-    ids = _ranked(db, in_title, where, params, offset, min(limit, max(0, titled - offset)))
+    ids = _ranked(db, in_title, where, params, offset=offset, limit=min(limit, max(0, titled - offset)))
     if len(ids) < limit and total > titled:
         rest = f"({words}) NOT ({in_title})"
-        ids += _ranked(db, rest, where, params, max(0, offset - titled), limit - len(ids))
+        ids += _ranked(db, rest, where, params, offset=max(0, offset - titled), limit=limit - len(ids))
     return total, [SearchHit(paper, _snippet(db, words, paper)) for paper in ids]
 
 
@@ -167,7 +167,7 @@ def _count(db: sqlite3.Connection, expression: str, where: str, params: list[obj
     return int(db.execute(sql, [expression, *params]).fetchone()[0])
 
 
-def _ranked(db: sqlite3.Connection, expression: str, where: str, params: list[object], offset: int, limit: int) -> list[int]:
+def _ranked(db: sqlite3.Connection, expression: str, where: str, params: list[object], *, offset: int, limit: int) -> list[int]:
     if limit <= 0:
         return []
     rows = db.execute(f"{_matches(where, scored=True)} ORDER BY 2, 1 LIMIT ? OFFSET ?", [expression, *params, limit, offset]).fetchall()

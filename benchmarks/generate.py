@@ -17,16 +17,18 @@ bundles (`jsonl.gz`).
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import hashlib
 import random
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-__all__ = ["LAYOUTS", "generate_records", "write_corpus"]
+__all__ = ["LAYOUTS", "add_arguments", "generate_records", "main", "write_corpus"]
 
 LAYOUTS = ("files", "jsonl", "jsonl.gz")
 BUNDLE_LINES = 10_000
@@ -353,7 +355,17 @@ def _record(rng: random.Random, serial: int, seed: int) -> dict[str, Any]:
         "datasets_introduced": [],
         "methods_introduced": [],
         "results": [],
-        "syntology": _syntology(rng, serial, seed, arxiv_id, slug, n_samples, repos, official_links, n_links),
+        "syntology": _syntology(
+            rng,
+            serial,
+            seed,
+            arxiv_id=arxiv_id,
+            slug=slug,
+            n_samples=n_samples,
+            repos=repos,
+            official_links=official_links,
+            n_links=n_links,
+        ),
         "arxiv_metadata": None,
         "syntology_extracted_results": None,
     }
@@ -388,6 +400,7 @@ def _syntology(
     rng: random.Random,
     serial: int,
     seed: int,
+    *,
     arxiv_id: str | None,
     slug: str,
     n_samples: int,
@@ -504,3 +517,16 @@ def write_corpus(directory: Path, n: int, seed: int = 0, layout: str = "files") 
             flush()
     flush()
     return directory
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--n", type=int, required=True, help="number of records")
+    parser.add_argument("--out", type=Path, required=True, help="directory to write into (outside the git tree)")
+    parser.add_argument("--layout", choices=LAYOUTS, default="files")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def main(args: argparse.Namespace) -> int:
+    out = write_corpus(args.out, args.n, seed=args.seed, layout=args.layout)
+    print(f"wrote {args.n} records to {out} ({args.layout})", file=sys.stderr)
+    return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 from typing import Any
@@ -69,7 +70,12 @@ def plot(results: dict[str, Any], out: Path) -> Path:
     return out
 
 
-def main(json_path: Path, out: Path) -> int:
-    plot(json.loads(json_path.read_text()), out)
-    print(f"wrote {out}")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", type=Path, required=True)
+    parser.add_argument("--out", type=Path, default=Path(__file__).parent / "load_rss.png")
+
+
+def main(args: argparse.Namespace) -> int:
+    plot(json.loads(args.json.read_text()), args.out)
+    print(f"wrote {args.out}")
     return 0

@@ -674,6 +674,7 @@ def first_answers(roots: Sequence[Path], calls: dict[str, list[dict[str, Any]]])
 
 def measure(
     roots: Sequence[Path],
+    *,
     calls: int,
     stdio_calls: int,
     seed: int = 0,
@@ -867,9 +868,9 @@ def main(args: argparse.Namespace) -> int:
         roots = corpus_roots(args.data, n, largest, args.seed, args.layout)
         r = measure(
             roots,
-            args.calls,
-            args.stdio_calls,
-            args.seed,
+            calls=args.calls,
+            stdio_calls=args.stdio_calls,
+            seed=args.seed,
             phases=not args.no_phases,
             filtered_search=args.filtered_search,
             first_answer=args.first_answer,

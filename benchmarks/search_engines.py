@@ -13,6 +13,7 @@ Reported: build seconds (documents in to a servable index), index bytes, peak RS
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import json
 import os
@@ -26,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .run import REPO_ROOT, _pythonpath, make_calls, record_files
+from .run import DEFAULT_DATA, REPO_ROOT, _pythonpath, corpus_roots, format_machine, machine, make_calls, record_files
 
 ENGINES = ("fts5", "tantivy")
 
@@ -147,6 +148,21 @@ def format_comparison(n: int, result: dict[str, Any]) -> str:
             f" {r['p50_ms']:12.3f} {r['p99_ms']:8.3f}"
         )
     return "\n".join(lines)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sizes", default="10000,100000", help="comma-separated record counts (default 10000,100000)")
+    parser.add_argument("--data", type=Path, help="where corpora are generated and kept (default: as for run)")
+    parser.add_argument("--queries", type=int, default=300)
+
+
+def main(args: argparse.Namespace) -> int:
+    print(format_machine(machine()), flush=True)
+    sizes = [int(size) for size in args.sizes.split(",")]
+    for n in sizes:
+        roots = corpus_roots(args.data or DEFAULT_DATA, n, max(sizes), 0, "files")
+        print(format_comparison(n, compare(roots, args.queries)), flush=True)
+    return 0
 
 
 if __name__ == "__main__":

@@ -70,3 +70,25 @@ def test_index_cost_indexes_the_first_records_and_reports_per_document(tmp_path:
     assert result["abstracts_bytes"] >= result["abstract_chars"] and result["index_bytes"] > result["abstracts_bytes"]
     text = format_result(root, result)
     assert "## 50 documents" in text and "µs a document" in text and "the stemmer" in text
+
+
+def test_each_subcommand_runs_its_own_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m benchmarks <subcommand>` declares that subcommand's options and runs it: `generate` writes what
+    `write_corpus` writes, `generate-archive` what `write_archive` writes, with the options given."""
+    from benchmarks.__main__ import main
+    from benchmarks.archive_data import PAPERS_DUMP, write_archive
+
+    monkeypatch.setattr(sys, "path", list(sys.path))  # main puts this checkout's server/ on it
+    assert main(["generate", "--n", "5", "--out", str(tmp_path / "cli"), "--layout", "jsonl", "--seed", "2"]) == 0
+    direct = write_corpus(tmp_path / "direct", 5, seed=2, layout="jsonl")
+    assert (tmp_path / "cli" / "bundle_000.jsonl").read_bytes() == (direct / "bundle_000.jsonl").read_bytes()
+    assert "wrote 5 records" in capsys.readouterr().err
+
+    argv = ["generate-archive", "--papers", "30", "--links", "9", "--out", str(tmp_path / "archive"), "--forms", "json.gz"]
+    assert main([*argv, "--seed", "4", "--methods", "50", "--no-boards"]) == 0
+    assert capsys.readouterr().out.startswith("papers 30: ")
+    write_archive(tmp_path / "archive-direct", 30, 9, seed=4, forms=["json.gz"], methods=50)
+    assert (tmp_path / "archive" / PAPERS_DUMP).read_bytes() == (tmp_path / "archive-direct" / PAPERS_DUMP).read_bytes()
+    assert sorted(path.name for path in (tmp_path / "archive").iterdir()) == sorted(
+        path.name for path in (tmp_path / "archive-direct").iterdir()
+    )
