@@ -31,6 +31,8 @@ from papercode.corpus.stages import Corpus
 
 from . import stdio
 from .codes import LOADING
+from .compat.list_changed import unchanging_lists
+from .compat.set_level import SetLevelRoute
 from .notices import ClientLog
 from .schema import compact_tool
 
@@ -85,7 +87,7 @@ class PapercodeServer(MCPServer):
         self.events = InMemorySubscriptionBus()
         super().__init__(*args, subscriptions=self.events, **kwargs)
         self.client_log = ClientLog()
-        self.middleware.append(self.client_log)
+        self.middleware.extend([SetLevelRoute(self.client_log.set_level), unchanging_lists])
         self.live = live  # None: the corpus is ready from the start
         self.ready_timeout = ready_timeout
         self.background: list[Callable[[], Coroutine[Any, Any, None]]] = []  # run while serving (`running`), e.g. keeping `stored` current
