@@ -151,6 +151,7 @@ class PapercodeTools:
 
     async def get_harvested_code_for_paper(
         self,
+        *,
         arxiv_id: PaperId,
         status: Annotated[Statuses | None, Field(description="Only these statuses (list or comma-separated)")] = None,
         repo_kind: RepoKind = None,
@@ -168,6 +169,7 @@ class PapercodeTools:
 
     async def list_samples_by_status(
         self,
+        *,
         status: Statuses,
         repo_kind: RepoKind = None,
         language: Annotated[str | None, Field(description="e.g. python")] = None,
@@ -186,6 +188,7 @@ class PapercodeTools:
 
     def search_papers(
         self,
+        *,
         query: SearchQuery = "",
         task: Annotated[str | None, Field(description="Task name or slug, e.g. language-modeling")] = None,
         method: Annotated[str | None, Field(description="Method name, e.g. BERT")] = None,
@@ -203,7 +206,7 @@ class PapercodeTools:
         filters = SearchFilters(task, method, framework, has_samples, status, official_code, year_from, year_to)
         return reply(queries.search_papers(self.source(), query, filters, limit, cursor))
 
-    async def get_paper(self, paper: PaperIds) -> Annotated[CallToolResult, models.PaperAnswer]:
+    async def get_paper(self, *, paper: PaperIds) -> Annotated[CallToolResult, models.PaperAnswer]:
         """One paper: metadata, abstract, tasks, methods, code links (official first, framework,
         licence), a summary of its samples and what their statuses claim. A list of ids: each paper
         in brief, in order. Next: get_harvested_code_for_paper."""
@@ -215,6 +218,7 @@ class PapercodeTools:
 
     async def find_papers_for_repo(
         self,
+        *,
         repo: Annotated[str, Field(description="owner/name or a GitHub, GitLab, Bitbucket or Hugging Face URL")],
         limit: Limit = 25,
         cursor: Cursor = None,
@@ -223,7 +227,7 @@ class PapercodeTools:
         and the statuses of that repo's samples. Next: get_harvested_code_for_paper."""
         return reply(queries.papers_for_repo(self.source(), repo, limit, cursor))
 
-    async def get_code(self, code_sha256: CodeHashes) -> Annotated[CallToolResult, models.CodeAnswer]:
+    async def get_code(self, *, code_sha256: CodeHashes) -> Annotated[CallToolResult, models.CodeAnswer]:
         """A sample's verified code: its function plus what it needs from its file, proven by its
         hash. Never when inline_ok is false; then, or when unverifiable, `withheld` says why. A list
         of hashes: each answered so, in order."""
