@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Final
+from typing import Any, Final
 
 import orjson
 from mcp.types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, jsonrpc_message_adapter
@@ -79,6 +79,11 @@ def judge(line: bytes) -> bytes | _Drop | None:
     if not isinstance(message, dict):
         what = "a batch (an array), which MCP does not take" if isinstance(message, list) else "not a JSON object"
         return _answer(None, INVALID_REQUEST, f"Invalid Request: the message is {what}")
+    return _judge_object(message)
+
+
+def _judge_object(message: dict[str, Any]) -> bytes | _Drop:
+    """What a JSON object the SDK rejects deserves."""
     ident = message.get("id")
     if "method" not in message and ("result" in message or "error" in message):
         log.info("dropped a malformed response from the client")
