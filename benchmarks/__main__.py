@@ -1,6 +1,7 @@
 """`python -m benchmarks generate …` writes a synthetic corpus; `python -m benchmarks run …` measures papercode on it;
 `generate-archive` writes a synthetic Papers-with-Code archive and `archive` measures reading and building it;
-`archive-serve` starts servers on what it built, and `index-cost` measures what a full-text index costs to build.
+`archive-serve` starts servers on what it built, and `index-cost` measures what a full-text index costs to build;
+`generate-boards` writes the leaderboards' tables for an archive written without them, and `boards` measures them.
 Each of these can save every number it prints to a JSON file (`--json`; `benchmarks/results/` keeps one per run), and
 `report` writes BENCHMARKS.md from the runs saved there."""
 
@@ -52,6 +53,11 @@ def main(argv: list[str] | None = None) -> int:
     gen_archive.add_argument("--seed", type=int, default=0)
     gen_archive.add_argument("--methods", type=int, default=DEFAULT_METHODS, help=f"distinct methods (default {DEFAULT_METHODS:,})")
     gen_archive.add_argument("--date-type", choices=DATE_TYPES, default="string", help="type of `date` in parquet (default string)")
+    gen_archive.add_argument(
+        "--no-boards",
+        action="store_true",
+        help="without the leaderboards' tables (evaluation-tables, methods, datasets; by default the real sizes)",
+    )
     archive = sub.add_parser(
         "archive", help="issues #15, #22: the floors of reading the archive (parquet, json.gz) and the archive build against them"
     )
@@ -66,6 +72,17 @@ def main(argv: list[str] | None = None) -> int:
     from .archive_serve import add_arguments as add_serve_arguments
 
     add_serve_arguments(serve)
+    gen_boards = sub.add_parser(
+        "generate-boards", help="issue #23: the leaderboards' tables (real sizes) for an archive generate-archive wrote without them"
+    )
+    gen_boards.add_argument("--papers-from", type=Path, required=True, help="the generated archive (its papers parquet)")
+    gen_boards.add_argument("--out", type=Path, required=True, help="directory to write into (outside the git tree)")
+    gen_boards.add_argument("--forms", default="parquet,json.gz")
+    gen_boards.add_argument("--seed", type=int, default=0)
+    boards = sub.add_parser("boards", help="issue #23: the leaderboards' build cost, open time and tool latency")
+    from .boards_bench import add_arguments as add_boards_arguments
+
+    add_boards_arguments(boards)
     cost = sub.add_parser("index-cost", help="issue #15: what building the full-text index costs per paper (tantivy, its stemmer)")
     from .index_cost import add_arguments as add_cost_arguments
 
@@ -105,8 +122,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "generate-archive":
         print(f"# writing {args.papers:,} papers and {args.links:,} links ({args.forms}) to {args.out}", file=sys.stderr, flush=True)
+        from .archive_boards import REAL
+
+        forms = [f.strip() for f in args.forms.split(",")]
         stats = write_archive(
-            args.out, args.papers, args.links, args.seed, [f.strip() for f in args.forms.split(",")], args.methods, args.date_type
+            args.out, args.papers, args.links, args.seed, forms, args.methods, args.date_type, boards=None if args.no_boards else REAL
         )
         print(format_stats(stats))
         return 0
@@ -114,6 +134,17 @@ def main(argv: list[str] | None = None) -> int:
         from .archive_serve import main as serve_main
 
         return serve_main(args)
+    if args.command == "generate-boards":
+        from .archive_boards import REAL, format_board_stats, papers_of, write_boards
+        from .archive_data import SEED_WORDS
+
+        stats = write_boards(args.out, [f.strip() for f in args.forms.split(",")], args.seed, papers_of(args.papers_from), SEED_WORDS, REAL)
+        print(format_board_stats(stats))
+        return 0
+    if args.command == "boards":
+        from .boards_bench import main as boards_main
+
+        return boards_main(args)
     if args.command == "score-agreement":
         from .score_agreement import main as agreement_main
 

@@ -52,6 +52,8 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from .archive_boards import BoardSizes, BoardStats, board_files, format_board_stats, write_boards
+
 __all__ = [
     "DATE_TYPES",
     "FORMS",
@@ -288,6 +290,7 @@ class ArchiveStats:
     authors_max: int = 0
     files: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    boards: BoardStats | None = None
 
 
 # -- text ----------------------------------------------------------------------------------
@@ -809,12 +812,14 @@ class _Sink:
 # -- entry point ---------------------------------------------------------------------------
 
 
-def archive_files(forms: Iterable[str]) -> list[str]:
-    """The paths, relative to the archive directory, that `write_archive` writes for these forms."""
+def archive_files(forms: Iterable[str], boards: bool = False) -> list[str]:
+    """The paths, relative to the archive directory, that `write_archive` writes for these forms (`boards`: with the
+    leaderboards' tables)."""
     files: list[str] = []
+    forms = list(forms)
     for form in forms:
         files += [*PAPERS_PARQUET, LINKS_PARQUET] if form == "parquet" else [PAPERS_DUMP, LINKS_DUMP]
-    return files
+    return files + (board_files(forms) if boards else [])
 
 
 def write_archive(
@@ -826,8 +831,10 @@ def write_archive(
     methods: int = DEFAULT_METHODS,
     date_type: str = "string",
     progress: Callable[[str], None] | None = None,
+    boards: BoardSizes | None = None,
 ) -> ArchiveStats:
-    """Write a synthetic archive of `papers` paper rows and `links` link rows under `out`, in `forms`.
+    """Write a synthetic archive of `papers` paper rows and `links` link rows under `out`, in `forms`; with `boards`,
+    its leaderboards' tables of those sizes too (`archive_boards`), their results naming these papers.
 
     The same arguments give the same rows (and, with the same pyarrow and zlib, the same bytes)."""
     unknown = set(forms) - set(FORMS)
@@ -851,6 +858,9 @@ def write_archive(
     with_code, counts = _link_counts(random.Random(f"links:{seed}"), papers, links - orphan_links)
     code_at = dict(zip(with_code, range(len(with_code)), strict=True))
     identities: list[tuple[str, str, str | None, str | None, str | None]] = [("", "", None, None, None)] * len(with_code)
+    # the papers results name: a sample (its own stream: the papers' rows stay those of an archive without boards)
+    on_boards: list[tuple[str, str, str | None]] = []
+    board_share, board_pick = (min(1.0, 2 * boards.results / max(papers, 1)) if boards else 0.0), random.Random(f"board-papers:{seed}")
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="archive-writer") as pool:
         sink = _Sink(
             out,
@@ -875,6 +885,8 @@ def write_archive(
             stats.method_entries += len(row["methods"])
             stats.abstract_chars += len(row["abstract"] or "")
             stats.authors_max = max(stats.authors_max, len(row["authors"]))
+            if board_share and board_pick.random() < board_share:
+                on_boards.append((row["paper_url"], row["title"], row["arxiv_id"]))
             at = code_at.get(i)
             if at is not None:
                 identities[at] = (row["paper_url"], row["title"], row["arxiv_id"], row["url_abs"], row["url_pdf"])
@@ -919,7 +931,9 @@ def write_archive(
     written = sum(all_counts)
     if written != links:  # the counts are built to sum to `links`; a bug here would skew every ratio quietly
         raise AssertionError(f"wrote {written} links, not {links}")
-    stats.files = {name: (out / name).stat().st_size for name in archive_files(forms)}
+    if boards is not None:
+        stats.boards = write_boards(out, forms, seed, on_boards, source.text.words[60:3_000], boards)
+    stats.files = {name: (out / name).stat().st_size for name in archive_files(forms, boards is not None)}
     stats.seconds = time.perf_counter() - started
     return stats
 
@@ -944,5 +958,7 @@ def format_stats(stats: ArchiveStats) -> str:
         groups["papers parquet" if name.startswith("papers-") and name.endswith(".parquet") else name] += size
     if "papers parquet" in groups:
         lines.append(f"  {groups['papers parquet'] / mib:10,.1f} MiB  papers parquet, 4 files together")
+    if stats.boards is not None:
+        lines.append(format_board_stats(stats.boards))
     lines.append(f"written in {stats.seconds:.1f} s")
     return "\n".join(lines)

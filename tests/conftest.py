@@ -56,7 +56,7 @@ THIS_CHECKOUT = {"PYTHONPATH": str(SERVER_DIR)}
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SERVER_DIR), os.environ.get("PYTHONPATH")]))
 
 MODES = ("auto", "legacy")
-# The seven tools, as tools/list names them (tests/test_snapshot.py holds everything else the model sees).
+# The tools, as tools/list names them (tests/test_snapshot.py holds everything else the model sees).
 TOOL_NAMES = (
     "get_harvested_code_for_paper",
     "list_samples_by_status",
@@ -65,6 +65,8 @@ TOOL_NAMES = (
     "find_papers_for_repo",
     "get_code",
     "corpus_stats",
+    "get_leaderboard",
+    "describe",
 )
 
 ABOUT = {

@@ -603,9 +603,7 @@ def _bad_source(kind: str, directory: Path) -> tuple[Path, str]:
         rows = [{key: value for key, value in row.items() if key != "paper_url"} for row in bundled_rows()[0]]
         return write_json(directory / "papers.json.gz", rows), "has no 'paper_url' column"
     if kind == "neither_table":
-        return write_json(
-            directory / "methods.json", [method_row("Adam")]
-        ), "neither a papers-with-abstracts nor a links-between-papers-and-code table"
+        return write_json(directory / "notes.json", [{"note": "hello", "author": "me"}]), "not one of the archive's tables"
     if kind == "not_json":
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / "notes.json"

@@ -1,15 +1,10 @@
-"""`papercode archive fetch` against a loopback stand-in for the Hugging Face Hub (tests/hub_stand_in.py).
-
-huggingface_hub reads HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE once, at import, so every fetch runs in a fresh
-`python -m papercode` process with those pointed at the stand-in and at temporary directories. Never the real
-Hub: no request leaves 127.0.0.1.
+"""`papercode archive fetch` against a loopback stand-in for the Hugging Face Hub (tests/hub_stand_in.py), each
+fetch in a fresh process (tests/fetching.py). Never the real Hub: no request leaves 127.0.0.1.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,55 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from archive_tables import assert_bundled_papers_back, bundled_rows, current_manifest, served_papers, write_parquet
-from conftest import THIS_CHECKOUT
+from archive_tables import assert_bundled_papers_back, current_manifest, served_papers
+from fetching import CATALOGUES, LINKS, PAPERS, closed_port, downloaded_lines, fetch, hub_datasets
 from hub_stand_in import Dataset, HubStandIn
 from papercode.cli import main as cli
 
-PAPERS, LINKS = "pwc-archive/papers-with-abstracts", "pwc-archive/links-between-paper-and-code"
 INSTALL = "pip install 'papercode[archive]'"
-
-
-def hub_datasets(tmp: Path) -> dict[str, Dataset]:
-    """The two datasets as the mirror lays them out (`data/train-*.parquet`), plus a file the fetch must skip."""
-    papers, links = bundled_rows()
-    return {
-        PAPERS: Dataset(
-            {"data/train-00000-of-00001.parquet": write_parquet(tmp / "papers.parquet", papers).read_bytes(), "README.md": b"# papers"},
-            last_modified="2025-07-28T09:10:11.000Z",
-        ),
-        LINKS: Dataset(
-            {"data/train-00000-of-00001.parquet": write_parquet(tmp / "links.parquet", links).read_bytes()},
-            last_modified="2025-07-27T20:00:00.000Z",
-        ),
-    }
-
-
-def fetch(out: Path, hf_home: Path, endpoint: str, timeout: float = 300, **extra: str) -> subprocess.CompletedProcess[str]:
-    """`papercode archive fetch --out OUT` in a fresh process, with a clean Hugging Face environment."""
-    environment = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith(("HF_", "HUGGINGFACE_")) and name.lower() not in ("http_proxy", "https_proxy", "all_proxy")
-    }
-    environment.update(
-        **THIS_CHECKOUT,  # this checkout's code, not the virtualenv's install
-        HF_ENDPOINT=endpoint,
-        HF_HOME=str(hf_home),
-        HF_HUB_DISABLE_PROGRESS_BARS="1",
-        NO_PROXY="127.0.0.1,localhost",
-        **extra,
-    )
-    command = [sys.executable, "-m", "papercode", "archive", "fetch", "--out", str(out)]
-    return subprocess.run(command, capture_output=True, text=True, env=environment, timeout=timeout, check=False)
-
-
-def closed_port() -> str:
-    """An endpoint on 127.0.0.1 where nothing listens: connections are refused at once."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
 
 
 @dataclass
@@ -88,22 +40,16 @@ def fetched(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fetched]:
     yield Fetched(tmp / "hf", tmp / "archive", datasets, result, list(hub.requests))
 
 
-def downloaded_lines(*datasets: str) -> str:
-    """What `fetch` says on stderr off a terminal: one line per file downloaded (each dataset here has one)."""
-    return "".join(f"papercode: downloaded {name} data/train-00000-of-00001.parquet (0.0 MB)\n" for name in datasets)
-
-
 @pytest.mark.process
 def test_fetch_downloads_both_datasets_into_the_hub_cache_and_builds(fetched: Fetched) -> None:
-    assert (fetched.result.returncode, fetched.result.stderr) == (0, downloaded_lines(PAPERS, LINKS))
+    assert (fetched.result.returncode, fetched.result.stderr) == (0, downloaded_lines(*fetched.datasets))
     manifest = current_manifest(fetched.archive)
     assert fetched.result.stdout.startswith(f"archive: {fetched.archive}, build {manifest['build_id']} (")
     assert "snapshot: 2025-07-28 (the dataset commit's date)" in fetched.result.stdout
     assert_bundled_papers_back(served_papers(fetched.archive))
     assert manifest["snapshot"] == "2025-07-28" and manifest["licence"] == "CC BY-SA 4.0"
     assert {(source["dataset"], source["commit"], source["commit_date"]) for source in manifest["sources"]} == {
-        (PAPERS, fetched.datasets[PAPERS].sha, "2025-07-28"),
-        (LINKS, fetched.datasets[LINKS].sha, "2025-07-27"),
+        (name, dataset.sha, dataset.last_modified[:10]) for name, dataset in fetched.datasets.items()
     }
     for source in manifest["sources"]:  # kept in huggingface_hub's cache, not copied
         assert source["path"].startswith(str(fetched.hf_home / "hub" / f"datasets--{source['dataset'].replace('/', '--')}" / "snapshots"))
@@ -284,8 +230,8 @@ def test_a_download_that_trickles_stops_at_the_stall_deadline_and_the_next_run_g
     datasets[LINKS].trickle = frozenset()
     with HubStandIn(datasets) as hub:
         again = fetch(tmp_path / "archive", hf_home, hub.url)
-    assert (again.returncode, again.stderr) == (0, downloaded_lines(LINKS))  # the papers' file was kept
-    assert [method for method, path in hub.requests if path.endswith(".parquet")] == ["HEAD", "GET"]
+    assert (again.returncode, again.stderr) == (0, downloaded_lines(LINKS, *CATALOGUES))  # the papers' file was kept
+    assert [method for method, path in hub.requests if path.endswith(".parquet")] == ["HEAD", "GET"] * 4
     assert_bundled_papers_back(served_papers(tmp_path / "archive"))
 
 

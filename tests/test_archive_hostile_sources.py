@@ -157,10 +157,10 @@ def nested_dump(directory: Path, where: str) -> tuple[Path, str]:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{where}.json"
     path.write_text(text)
-    if where in ("top", "first_row"):  # as deep as the start of the file read to tell its table shows
-        return path, "its first row is nested too deep to read: 65,"
+    if where == "top":  # the file is read whole (it is under the bigger start read), its array's own level not counted
+        return path, f"its first row is nested too deep to read: {levels - 1:,} levels at byte {levels - 1:,}"
     deepest_at = text.index(deep(levels)) + levels - 1  # the row object is one level more
-    if where == "first_row_methods":
+    if where in ("first_row", "first_row_methods"):
         return path, f"its first row is nested too deep to read: {levels + 1:,} levels at byte {deepest_at:,}"
     return path, f"a row nested {levels + 1:,} levels deep (too deep to read) at byte {deepest_at:,} of the JSON"
 

@@ -3,13 +3,15 @@
 - With defaults, the structured answer for 2406.04823 is at most 40% of its record's 18,166 bytes.
 - With defaults, every tool's answer text is under 4,000 tokens; so is a list answer of get_paper (25 ids) or get_code
   (10 hashes), which, when it has to be cut, says how many ids it left out and how to get them.
-- At the maximum limit (100), no answer reaches 25,000 tokens.
+- At the maximum limit (100; get_leaderboard's 50), no answer reaches 25,000 tokens.
 - Issue #25's targets, in bytes of the text block on the bundled records (measured by `benchmarks.answer_sizes`, as
   BENCHMARKS.md's table is): get_harvested_code_for_paper 2406.04823 at most 3,000, 1902.04094 at most 2,000,
   list_samples_by_status status=ran at most 2,600; every other default answer, resource and prompt no larger than
   before the issue (get_paper by the claim it gained); a list call no larger than the single calls it replaces.
-- What hosts hand the model of the seven tools (name, title, description, input schema) is at most 1,600 tokens, and
-  the whole tools/list under 4,200: issue #23's nine tools must fit in 2,200 and 5,500.
+- What hosts hand the model of the nine tools (name, title, description, input schema) is at most 2,200 tokens, and
+  the whole tools/list at most 5,500 (issue #23's targets; the seven before it took 1,600 and 4,200).
+- The leaderboard tools keep those budgets on a hostile archive: a board of 64 long-named metrics, long names and
+  titles everywhere, a task of 60 benchmarks, a paper with dozens of results, a 10 MB description.
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ pytestmark = pytest.mark.anyio
 
 DEFAULT_BUDGET = 4_000
 MAX_BUDGET = 25_000
-TOOLS_LIST_BUDGET = 4_200
-TOOLS_FOR_MODEL_BUDGET = 1_600
+TOOLS_LIST_BUDGET = 5_500
+TOOLS_FOR_MODEL_BUDGET = 2_200
 # Issue #25's targets: bytes of the text block on the bundled records.
 TARGET_BYTES = {
     f"get_harvested_code_for_paper {BERTS_ICL}": 3_000,
@@ -229,10 +231,10 @@ async def test_resources_are_under_4000_tokens(case: Case) -> None:
             assert tokens(getattr(content, "text", "")) < DEFAULT_BUDGET, (case.name, uri)
 
 
-async def test_tools_list_is_under_4200_tokens_and_the_models_part_under_1600(corpus: Corpus) -> None:
+async def test_tools_list_is_at_most_5500_tokens_and_the_models_part_at_most_2200(corpus: Corpus) -> None:
     async with Client(build_server(lambda: corpus)) as client:
         tools = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in (await client.list_tools()).tools]
-    assert tokens(orjson.dumps(tools)) < TOOLS_LIST_BUDGET
+    assert tokens(orjson.dumps(tools)) <= TOOLS_LIST_BUDGET
     assert tokens(tool_definitions(tools)) <= TOOLS_FOR_MODEL_BUDGET
     assert all(tool["title"] for tool in tools)  # each tool's title is part of what the model is handed
 
@@ -295,3 +297,64 @@ async def test_a_list_answer_stays_under_4000_tokens_and_says_what_it_left_out(c
                 assert f"the last {got['left_out']} were left out to keep this answer small: call {tool} again with them" in got["note"]
     # The worst case's 25 papers (200-character titles, 40 code links) do not fit: the list is cut, and says so.
     assert ("left_out" in answers["get_paper"]) == (case.name == "worst-case synthetic"), case.name
+
+
+@pytest.fixture(scope="module")
+def hostile_boards(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    """An archive whose leaderboards are as large as their bounds let them be (see the module docstring)."""
+    from archive_tables import link_row, paper_row, write_json
+    from leaderboard_tables import benchmark, dataset, method, result, task, write_dump
+    from papercode.archive import build_archive
+
+    tmp = tmp_path_factory.mktemp("hostile-boards")
+    title = "T" * 400
+    papers = [paper_row(f"p{i}", f"{title} {i}", arxiv_id=f"2001.{i:05d}", tasks=["Hostile"]) for i in range(60)]
+    links = [link_row(f"p{i}", f"https://github.com/{'o' * 39}/{'r' * 100}{j}", is_official=j == 0) for i in range(60) for j in range(3)]
+    metrics = [f"{'metric ' * 30}{i}" for i in range(70)]
+    rows = [
+        result(
+            "M" * 300 + str(r),
+            {metric: f"{r}.{'9' * 60}" for metric in metrics},
+            paper_url=f"https://arxiv.org/abs/2001.{r % 60:05d}" if r % 2 else "",
+            paper_title=f"{title} unjoined {r}",
+            code=[f"https://github.com/{'x' * 39}/{'y' * 100}{k}" for k in range(25)],
+        )
+        for r in range(120)
+    ]
+    sets = [benchmark(f"{'Dataset ' * 36}{b}", metrics, rows if b == 0 else rows[:2]) for b in range(60)]
+    tasks = [task("Hostile", sets, [task(f"{'Sub ' * 80}{k}") for k in range(40)], description="d" * (10 << 20))]
+    sources = tmp / "sources"
+    write_json(sources / "papers.json", papers)
+    write_json(sources / "links.json", links)
+    write_dump(sources / "evaluation-tables.json", tasks)
+    write_dump(
+        sources / "methods.json",
+        [method("M" * 400, description="m" * (10 << 20), collections=[{"collection": "c" * 400, "area": "a"}] * 200)],
+    )
+    write_dump(
+        sources / "datasets.json", [dataset("D" * 400, variants=[f"{'Dataset ' * 36}{b}" for b in range(60)], description="x" * (10 << 20))]
+    )
+    build_archive([sources], tmp / "archive", snapshot="2025-07-28")
+    return Corpus.load([bundled_records_dir()], archive_dir=tmp / "archive")
+
+
+async def test_the_leaderboard_tools_keep_the_budgets_on_a_hostile_archive(hostile_boards: Corpus) -> None:
+    board = f"{'Dataset ' * 36}0"
+    default = [
+        ("get_leaderboard", {"task": "hostile"}),
+        ("get_leaderboard", {"task": "hostile", "dataset": board}),
+        ("get_leaderboard", {"task": "hostile", "dataset": board, "has_code": True}),
+        ("describe", {"kind": "task", "name": "hostile"}),
+        ("describe", {"kind": "method", "name": "M" * 299 + "…"}),  # as the archive shows it: cut
+        ("describe", {"kind": "dataset", "name": "D" * 299 + "…"}),
+        ("get_paper", {"paper": "2001.00001"}),
+    ]
+    most = [("get_leaderboard", {"task": "hostile", "limit": 50}), ("get_leaderboard", {"task": "hostile", "dataset": board, "limit": 50})]
+    sizes: dict[str, tuple[float, float]] = {}
+    async with Client(build_server(lambda: hostile_boards)) as client:
+        for calls, budget in ((default, DEFAULT_BUDGET), (most, MAX_BUDGET)):
+            for tool, arguments in calls:
+                sizes[f"{tool}({arguments})"] = (tokens(await answer_text(client, tool, arguments)), budget)
+    over = {call[:120]: size for call, (size, budget) in sizes.items() if size >= budget}
+    assert not over, over
+    assert max(size for size, budget in sizes.values() if budget == MAX_BUDGET) > DEFAULT_BUDGET  # the case is a hard one

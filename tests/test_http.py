@@ -30,7 +30,7 @@ from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import BERT_MOUTH, MODES, THIS_CHECKOUT
+from conftest import BERT_MOUTH, MODES, THIS_CHECKOUT, TOOL_NAMES
 from fixture_server import FixtureServer, reply, serve
 from papercode.corpus.stages import Corpus
 from papercode.edge import http as serving
@@ -294,7 +294,7 @@ async def test_stateless_mode_answers_json_without_sessions(corpus: Corpus) -> N
     assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/json")
     assert "mcp-session-id" not in answer.headers
     assert answer.json()["result"]["structuredContent"]["query"] == {"asked": BERT_MOUTH}
-    assert len(listed.tools) == 7
+    assert len(listed.tools) == len(TOOL_NAMES)
 
 
 @pytest.fixture

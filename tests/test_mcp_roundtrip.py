@@ -1,4 +1,4 @@
-"""The MCP edge, through the in-memory client in both protocol eras: each of the seven tools, the resources,
+"""The MCP edge, through the in-memory client in both protocol eras: each tool, the resources,
 the prompts and the completions, once per era.
 
 What an answer says is tested at the queries layer (test_queries.py); here the wire must carry exactly that:
@@ -112,9 +112,9 @@ async def small_client(small_server: PapercodeServer, mode: str) -> AsyncIterato
 # -- tools/list ------------------------------------------------------------------------------------------
 
 
-async def test_the_seven_tools_are_listed_read_only_with_schemas_and_descriptions(client: Client) -> None:
+async def test_the_tools_are_listed_read_only_with_schemas_and_descriptions(client: Client) -> None:
     tools = (await client.list_tools()).tools
-    assert {tool.name for tool in tools} == set(TOOL_NAMES) and len(tools) == 7
+    assert {tool.name for tool in tools} == set(TOOL_NAMES) and len(tools) == len(TOOL_NAMES)
     for tool in tools:
         assert tool.annotations is not None, tool.name
         assert tool.annotations.read_only_hint is True, tool.name
@@ -184,6 +184,8 @@ REFUSED_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("search_papers", {"query": "bert", "year_from": 2024, "year_to": 2019}),
     ("get_paper", {"paper": "/paper/no-such-slug"}),
     ("find_papers_for_repo", {"repo": "someone/nothing"}),
+    ("get_leaderboard", {"task": "semantic segmentation"}),  # no archive served: how to add its leaderboards
+    ("describe", {"kind": "method", "name": "BERT"}),
 ]
 
 

@@ -20,7 +20,7 @@ from mcp import Client, MCPError
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import INTERNAL_ERROR, LoggingMessageNotificationParams
 
-from conftest import BERT_MOUTH, BERTS_ICL, make_record, write_records
+from conftest import BERT_MOUTH, BERTS_ICL, TOOL_NAMES, make_record, write_records
 from papercode.corpus.reload import LiveCorpus, SwapListener
 from papercode.corpus.stages import Corpus, Stage
 from papercode.edge.app import PapercodeServer, build_server
@@ -86,7 +86,7 @@ async def test_lists_answer_at_once_and_a_call_says_loading_with_when_to_come_ba
     gated = Gated([Stage("complete", corpus, None)])
     async with serving(gated, ready_timeout=SHORT) as (_, live, client):
         live.progress(500, 2_000, 500)  # what the loader reports: a quarter of the files
-        assert len((await client.list_tools()).tools) == 7
+        assert len((await client.list_tools()).tools) == len(TOOL_NAMES)
         assert {prompt.name for prompt in (await client.list_prompts()).prompts} == {"implement_paper", "compare_implementations"}
         result = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH})
         assert result.is_error is True
@@ -204,7 +204,7 @@ async def test_protocol_requests_that_need_no_records_answer_while_loading(
             if mode == "legacy":
                 await client.set_logging_level("debug")
                 await client.send_ping()
-        assert len((await client.list_tools()).tools) == 7
+        assert len((await client.list_tools()).tools) == len(TOOL_NAMES)
         assert len((await client.list_prompts()).prompts) == 2
         assert {resource.uri for resource in (await client.list_resources()).resources} == {"corpus://stats", "corpus://load-report"}
         assert len((await client.list_resource_templates()).resource_templates) == 2
@@ -287,7 +287,7 @@ async def test_a_first_load_that_fails_answers_a_waiting_call_at_once_and_the_se
         with anyio.fail_after(5), pytest.raises(MCPError) as refused:
             await client.read_resource("corpus://stats")
         assert refused.value.code == INTERNAL_ERROR and refused.value.message == text
-        assert len((await client.list_tools()).tools) == 7  # still serving
+        assert len((await client.list_tools()).tools) == len(TOOL_NAMES)  # still serving
         health = live.health()
         assert health["status"] == "failed" and health["papers"] == 0
         assert str(tmp_path) not in text and str(tmp_path) not in str(health["load_error"])  # no server path

@@ -14,7 +14,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, THIS_CHECKOUT, make_record, make_sample, sha_for, write_records
+from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, THIS_CHECKOUT, TOOL_NAMES, make_record, make_sample, sha_for, write_records
 from papercode.settings import bundled_records_dir
 from tool_answers import flat_samples
 
@@ -63,7 +63,7 @@ async def test_stdio_serves_the_records_given_by_flag_with_exact_counts(tmp_path
     assert stats.structured_content is not None
     assert (stats.structured_content["papers"], stats.structured_content["samples"]) == (3, 37)
     assert missing.is_error is True and missing.content[0].text.startswith("not_found: no paper with arXiv id 9999.99999")
-    assert len(tools) == 7
+    assert len(tools) == len(TOOL_NAMES)
 
 
 async def test_the_repositorys_mcp_json_launches_a_working_server(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp.types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, JSONRPCNotification, jsonrpc_message_adapter
 
+from conftest import TOOL_NAMES
 from papercode.edge.codes import LOADING
 from papercode.edge.compat import stdio_lines, stdio_wire
 
@@ -155,7 +156,7 @@ def test_every_malformed_line_gets_the_error_it_deserves_and_the_next_request_it
                     assert answer["id"] == ident and answer["error"]["code"] == code, (line, answer)
                     assert answer["jsonrpc"] == "2.0" and answer["error"]["message"]
                 following = raw.answer()
-                assert following["id"] == good["id"] and len(following["result"]["tools"]) == 7, (line, following)
+                assert following["id"] == good["id"] and len(following["result"]["tools"]) == len(TOOL_NAMES), (line, following)
         raw.process.stdin.close()  # type: ignore[union-attr]
         code, stderr = raw.stopped()
     assert code == 0 and "Traceback" not in stderr
@@ -256,7 +257,7 @@ def test_what_the_wire_lets_through_unjudged_the_sdk_accepts(message: Any, ascii
 def test_a_signal_stops_it_quietly_with_exit_status_0_though_stdin_stays_open(tmp_path: Path, signum: int) -> None:
     with serving(tmp_path) as raw:
         raw.handshake()
-        assert len(raw.request("tools/list")["result"]["tools"]) == 7
+        assert len(raw.request("tools/list")["result"]["tools"]) == len(TOOL_NAMES)
         raw.process.send_signal(signum)
         code, stderr = raw.stopped()
     assert code == 0
@@ -342,7 +343,7 @@ def test_while_loading_protocol_requests_answer_and_a_resource_says_loading(tmp_
         raw.handshake()
         assert raw.request("logging/setLevel", {"level": "debug"})["result"] == {}
         assert raw.request("ping")["result"] == {}
-        assert len(raw.request("tools/list")["result"]["tools"]) == 7
+        assert len(raw.request("tools/list")["result"]["tools"]) == len(TOOL_NAMES)
         refused = raw.request("resources/read", {"uri": "corpus://stats"})["error"]
         assert refused["code"] == LOADING and refused["message"].startswith("loading: ")
         release.touch()

@@ -1,4 +1,4 @@
-"""The seven tools' answers straight from `papercode.answers.queries` (get_code's through the edge's
+"""The tools' answers straight from `papercode.answers` (`queries`, `leaderboards`; get_code's through the edge's
 `obtain_code_answer`, which obtains the code), asked with the tools' own names and arguments: what the queries-layer
 tests assert on, and what the MCP round trip compares the wire with. `flat_samples` reads a grouped answer's samples
 one by one, as the model is told to.
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from papercode.answers import queries
+from papercode.answers import leaderboards, models, queries
 from papercode.answers.models import CodeAnswer
 from papercode.core.errors import QueryError
 from papercode.corpus.stages import Corpus
@@ -98,6 +98,10 @@ def ask(corpus: Corpus, tool: str, **arguments: Any) -> BaseModel:
         return queries.papers_for_repo(corpus, **arguments)
     if tool == "corpus_stats":
         return queries.corpus_stats(corpus, **arguments)
+    if tool == "get_leaderboard":
+        return models.Leaderboard.model_validate(leaderboards.leaderboard_shown(corpus, **arguments))
+    if tool == "describe":
+        return models.Description.model_validate(leaderboards.describe_shown(corpus, **arguments))
     raise AssertionError(f"no such tool here: {tool}")
 
 

@@ -137,6 +137,15 @@ class CodeLink(Answer):
     licence: str | None = None
 
 
+class PaperResult(Answer):
+    task: str
+    dataset: str
+    model: str | None = None
+    values: dict[str, str]
+    rank: int | None = Field(default=None, description="By the board's first metric")
+    of: int
+
+
 def _one_or_list(one: str, many: str) -> ConfigDict:
     """The schema of an answer to one item or to a list of them: it has `one` (one item), `many` (a list: its
     entries are answers of this same shape) or `error` (an entry of the list that found nothing)."""
@@ -175,6 +184,8 @@ class PaperAnswer(Answer):
     more_code_links: int | None = None
     samples: SampleCounts | None = Field(default=None, description="Absent: none")
     claim: str | None = Field(default=None, description="What the statuses mean")
+    results: list[PaperResult] | None = Field(default=None, description="On leaderboards")
+    more_results: int | None = None
     snapshot: str | None = None
     read_at: str | None = None
     papers: list[PaperAnswer] | None = Field(default=None, description="Each id's paper in brief, in order")
@@ -273,3 +284,81 @@ class CorpusStats(Answer):
     load: LoadSummary
     ready: str | None = None  # what is not ready yet; absent once everything is
     attribution: str = ATTRIBUTION
+
+
+# -- leaderboards (get_leaderboard, describe, get_paper's results) ------------------------------
+
+
+class ResultPaper(PaperRef):
+    date: str | None = None
+
+
+class RowCode(Answer):
+    repo: str
+    official: bool
+    more: int | None = Field(default=None, description="Other repositories")
+
+
+class RowHarvest(Answer):
+    samples: int
+    best_status: str
+
+
+class BoardRow(Answer):
+    rank: int | None = Field(default=None, description="Absent: no number")
+    model: str | None = None
+    values: list[str] = Field(description='As typed, in the order of metrics; "": not reported')
+    paper: ResultPaper | None = None
+    extra_data: bool | None = None
+    code: RowCode | None = None
+    harvest: RowHarvest | None = Field(default=None, description="The paper's harvested samples")
+
+
+class BoardSummary(Answer):
+    dataset: str
+    metrics: list[str]
+    rows: int
+    best: str | None = Field(default=None, description="By the first metric: value, model (paper)")
+
+
+class Leaderboard(Answer):
+    task: str
+    dataset: str | None = None
+    metric: str | None = None
+    direction: str | None = None
+    order: Literal["desc", "asc"] | None = None
+    metrics: list[str] | None = None
+    other_metrics: list[str] | None = Field(default=None, description="Not shown: rank by one with metric")
+    total: int
+    rows: list[BoardRow] | None = None
+    benchmarks: list[BoardSummary] | None = None
+    subtasks: list[str] | None = None
+    next_cursor: str | None = None
+    note: str | None = None
+    attribution: str = ARCHIVE_ATTRIBUTION
+
+
+class BenchmarkRef(Answer):
+    task: str | None = None
+    dataset: str
+    rows: int
+
+
+class Description(Answer):
+    kind: Literal["task", "method", "dataset"]
+    name: str
+    full_name: str | None = None
+    description: str | None = None
+    area: str | None = None
+    parent: str | None = None
+    subtasks: list[str] | None = None
+    benchmarks: list[BenchmarkRef] | None = None
+    more_benchmarks: int | None = None
+    papers: int | None = None
+    year: int | None = None
+    paper: PaperRef | None = None
+    collections: list[str] | None = None
+    modalities: list[str] | None = None
+    tasks: list[str] | None = None
+    homepage: str | None = None
+    attribution: str = ARCHIVE_ATTRIBUTION

@@ -25,7 +25,7 @@ from papercode.index.paper_index import PaperIndex, PaperRow, SampleRow, task_ke
 from papercode.index.search import Ranking, SearchFilters, best_status, paper_texts
 from papercode.verified.materialize import SampleOutcome
 
-from . import models, prompts
+from . import leaderboards, models, prompts
 
 MAX_LIMIT = 100
 MAX_ID_CHARS = 300
@@ -432,6 +432,7 @@ def paper_detail_shown(corpus: Corpus, paper_id: str) -> dict[str, Any]:
     details = paper.details()
     abstract = full_text(corpus).abstract(paper.ordinal)
     truncated = abstract is not None and len(abstract) > ABSTRACT_CHARS
+    results, more_results = leaderboards.paper_results(corpus, paper)
     return shown(
         **_paper_ref(paper),
         query=query,
@@ -450,6 +451,8 @@ def paper_detail_shown(corpus: Corpus, paper_id: str) -> dict[str, Any]:
         more_code_links=_rest(len(details.code_links), CODE_LINKS_SHOWN),
         samples=sample_counts(corpus, paper),
         claim=paper.claim,
+        results=results,
+        more_results=more_results,
         snapshot=paper.snapshot,
         read_at=paper.read_at,
         attribution=attribution(corpus, paper),

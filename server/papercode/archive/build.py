@@ -27,8 +27,10 @@ from papercode.core.ids import parse_slug
 from papercode.core.records import MAX_LIST_ENTRIES
 from papercode.index.archive_layer import FORMAT, FORMAT_VERSION, MANIFEST, current_build
 from papercode.index.columns import LinkRow, link_row
+from papercode.index.mapped import FileFacts
 
 from . import store
+from .boards import BoardsBuilder, BoardsSummary
 from .builds import NewBuild
 from .manifest import check_snapshot, commit_dates, papercode_manifest
 from .progress import BuildProgress
@@ -54,7 +56,7 @@ from .rows import (
     within_caps,
 )
 from .serving import ServingWriter, Written
-from .sources import NOT_AN_OBJECT, BadInput, Batch, SourceFile, classify, find_sources, json_batches, parquet_batches
+from .sources import CATALOGUE_TABLES, NOT_AN_OBJECT, BadInput, Batch, SourceFile, classify, find_sources, json_batches, parquet_batches
 
 BASIS_GIVEN: Final = "given with --snapshot"
 BASIS_COMMIT: Final = "the dataset commit's date"
@@ -96,6 +98,7 @@ class BuildSummary:
     warnings: Tally = field(default_factory=Tally)
     build_id: str = ""
     written: Written | None = None
+    boards: BoardsSummary | None = None  # the leaderboards, tasks, methods and datasets, when their tables were given
     built_at: str = ""
     seconds: float = 0.0
 
@@ -127,6 +130,7 @@ class BuildSummary:
                 "rejected": self.rejected.total(),
                 "warnings": self.warnings.total(),
                 "bytes": self.bytes_written,
+                **({"boards": self.boards.as_json()} if self.boards is not None else {}),
             },
             "rejected": self.rejected.as_json(),
             "warnings": self.warnings.as_json(),
@@ -183,17 +187,23 @@ def build_archive(
     day_of_data, basis = (snapshot, BASIS_GIVEN) if snapshot else _snapshot_of(files)
     summary = BuildSummary(Path(os.path.abspath(out)), day_of_data, basis, files)
     ordered = [f for f in files if f.table == "links"] + [f for f in files if f.table == "papers"]
+    catalogues = [f for f in files if f.table in CATALOGUE_TABLES]
     progress = progress if progress is not None else BuildProgress(sum(f.size for f in files))
     new = NewBuild(out)
     with new as directory:
-        writer = ServingWriter(directory)
+        writer = ServingWriter(directory, results=bool(catalogues))
         builder = _Builder(summary, writer, progress)
         try:
             hold("archive-reading")
             builder.run(ordered)
             if not summary.papers:
                 raise EmptyArchive(summary)
-            summary.written = writer.finish(progress.stage)
+
+            def boards() -> Mapping[str, FileFacts]:
+                summary.boards = _boards(catalogues, directory, writer, summary, progress, sum(f.size for f in ordered))
+                return summary.boards.files
+
+            summary.written = writer.finish(progress.stage, meanwhile=boards if catalogues else None)
             hold("archive-indexed")
         except BaseException:
             writer.discard()  # the directory goes with the build; the error is what matters
@@ -208,6 +218,24 @@ def build_archive(
         new.commit()
     store.remove_format_1(out)
     return summary
+
+
+def _boards(
+    sources: list[SourceFile], directory: Path, writer: ServingWriter, summary: BuildSummary, progress: BuildProgress, done: float
+) -> BoardsSummary:
+    """The catalogue tables, read once the papers are (their results join those papers), written into the build
+    while the search index commits (`ServingWriter.finish`'s `meanwhile`)."""
+    boards = BoardsBuilder(writer.paper_keys(), writer.papers, summary.rejected, summary.warnings)
+    for source in sources:
+
+        def show(share: float, source: SourceFile = source, before: float = done) -> None:
+            progress.update(before + share * source.size, source.path.name, summary.papers, summary.link_rows)
+
+        show(0.0)
+        boards.read(source, show)
+        done += source.size
+    progress.stage("indexing the leaderboards while the search index commits")
+    return boards.write(directory)
 
 
 def _reject_sources_inside(files: list[SourceFile], out: Path) -> None:

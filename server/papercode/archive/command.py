@@ -29,13 +29,15 @@ def add_parser(subparsers: Any) -> dict[str, argparse.ArgumentParser]:
         help="build the archive from local files",
         description="Build Code-with-Papers records from the Papers-with-Code archive: the Hugging Face mirror's parquet files "
         "(<dataset>/data/train-*.parquet, or copies made through pandas) or the original JSON dumps (.json, .json.gz), in any mix. "
-        "Each file's table is told by its columns.",
+        "Each file's table is told by its columns: papers-with-abstracts and links-between-papers-and-code, and optionally "
+        "evaluation-tables, methods and datasets (the leaderboards get_leaderboard and describe answer from).",
     )
     build.add_argument("sources", nargs="+", type=Path, metavar="SOURCE", help="a file or a directory of files (searched recursively)")
     fetch = actions.add_parser(
         "fetch",
         help="download the archive from the Hugging Face Hub (pwc-archive), then build it",
-        description="Download pwc-archive/papers-with-abstracts and pwc-archive/links-between-paper-and-code into the Hugging Face "
+        description="Download pwc-archive/papers-with-abstracts and pwc-archive/links-between-paper-and-code (and the leaderboards: "
+        "pwc-archive/evaluation-tables, methods and datasets) into the Hugging Face "
         "cache ($HF_HOME/hub; HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE apply), then build. Offline, it builds from the cache.",
     )
     for command in (build, fetch):
@@ -89,6 +91,8 @@ def run(args: argparse.Namespace, stall_timeout: float) -> int:
                 sys.stderr.write(
                     f"papercode: {fetched.offline_reason}; building from the cached download in {fetched.cache_dir} ({commits})\n"
                 )
+            for skipped in fetched.skipped:
+                sys.stderr.write(f"papercode: {skipped}; building without it\n")
             sources: list[Path] = [item.folder for item in fetched.datasets]
             commit_dates = fetched.commit_dates
         else:
@@ -153,6 +157,13 @@ def print_summary(summary: Any, given: Path) -> None:
         f"{summary.papers_from_links:,} named only by links)\n"
     )
     out(f"code links: {summary.code_links:,} written (from {summary.link_rows:,} links rows)\n")
+    boards = summary.boards
+    if boards is not None:
+        joined = ", ".join(f"{count:,} by {how}" for how, count in sorted(boards.joined_by.items())) or "none"
+        out(
+            f"leaderboards: {boards.tasks:,} tasks, {boards.benchmarks:,} benchmarks, {boards.results:,} results "
+            f"(joined to papers: {joined}; {boards.unjoined:,} to none), {boards.methods:,} methods, {boards.datasets:,} datasets\n"
+        )
     for title, tally in (("rejected", summary.rejected), ("warnings", summary.warnings)):
         out(f"{title}: {tally.total():,}\n")
         for reason, count in sorted(tally.counts.items()):

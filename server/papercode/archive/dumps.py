@@ -296,3 +296,56 @@ def deepest(data: bytes | bytearray, end: int | None = None) -> tuple[int, int]:
         elif char in b"]}":
             depth -= 1
     return most, where
+
+
+# As `_TOKEN`, with the colon after a key: `cut_deep` must know which key holds an array.
+_KEYED_TOKEN = re.compile(rb'"(?:[^"\\]++|\\.)*+"|[][{},:]', re.DOTALL)
+
+
+def cut_deep(
+    data: bytes | bytearray | memoryview, most: int, entries: bytes = b"subtasks", *, top_entries: bool = False
+) -> tuple[bytes, int]:
+    """`data` (JSON) with every array or object nested more than `most` levels deep replaced by `null`, so that a parser
+    that gives up at a thousand levels reads the rest; and how many objects the cut parts held as elements of an array
+    under the key `entries` (of the top array itself with `top_entries`): what was cut, counted. One pass, no recursion:
+    a file nested a million levels deep costs its length."""
+    key = entries.join((b'"', b'"'))
+    view = bytes(data)
+    out: list[bytes] = []
+    stack: list[bool] = []  # for each open array or object: whether it is an array of entries
+    string_start = string_end = held_by = -1  # the last string's bounds; where the key that holds the next value starts
+    last = cut_from = cut_depth = 0
+    cut = 0
+    for token in _KEYED_TOKEN.finditer(view):
+        char = view[token.start()]
+        if char == 0x22:  # a string: a key when a colon follows
+            string_start, string_end = token.start(), token.end()
+            continue
+        if char == 0x3A:
+            held_by = string_start if string_end >= 0 else -1
+            string_end = -1
+            continue
+        string_end = -1
+        if char in b"[{":
+            entry = char == 0x7B and bool(stack) and stack[-1]
+            holder = view[held_by : held_by + len(key)] if held_by >= 0 else b""
+            stack.append(char == 0x5B and (holder == key or (top_entries and not stack)))
+            held_by = -1
+            if cut_depth:
+                cut += entry
+            elif len(stack) > most:
+                cut_from, cut_depth = token.start(), len(stack)
+                cut += entry
+        elif char in b"]}":
+            if cut_depth and len(stack) == cut_depth:
+                out += (view[last:cut_from], b"null")
+                last, cut_depth = token.end(), 0
+            if stack:
+                stack.pop()
+        else:  # a comma
+            held_by = -1
+    if cut_depth:  # cut short inside a cut part: what was read of it goes, the parser finds the end
+        out.append(view[last:cut_from])
+        last = len(view)
+    out.append(view[last:])
+    return b"".join(out), cut

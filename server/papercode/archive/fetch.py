@@ -1,4 +1,4 @@
-"""`papercode archive fetch`: the archive's two datasets from the Hugging Face Hub, through huggingface_hub.
+"""`papercode archive fetch`: the archive's datasets from the Hugging Face Hub, through huggingface_hub.
 
 Downloads go to huggingface_hub's own cache (`$HF_HOME/hub`, or `HF_HUB_CACHE`), shared with other tools. `HF_ENDPOINT`,
 `HF_HOME` and `HF_HUB_OFFLINE` are honoured; the library reads them when it is imported, which happens here, on first
@@ -41,7 +41,10 @@ import httpx2
 from .manifest import COMMIT, check_snapshot
 from .sources import MissingDependency
 
-DATASETS: Final = ("pwc-archive/papers-with-abstracts", "pwc-archive/links-between-paper-and-code")
+# The leaderboards, methods and datasets: the archive builds and serves without them, so a Hub (or a cache) that
+# lacks one is said in a line, and the rest is built.
+CATALOGUES: Final = ("pwc-archive/evaluation-tables", "pwc-archive/methods", "pwc-archive/datasets")
+DATASETS: Final = ("pwc-archive/papers-with-abstracts", "pwc-archive/links-between-paper-and-code", *CATALOGUES)
 PATTERNS: Final = ["data/*.parquet"]
 INFO_TIMEOUT: Final = 30.0
 STALL_BYTES: Final = 64 * 1024
@@ -66,6 +69,7 @@ class FetchResult:
     cache_dir: str
     endpoint: str
     offline_reason: str | None = None  # set when the cache was used because the Hub could not be asked
+    skipped: tuple[str, ...] = ()  # the `CATALOGUES` neither the Hub nor the cache had, each said in a line
 
     @property
     def commit_dates(self) -> dict[str, str]:
@@ -100,12 +104,16 @@ def fetch_datasets(
     watch = _Watch(stall_timeout)
     _watch_the_client(watch)
     asked: dict[str, tuple[str, Any]] = {}  # dataset -> (its checked commit, the Hub's answer), all asked first
+    skipped: list[str] = []
     for dataset in datasets:
         if offline is not None:
             break
         try:
             info = HfApi(endpoint=endpoint).dataset_info(dataset, revision="main", timeout=INFO_TIMEOUT)
         except (RepositoryNotFoundError, RevisionNotFoundError) as exc:
+            if dataset in CATALOGUES:
+                skipped.append(f"{dataset} was not found on {endpoint} ({type(exc).__name__})")
+                continue
             raise FetchError(f"{dataset} was not found on {endpoint} ({type(exc).__name__}). Next: check HF_ENDPOINT") from None
         except Exception as exc:  # unreachable, refused, a proxy, a 5xx: anything else means "use the cache"
             offline = f"cannot reach {endpoint} ({_short(exc)})"
@@ -113,6 +121,8 @@ def fetch_datasets(
         asked[dataset] = (_checked_commit(info.sha, f"{endpoint} answered the commit of {dataset} as"), info)
     fetched: list[Fetched] = []
     for dataset in datasets:
+        if offline is None and dataset not in asked:  # a catalogue the Hub does not have
+            continue
         if dataset in asked:
             commit, info = asked[dataset]
             fetched.append(
@@ -120,6 +130,9 @@ def fetch_datasets(
             )
             continue
         cached = _cached_commit(cache, dataset)
+        if cached is None and dataset in CATALOGUES:
+            skipped.append(f"{dataset} is not in the download cache {cache}")
+            continue
         try:
             if cached is None:
                 raise LocalEntryNotFoundError(f"no refs/main for {dataset}")
@@ -131,7 +144,7 @@ def fetch_datasets(
                 f"Next: {step}, or build from files you have: papercode archive build FILE..."
             ) from None
         fetched.append(Fetched(dataset, _inside_the_cache(folder, cache, dataset, cached), cached, None))
-    return FetchResult(fetched, str(cache), endpoint, offline)
+    return FetchResult(fetched, str(cache), endpoint, offline, tuple(skipped))
 
 
 def _download(dataset: str, commit: str, cache: Path, endpoint: str, watch: _Watch, announce: Callable[[str], None] | None) -> Path:

@@ -17,6 +17,7 @@ from typing import Any, Final, cast
 
 from papercode.core.ids import GITHUB_URL, REPO_NAME_PATTERN, canonical_arxiv_id, repo_key
 from papercode.core.limits import Limits
+from papercode.core.names import name_slug
 from papercode.core.records import MAX_LIST_ENTRIES, MAX_NAME_CHARS, MAX_URL_CHARS, MAX_WORD_CHARS
 
 LICENCE: Final = "CC BY-SA 4.0"
@@ -26,17 +27,11 @@ LICENCE_URL: Final = "https://creativecommons.org/licenses/by-sa/4.0/legalcode"
 MAX_TEXT_CHARS: Final = Limits().max_string_chars
 MAX_LINE_BYTES: Final = Limits().max_line_bytes
 
-_NON_SLUG = re.compile(r"[^a-z0-9]+")
 _NEW_STYLE_ARXIV = re.compile(r"\d{4}\.\d{4,5}").fullmatch  # the common case, checked before the full parser
 _BARE_REPO = re.compile(REPO_NAME_PATTERN).fullmatch
 _EXAMPLE_CHARS = 200
 
 Json = dict[str, Any]
-
-
-def name_slug(name: str) -> str:
-    """A task's or method's slug: lower case, each run of other characters one `-` (`Multi-Head Attention` -> `multi-head-attention`)."""
-    return _NON_SLUG.sub("-", name.lower()).strip("-")
 
 
 def paper_url_problem(paper_url: object) -> str:

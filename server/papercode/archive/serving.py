@@ -11,14 +11,18 @@ A paper's values are those a server would have made of the same record (`index.c
 
 from __future__ import annotations
 
+import threading
 from array import array
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, Final
 
 import orjson
 
+from papercode.core.names import title_key
 from papercode.index.archive_layer import ARCHIVE_BASE, BLOB_COLUMN, COLUMNS, INT_COLUMNS, KEY_COLUMNS, REPO_COLUMNS, SEARCH
 from papercode.index.columns import LinkRow, details_blob, ordered_links
 from papercode.index.mapped import ColumnWriter, FileFacts, PackedWriter, file_facts
@@ -34,8 +38,27 @@ _FLUSH_EVERY: Final = 4096  # papers whose packed values wait in memory before t
 Json = dict[str, Any]
 
 
+_FIRST = itemgetter(0)
+
+
 def _year(date: str | None) -> int:
     return int(date[:4]) if date and len(date) >= 4 and date[:4].isdigit() else -1
+
+
+AMBIGUOUS: Final = -1  # a title key several papers share: `PaperKeys.by_title` names none of them
+
+
+@dataclass(frozen=True, slots=True)
+class PaperKeys:
+    """What tables read after the papers join against: each paper's archive ordinal by arXiv id, by (lower-case) slug,
+    and by title (`core.names.title_key`; `AMBIGUOUS` where several papers share it), how many papers name each task
+    (by its slug, as the papers' own `tasks` give it), and which papers have code."""
+
+    by_arxiv: Mapping[str, int]
+    by_slug: Mapping[str, int]
+    by_title: Mapping[str, int]
+    task_papers: Mapping[str, int]
+    repo_papers: Sequence[int]  # the paper of each code link that names a repository
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +74,8 @@ class Written:
 class ServingWriter:
     """One archive build, written into `build` (a new directory) as papers are added."""
 
-    def __init__(self, build: Path, *, heap: int = INDEX_HEAP, threads: int = INDEX_THREADS) -> None:
+    def __init__(self, build: Path, *, heap: int = INDEX_HEAP, threads: int = INDEX_THREADS, results: bool = False) -> None:
+        """`results`: tables of results follow the papers (`paper_keys`), so their titles and tasks are kept too."""
         self._build = build
         self._columns = ColumnWriter(build / COLUMNS)
         strings = self._columns.strings
@@ -68,6 +92,9 @@ class ServingWriter:
         self._repo_paper, self._repo_number = array("i"), array("i")
         self._repo_official = bytearray()
         self._search = IndexWriting(build / SEARCH, threads=threads, heap=heap, base=ARCHIVE_BASE)
+        self._results = results
+        self._by_title: dict[str, int] = {}
+        self._task_papers: Counter[str] = Counter()
         self.papers = 0
 
     def add(self, *, slug: str, arxiv_id: str | None, record: Json, links: list[LinkRow]) -> None:
@@ -102,6 +129,15 @@ class ServingWriter:
         if arxiv_id:
             self._by_arxiv[arxiv_id] = a
         self._by_slug[slug] = a
+        if self._results:
+            by_title, title_of = self._by_title, title_key(title)
+            by_title[title_of] = AMBIGUOUS if title_of in by_title else a
+            counts = self._task_papers
+            if len(tasks) == 1 or (len(tasks) == 2 and tasks[0][0] != tasks[1][0]):
+                for slug, _ in tasks:
+                    counts[slug] += 1
+            elif tasks:
+                counts.update(set(map(_FIRST, tasks)))  # a paper counts once for a slug it names twice
         for link in links:
             repo = link[0]
             if repo is not None:
@@ -132,9 +168,17 @@ class ServingWriter:
             for column in self._packed:
                 column.flush()
 
-    def finish(self, stage: Callable[[str], None] = lambda what: None) -> Written:
+    def paper_keys(self) -> PaperKeys:
+        """The papers added so far, keyed for the tables read after them (titles and tasks only with `results`)."""
+        return PaperKeys(self._by_arxiv, self._by_slug, self._by_title, self._task_papers, self._repo_paper)
+
+    def finish(
+        self, stage: Callable[[str], None] = lambda what: None, meanwhile: Callable[[], Mapping[str, FileFacts]] | None = None
+    ) -> Written:
         """Write what needs every paper, commit the search index, sync everything: the build is complete. `stage` is
-        told of each step (they take seconds at the real archive's size)."""
+        told of each step (they take seconds at the real archive's size). `meanwhile` (the tables read after the
+        papers, which join them) runs while the search index commits, on tantivy's threads without the GIL; the files
+        it returns (relative path -> facts) are listed with the rest."""
         columns = self._columns
         stage("writing the keys and the repositories' papers")
         for name in INT_COLUMNS:
@@ -146,12 +190,39 @@ class ServingWriter:
         self._write_repositories()
         self._keys = []
         stage("indexing the last papers and committing the search index")
-        self._search.finish()
+        more: Mapping[str, FileFacts] = {}
+        if meanwhile is not None:
+            more = self._commit_beside(meanwhile)
+        else:
+            self._search.finish()
         stage("checksumming and syncing the files")
         files = {f"{COLUMNS}/{name}": facts for name, facts in columns.close().items()}
         search = self._build / SEARCH
         files.update({f"{SEARCH}/{path.name}": file_facts(path) for path in sorted(search.iterdir()) if path.name not in LOCK_FILES})
+        files.update(more)
+        self._by_title, self._task_papers = {}, Counter()
         return Written(files, segment_count(search), self.papers)
+
+    def _commit_beside(self, meanwhile: Callable[[], Mapping[str, FileFacts]]) -> Mapping[str, FileFacts]:
+        """`meanwhile()` while the search index commits in a thread of its own; its files. The commit is always
+        waited for, whatever `meanwhile` raises, so that nothing discards the index while it is written."""
+        failed: list[BaseException] = []
+
+        def commit() -> None:
+            try:
+                self._search.finish()
+            except BaseException as exc:  # raised in the caller's thread, below
+                failed.append(exc)
+
+        thread = threading.Thread(target=commit, name="papercode-search-commit", daemon=True)
+        thread.start()
+        try:
+            added = meanwhile()
+        finally:
+            thread.join()
+        if failed:
+            raise failed[0]
+        return added
 
     def _write_repositories(self) -> None:
         """Each repository's papers, official first, then by paper key; the names sorted (`ArchiveLayer.papers_for_repo`)."""

@@ -38,13 +38,16 @@ from .dumps import (
     Expansion,
     array_pieces,
     check_expansion,
+    cut_deep,
     deepest,
     gunzipped_chunks,
     plain_chunks,
 )
 from .rows import LICENCE, Json, Vocabulary
 
-Table = Literal["papers", "links"]
+Table = Literal["papers", "links", "evaluations", "methods", "datasets"]
+# The tables of results and the catalogues beside them (`archive.catalogues` reads them), read after the papers.
+CATALOGUE_TABLES: Final = ("evaluations", "methods", "datasets")
 Form = Literal["parquet", "json", "json.gz"]
 
 PAPER_COLUMNS: Final = (
@@ -77,6 +80,19 @@ LINK_REQUIRED: Final = ("paper_url", "repo_url")
 # A column only one table has: how a file is told apart (links first: its rows carry `paper_title`, not `title`).
 _LINK_MARKS: Final = frozenset({"repo_url", "is_official", "mentioned_in_paper", "mentioned_in_github", "paper_title"})
 _PAPER_MARKS: Final = frozenset({"title", "abstract", "short_abstract", "authors", "arxiv_id", "tasks", "methods", "url_abs", "url_pdf"})
+# The catalogue tables, told apart by columns only they have (checked before the papers': a datasets table has `tasks`).
+_CATALOGUE_MARKS: Final[tuple[tuple[Table, frozenset[str], tuple[str, ...]], ...]] = (
+    ("evaluations", frozenset({"subtasks", "source_link", "synonyms", "categories"}), ("task", "datasets")),
+    ("methods", frozenset({"collections", "introduced_year", "code_snippet_url"}), ("name",)),
+    ("datasets", frozenset({"modalities", "homepage", "variants", "languages", "data_loaders"}), ("name",)),
+)
+_KINDS: Final[dict[Table, str]] = {
+    "papers": "papers-with-abstracts",
+    "links": "links-between-papers-and-code",
+    "evaluations": "evaluation-tables",
+    "methods": "methods",
+    "datasets": "datasets",
+}
 
 SUFFIXES: Final = (".parquet", ".json", ".json.gz")
 INSTALL_HINT: Final = "pip install 'papercode[archive]'"
@@ -90,6 +106,7 @@ _PEEK_FIRST, _PEEK_MOST = 1 << 16, 1 << 28
 _HUB_COMMIT = re.compile(r"[0-9a-f]{40}")
 _BOM = b"\xef\xbb\xbf"
 
+CUT_DEPTH: Final = 200  # a catalogue table's JSON nested deeper than this is cut before it is decoded (parsers stop near 1,000)
 # A JSON dump's row that is not an object: its tuple carries this as `paper_url`, so the build can say so.
 NOT_AN_OBJECT: Final = object()
 
@@ -272,16 +289,19 @@ def _table_of(path: Path, columns: tuple[str, ...], hollow: frozenset[str] = fro
     `hollow` (typed null: it holds nothing in any row), or a column the build reads given twice (which one is meant
     cannot be told; a repeated column the build ignores is ignored)."""
     names = set(columns)
+    catalogue = next(((table, required) for table, marks, required in _CATALOGUE_MARKS if names & marks), None)
     if names & _LINK_MARKS:
         table: Table = "links"
         required: tuple[str, ...] = LINK_REQUIRED
         read: tuple[str, ...] = LINK_COLUMNS
+    elif catalogue is not None:
+        (table, required), read = catalogue, catalogue[1]
     elif names & _PAPER_MARKS:
         table, required, read = "papers", PAPER_REQUIRED, PAPER_COLUMNS
     else:
         shown = ", ".join(columns[:12]) + (", …" if len(columns) > 12 else "")
-        raise BadInput(path, f"neither a papers-with-abstracts nor a links-between-papers-and-code table (columns: {shown or 'none'})")
-    kind = "papers-with-abstracts" if table == "papers" else "links-between-papers-and-code"
+        raise BadInput(path, f"not one of the archive's tables: {', '.join(_KINDS.values())} (columns: {shown or 'none'})")
+    kind = _KINDS[table]
     missing = [name for name in required if name not in names]
     if missing:
         raise BadInput(path, f"looks like a {kind} table but has no {' or '.join(repr(m) for m in missing)} column")
@@ -345,11 +365,15 @@ def _json_columns(path: Path, gzipped: bool) -> tuple[str, ...]:
         if body.startswith("]"):
             raise BadInput(path, "an empty JSON array: no rows, so neither table")
         try:
-            first, _ = json.JSONDecoder(object_pairs_hook=_Pairs).raw_decode(body)
-        except RecursionError:
-            depth, at = deepest(prefix)  # the array's own level included
-            more = "" if whole else " or more"
-            raise BadInput(path, f"its first row is nested too deep to read: {depth - 1:,} levels{more} at byte {at:,}") from None
+            try:
+                first, _ = json.JSONDecoder(object_pairs_hook=_Pairs).raw_decode(body)
+            except RecursionError:
+                # A catalogue table's row may nest past the parser (its subtasks): its reader cuts what is too deep.
+                first = _cut_deep_row(body)
+                if not _catalogue(tuple(key for key, _ in first)):
+                    depth, at = deepest(prefix)  # the array's own level included
+                    more = "" if whole else " or more"
+                    raise BadInput(path, f"its first row is nested too deep to read: {depth - 1:,} levels{more} at byte {at:,}") from None
         except json.JSONDecodeError as exc:
             if whole:
                 raise BadInput(path, f"not valid JSON: {exc}") from None
@@ -360,6 +384,18 @@ def _json_columns(path: Path, gzipped: bool) -> tuple[str, ...]:
         if type(first) is not _Pairs:
             raise BadInput(path, "not a JSON array of row objects")
         return tuple(key for key, _ in first)
+
+
+def _cut_deep_row(body: str) -> Any:
+    """The first row of a dump's start (`body`), decoded with what is nested past `CUT_DEPTH` cut (`dumps.cut_deep`)."""
+    data, _ = cut_deep(body.encode("utf-8", "surrogatepass"), CUT_DEPTH)
+    first, _ = json.JSONDecoder(object_pairs_hook=_Pairs).raw_decode(data.decode("utf-8", "surrogatepass"))
+    return first if type(first) is _Pairs else _Pairs()
+
+
+def _catalogue(columns: tuple[str, ...]) -> bool:
+    names = set(columns)
+    return not names & _LINK_MARKS and any(names & marks for _, marks, _ in _CATALOGUE_MARKS)
 
 
 def _gzip_problem(exc: BaseException) -> str:

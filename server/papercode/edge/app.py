@@ -33,6 +33,7 @@ INSTRUCTIONS = (
     "with their repositories and function-level code samples, each with an execution status "
     f"({STATUS_ORDER_TEXT}) and a licence. Usual path: "
     "search_papers -> get_harvested_code_for_paper (official repos and working code first) -> get_code. "
+    "From a problem: get_leaderboard(task, dataset, has_code=true): best results with code. "
     "Samples with inline_ok false are pointer-only: link to them, never reproduce their code. "
     "Data is CC BY-SA 4.0: attribute it."
 )

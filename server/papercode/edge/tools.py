@@ -1,5 +1,5 @@
-"""The seven tools: typed methods over `queries`, each turning one answer into compact JSON (text) plus
-structured content. The three keyed tools get theirs from `queries` already as shown (JSON-ready dicts,
+"""The tools: typed methods over `queries` and `leaderboards`, each turning one answer into compact JSON (text) plus
+structured content. The keyed tools and the leaderboard tools get theirs already as shown (JSON-ready dicts,
 `queries.shown`), so `reply` only serialises them; the others' answer models are dumped here.
 
 Where a tool runs follows what it costs. Lookups in the in-memory index take microseconds (well under a
@@ -10,11 +10,12 @@ hashes the code store holds in memory, `CodeStore.holds`, once its start-up scan
 check per showable sample, so the call runs in a worker thread), get_paper (its abstract is a slice of the abstracts file kept beside the
 full-text index, a memory map: a few microseconds),
 find_papers_for_repo, corpus_stats (unless the code store has bad files to look at again: then in a worker thread), and
-the first page of list_samples_by_status. What can take longer runs in a
+the first page of list_samples_by_status, describe and an unfiltered get_leaderboard (a page of a board's stored
+order, mapped). What can take longer runs in a
 worker thread: search_papers (a plain function, which the SDK runs in one), a later page of list_samples_by_status
 (filtered by language or licence, skipping to its offset walks every listing rank before it: tens of milliseconds
-deep into a large corpus), get_paper for a list of ids, and get_code's store reads and downloads (for a list of
-hashes, side by side).
+deep into a large corpus), get_paper for a list of ids, get_leaderboard with has_code or status (it looks at the whole
+board), and get_code's store reads and downloads (for a list of hashes, side by side).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, BeforeValidator, Field
 
-from papercode.answers import models, queries
+from papercode.answers import leaderboards, models, queries
 from papercode.core.ids import arxiv_id_from_number
 from papercode.core.records import REPO_KIND_CHOICES_TEXT, STATUS_CHOICES_TEXT, STATUS_ORDER_TEXT
 from papercode.corpus.stages import Corpus
@@ -143,6 +144,8 @@ class PapercodeTools:
             ToolRegistration(self.find_papers_for_repo, "Papers of a repository", READ_ONLY),
             ToolRegistration(self.get_code, "Verified code", fetching),
             ToolRegistration(self.corpus_stats, "Corpus statistics", READ_ONLY),
+            ToolRegistration(self.get_leaderboard, "Leaderboard", READ_ONLY),
+            ToolRegistration(self.describe, "Task, method or dataset", READ_ONLY),
         ]
 
     def register(self, server: MCPServer) -> None:
@@ -243,3 +246,36 @@ class PapercodeTools:
 
         # With bad files reported, `problems` looks at each again (a stat, a hash if it changed): in a worker thread.
         return reply(await anyio.to_thread.run_sync(stats) if store.has_problems else stats())
+
+    async def get_leaderboard(
+        self,
+        *,
+        task: Annotated[str, Field(description="As written, e.g. semantic segmentation")],
+        dataset: Annotated[str | None, Field(description="Omit to list the task's benchmarks")] = None,
+        metric: Annotated[str | None, Field(description="Default: the benchmark's first")] = None,
+        order: Annotated[str | None, Field(description="asc or desc; default: the metric's direction")] = None,
+        has_code: Annotated[bool | None, Field(description="Only rows with (true) or without (false) code")] = None,
+        status: Annotated[
+            str | None, Field(description="Only rows whose paper has a harvested sample of this status (several: comma-separated)")
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=leaderboards.MAX_ROWS)] = 10,
+        cursor: Cursor = None,
+    ) -> Annotated[CallToolResult, models.Leaderboard]:
+        """Results on a benchmark, best first: metric values, paper, code (official first) and how the paper's harvested
+        code ran. Without dataset: the task's benchmarks. Next: get_harvested_code_for_paper(paper)."""
+
+        def board() -> dict[str, Any]:
+            return leaderboards.leaderboard_shown(self.source(), task, dataset, metric, order, has_code, status, limit, cursor)
+
+        # Unfiltered, a page is read from the board's stored order: microseconds. A filter looks at the whole board.
+        return reply(board() if has_code is None and not status else await anyio.to_thread.run_sync(board))
+
+    async def describe(
+        self,
+        *,
+        kind: Annotated[str, Field(description="task, method or dataset")],
+        name: Annotated[str, Field(description="As written: any case, a slug, a synonym")],
+    ) -> Annotated[CallToolResult, models.Description]:
+        """A task (description, parent, subtasks, benchmarks), method (full name, year, introducing paper) or dataset
+        (modalities, tasks, benchmarks) of the Papers-with-Code archive. Next: get_leaderboard."""
+        return reply(leaderboards.describe_shown(self.source(), kind, name))

@@ -29,6 +29,7 @@ import orjson
 
 from papercode.core.days import is_day
 
+from .boards import BOARDS, Boards
 from .columns import NONE, PaperColumns, StringTable
 from .mapped import ColumnProblem, FileFacts, MappedColumns
 from .packed import SortedKeys
@@ -185,8 +186,11 @@ class ArchiveLayer:
         self._lock = lock
         self._columns: MappedColumns | None = None
         self.abstracts: Abstracts | None = None
+        self.boards: Boards | None = None  # the leaderboards, tasks, methods and datasets: only when the build has them
         try:
             self._columns = MappedColumns(build, {name: facts for name, facts in manifest.files.items() if name.startswith(COLUMNS + "/")})
+            if any(name.startswith(BOARDS + "/") for name in manifest.files):
+                self.boards = Boards(build, manifest.files)
             self._open_columns()
             self.abstracts = Abstracts.open(build / SEARCH / ABSTRACTS)
             if len(self.abstracts) > manifest.papers:
@@ -261,6 +265,8 @@ class ArchiveLayer:
         """Let the build go: its maps (once no column is in use) and the shared lock that kept it from removal."""
         if self._columns is not None:
             self._columns.close()
+        if self.boards is not None:
+            self.boards.close()
         if self._lock is not None:
             with contextlib.suppress(OSError):
                 os.close(self._lock)

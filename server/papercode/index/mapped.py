@@ -5,8 +5,8 @@ each file is memory-mapped, so its pages are the page cache's, shared by every s
 where a query reads them. Nothing here is pickled or decoded at open.
 
 A column is one or three files, named for what they hold:
-- integers: `<name>.<typecode>` (an `array` typecode: `i` int32, `q` int64, `B` uint8), read as a `memoryview` cast
-  to that type (an item is a Python int, no numpy scalar);
+- numbers: `<name>.<typecode>` (an `array` typecode: `i` int32, `q` int64, `B` uint8, `d` float64), read as a
+  `memoryview` cast to that type (an item is a Python int or float, no numpy scalar);
 - strings or bytes, packed as `index.packed` holds them: `<name>.data` (every value, back to back), `<name>.ends.q`
   (where each ends) and `<name>.missing.B` (1 where a value is None), read as `PackedStrings` / `PackedBytes`.
 
@@ -167,8 +167,8 @@ class ColumnWriter:
         writer.extend(values)
         self._facts.update(writer.close(self.directory))
 
-    def ints(self, name: str, values: array[int]) -> None:
-        """A whole integer column (its typecode names the file)."""
+    def ints(self, name: str, values: array[int] | array[float]) -> None:
+        """A whole column of numbers (its typecode names the file)."""
         file = f"{name}.{values.typecode}"
         self._facts[file] = _write_file(self.directory / file, values.tobytes())
 
@@ -217,6 +217,9 @@ class MappedColumns:
 
     def ints(self, name: str, typecode: Literal["i", "q", "B"]) -> memoryview:
         return memoryview(self._get(f"{name}.{typecode}")).cast(typecode)
+
+    def floats(self, name: str) -> memoryview[float]:
+        return memoryview(self._get(f"{name}.d")).cast("d")
 
     def strings(self, name: str) -> PackedStrings:
         return PackedStrings.mapped(*self._packed_parts(name))

@@ -186,17 +186,9 @@ class SortedKeys:
         return self._keys
 
     def get(self, key: str, /) -> int | None:
-        # Bisection over the keys' UTF-8 bytes, which sort as their code points do: no string decoded, no call a
-        # probe (a lookup runs on the event loop for every keyed tool).
         wanted = key.encode("utf-8", "surrogatepass")
+        low = lower_bound(self._keys, wanted)
         data, ends = self._keys._data, self._keys._ends
-        low, high = 0, len(ends)
-        while low < high:
-            middle = (low + high) // 2
-            if data[ends[middle - 1] if middle else 0 : ends[middle]] < wanted:
-                low = middle + 1
-            else:
-                high = middle
         if low < len(ends) and data[ends[low - 1] if low else 0 : ends[low]] == wanted:
             return self._values[low]
         return None
@@ -209,3 +201,18 @@ class SortedKeys:
 
     def __setstate__(self, state: tuple[PackedStrings, Ints]) -> None:
         self._keys, self._values = state
+
+
+def lower_bound(keys: PackedStrings, wanted: bytes) -> int:
+    """Where `wanted` goes among `keys` (sorted by their UTF-8 bytes, which sort as their code points do): the first
+    position whose key is not below it. Bisection over the bytes: no string decoded, no call a probe (a lookup runs on
+    the event loop for every keyed tool)."""
+    data, ends = keys._data, keys._ends
+    low, high = 0, len(ends)
+    while low < high:
+        middle = (low + high) // 2
+        if data[ends[middle - 1] if middle else 0 : ends[middle]] < wanted:
+            low = middle + 1
+        else:
+            high = middle
+    return low

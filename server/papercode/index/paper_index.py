@@ -9,11 +9,9 @@ samples); the abstract is kept once, by the search engine. Nothing here imports 
 from __future__ import annotations
 
 import bisect
-import functools
 import heapq
 import itertools
 import operator
-import re
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -22,6 +20,7 @@ from typing import Any, Protocol, cast
 
 from papercode.core.ids import SHA_PREFIX_FORMAT, SHA_PREFIX_LENGTH
 from papercode.core.load_report import LoadReport
+from papercode.core.names import task_key
 from papercode.core.ordering import status_order
 from papercode.core.records import KNOWN_STATUSES, OFFICIAL_KIND
 
@@ -37,18 +36,6 @@ __all__ = [
     "SampleRow",
     "task_key",
 ]
-
-_SPELLING = ((re.compile(r"(.)\1"), r"\1"), (re.compile(r"isation"), "ization"), (re.compile(r"our\b"), "or"))
-
-
-@functools.lru_cache(maxsize=1 << 16)  # task names repeat across papers
-def task_key(name: str) -> str:
-    """Merges near-duplicate task names (language-modeling / language-modelling)."""
-    key = re.sub(r"[\s_\-]+", "-", name.strip().lower())
-    for pattern, replacement in _SPELLING:
-        key = pattern.sub(replacement, key)
-    return key
-
 
 # A listing bucket: samples sharing (status, repo_kind, language, licence, inline_ok); a missing
 # language or licence is "" (the filters compare lower case, so the key holds lower case too).

@@ -20,7 +20,6 @@ tantivy's searcher is safe across threads and releases the GIL.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import mmap
 import os
@@ -37,9 +36,8 @@ from typing import TYPE_CHECKING, BinaryIO, NamedTuple, cast
 
 import tantivy
 
+from papercode.core.names import facet_value, task_key
 from papercode.core.ordering import status_order
-
-from .paper_index import task_key
 
 if TYPE_CHECKING:
     from .paper_index import PaperIndex, PaperRow
@@ -79,12 +77,6 @@ def text_analyzer(*, indexing: bool, stems: bool = True) -> tantivy.TextAnalyzer
 
 
 _QUERY_ANALYZER = text_analyzer(indexing=False)
-
-
-@functools.lru_cache(maxsize=1 << 16)  # method and framework names repeat across papers
-def facet_value(text: str) -> str:
-    """Facets match loosely: case, spaces, hyphens and underscores do not matter."""
-    return re.sub(r"[\s_\-]+", "-", text.strip().lower())
 
 
 def _facet(kind: str, value: str) -> str:

@@ -1,0 +1,586 @@
+"""What `get_leaderboard`, `describe` and `get_paper`'s results answer: the archive's leaderboards joined with the harvest.
+
+A benchmark's rows come best first by one of its metrics, in the order the build sorted them (`index.boards`); a row's
+paper is the archive paper it joined, or the record that replaces that paper (`index.layers.Ordinals`), so the rows of
+a paper with harvested samples say how many there are and how the best of them ran. Names are resolved as people
+write them (`core.names`), within the task for its benchmarks and metrics. Answers are built as shown
+(`queries.shown`), as the keyed tools' are.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any, Final
+
+import numpy as np
+
+from papercode.core.errors import QueryError
+from papercode.core.ids import parse_arxiv_id, repo_key
+from papercode.core.metrics import direction_text
+from papercode.core.names import NameKind, name_key, name_keys, same_numbers
+from papercode.corpus.stages import Corpus
+from papercode.index.boards import EXTRA_NO, EXTRA_YES, LIST_SEPARATOR, ROW_OWN_CODE, Boards, Order
+from papercode.index.layers import LayeredIndex, Ordinals
+from papercode.index.paper_index import PaperRow
+from papercode.index.search import best_status
+
+from . import models, queries
+
+NAME_CHARS: Final = 300
+DESCRIPTION_CHARS: Final = 1_500
+MAX_ROWS: Final = 50  # a page of a leaderboard (or of a task's benchmarks) at most
+VALUES_SHOWN: Final = 6  # of a row's metric values, the sorted one and the board's first ones
+METRICS_SHOWN: Final = 3  # of a benchmark's metrics, in a task's list of benchmarks
+SUBTASKS_SHOWN: Final = 20
+BENCHMARKS_SHOWN: Final = 10  # in describe
+RESULTS_SHOWN: Final = 5  # in get_paper
+RESULT_VALUES: Final = 3  # of a result's metric values, in get_paper
+NAMES_SHOWN: Final = 10  # in an `ambiguous` or `not_found` error
+KINDS: Final = ("task", "method", "dataset")
+ADD_BOARDS: Final = (
+    "papercode archive fetch (it downloads pwc-archive/evaluation-tables, methods and datasets too), or papercode archive "
+    "build with evaluation-tables.json.gz, methods.json.gz and datasets.json.gz beside the papers and links; then restart "
+    "or reload the server"
+)
+
+
+def _boards(corpus: Corpus) -> Boards:
+    archive = corpus.archive
+    if archive is None:
+        raise QueryError(
+            "not_found", "leaderboards come with the Papers-with-Code archive, and none is served", f"serve it with --archive: {ADD_BOARDS}"
+        )
+    if archive.boards is None:
+        raise QueryError("not_found", "the archive served has no leaderboards (its build read no evaluation tables)", ADD_BOARDS)
+    return archive.boards
+
+
+def _layers(corpus: Corpus) -> tuple[LayeredIndex, Ordinals]:
+    index = corpus.index
+    assert isinstance(index, LayeredIndex) and index.ordinals is not None  # an archive is served: the index is layered
+    return index, index.ordinals
+
+
+# -- names -----------------------------------------------------------------------------------
+
+
+def _asked(value: str, what: str) -> str:
+    text = value.strip() if isinstance(value, str) else ""
+    if not text or len(text) > NAME_CHARS:
+        raise QueryError(
+            "invalid_argument",
+            f"{what} is empty" if not text else f"{what} is over {NAME_CHARS} characters",
+            f"pass a {what} name as people write it (any case; a slug will do)",
+        )
+    return text
+
+
+def _listed(names: Sequence[str | None]) -> str:
+    shown = [repr(name) for name in names[:NAMES_SHOWN] if name]
+    return ", ".join(shown) + (f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else "")
+
+
+def resolve(boards: Boards, kind: NameKind, asked: str) -> int:
+    """The task, method or dataset a name means: `ambiguous` when it names several (unless one is named exactly so),
+    `not_found` with the nearest names otherwise."""
+    text = _asked(asked, kind)
+    column = f"{kind}.name"
+    found = boards.find(kind, text)
+    if kind == "task":  # the task key merges doubled digits: `Atari 2600` must not find `Atari 260`
+        found = [i for i in found if same_numbers(text, boards.strings[column][i] or "")]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        exact = [i for i in found if (boards.strings[column][i] or "").lower() == text.lower()]
+        if len(exact) == 1:
+            return exact[0]
+        names = [boards.strings[column][i] for i in found]
+        raise QueryError(
+            "ambiguous", f"{text!r} names {len(found)} {kind}s: {_listed(names)}", f"call again with one of these {kind} names"
+        )
+    near = [boards.strings[column][i] for i in boards.near(kind, text)]
+    nearest = f"; nearest: {_listed(near)}" if near else ""
+    raise QueryError(
+        "not_found",
+        f"no {kind} named {text!r} among the archive's {getattr(boards, kind + 's'):,} {kind}s{nearest}",
+        f"call again with one of the nearest names, or search_papers({kind if kind != 'dataset' else 'query'}=...) for papers on it",
+    )
+
+
+def _within(names: Sequence[str], kind: NameKind, asked: str) -> list[int]:
+    """Which of `names` (a task's benchmarks, a benchmark's metrics) `asked` means, as `core.names` keys them."""
+    wanted = name_key(kind, asked)
+    return [i for i, name in enumerate(names) if wanted in name_keys(kind, [name])]
+
+
+def _board(boards: Boards, task: int, asked: str) -> int:
+    """The task's benchmark a dataset name means: its own name, else its dataset's name, full name or a variant."""
+    text = _asked(asked, "dataset")
+    ids = list(boards.task_boards(task))
+    datasets: list[str] = [boards.strings["board.dataset"][b] or "" for b in ids]
+    found = [ids[i] for i in _within(datasets, "dataset", text)]
+    if not found:
+        entities = set(boards.find("dataset", text))
+        found = [b for b in ids if boards.ints["board.dataset_id"][b] in entities]
+    exact = [b for b in found if (boards.strings["board.dataset"][b] or "").lower() == text.lower()]
+    if len(found) == 1 or len(exact) == 1:
+        return (exact or found)[0]
+    task_name = boards.strings["task.name"][task]
+    if found:
+        raise QueryError(
+            "ambiguous",
+            f"{text!r} names {len(found)} benchmarks of {task_name!r}: {_listed([boards.strings['board.dataset'][b] for b in found])}",
+            "call again with one of these datasets",
+        )
+    wanted = name_key("dataset", text)
+    nearest: list[str] = sorted(datasets, key=lambda name: -_shared(name_key("dataset", name), wanted))
+    listed = _listed(nearest) if datasets else ""
+    raise QueryError(
+        "not_found",
+        f"{task_name!r} has no benchmark on {text!r}" + (f"; its benchmarks: {listed}" if listed else " (it has no benchmarks)"),
+        f"call get_leaderboard(task={task_name!r}) for its benchmarks, or describe(dataset, {text!r}) for the tasks evaluated on it",
+    )
+
+
+def _shared(a: str, b: str) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+
+def _metric(boards: Boards, metrics: range, asked: str | None) -> int:
+    names = [boards.strings["metric.name"][m] or "" for m in metrics]
+    if asked is None:
+        return metrics.start
+    text = _asked(asked, "metric")
+    found = _within(names, "metric", text)
+    if len(found) == 1:
+        return metrics[found[0]]
+    if found:
+        raise QueryError(
+            "ambiguous", f"{text!r} names {len(found)} metrics: {_listed([names[i] for i in found])}", "call again with one of them"
+        )
+    raise QueryError(
+        "not_found", f"this benchmark has no metric {text!r}; its metrics: {_listed(names)}", "call again with one of its metrics"
+    )
+
+
+# -- get_leaderboard -------------------------------------------------------------------------
+
+
+def leaderboard_shown(
+    corpus: Corpus,
+    task: str,
+    dataset: str | None = None,
+    metric: str | None = None,
+    order: str | None = None,
+    has_code: bool | None = None,
+    status: str | Sequence[str] | None = None,
+    limit: int = 10,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    """A benchmark's rows best first (`models.Leaderboard`, as shown); without `dataset`, the task's benchmarks."""
+    boards = _boards(corpus)
+    if not 1 <= limit <= MAX_ROWS:
+        raise QueryError(
+            "invalid_argument", f"limit must be 1..{MAX_ROWS}, got {limit}", f"call again with a limit between 1 and {MAX_ROWS}"
+        )
+    t = resolve(boards, "task", task)
+    if order is not None and order not in ("asc", "desc"):
+        raise QueryError(
+            "invalid_argument", f"order must be asc or desc, not {str(order)[:20]!r}", "call again with order asc or desc, or without it"
+        )
+    statuses = queries.resolve_statuses(corpus, status) if status else None
+    if dataset is None:
+        if metric is not None or order is not None or has_code is not None or statuses:
+            raise QueryError(
+                "invalid_argument",
+                "metric, order, has_code and status rank one benchmark's rows",
+                "call again with a dataset (this call without them lists them)",
+            )
+        return _benchmarks(corpus, boards, t, limit, cursor)
+    b = _board(boards, t, dataset)
+    view = boards.board(b)
+    m = _metric(boards, view.metrics, metric)
+    lower = boards.lower_is_better(m)
+    default: Order = "asc" if lower else "desc"
+    chosen: Order = "asc" if order == "asc" else "desc" if order == "desc" else default
+    page_query = {"tool": "leaderboard", "board": b, "metric": m, "order": chosen, "has_code": has_code, "status": statuses, "limit": limit}
+    offset = corpus.pager.decode(page_query, cursor)
+    n = len(view.rows)
+    if has_code is None and statuses is None:
+        total = n
+        places: Sequence[int] = range(offset, min(offset + limit, n))
+    else:
+        matching = _filtered(corpus, boards, view.rows.start, boards.metric_places(m, chosen), has_code, statuses)
+        total = len(matching)
+        places = matching[offset : offset + limit].tolist()
+    shown_metrics = _shown_metrics(view.metrics, m)
+    rows, harvested = _rows(corpus, boards, view.rows.start, shown_metrics, m, chosen, places)
+    direction = direction_text(lower) + ("" if chosen == default else f"; shown {chosen} as asked")
+    end = offset + len(rows)
+    return queries.shown(
+        task=boards.strings["task.name"][t],
+        dataset=view.dataset,
+        metric=boards.strings["metric.name"][m],
+        direction=direction,
+        order=chosen,
+        metrics=[boards.strings["metric.name"][i] for i in shown_metrics],
+        other_metrics=[boards.strings["metric.name"][i] for i in view.metrics if i not in shown_metrics] or None,
+        total=total,
+        rows=rows,
+        next_cursor=corpus.pager.encode(page_query, end) if end < total else None,
+        note=_note(total, n, has_code, statuses),
+        attribution=models.BOTH_ATTRIBUTION if harvested else models.ARCHIVE_ATTRIBUTION,
+    )
+
+
+def _note(total: int, rows: int, has_code: bool | None, statuses: list[str] | None) -> str | None:
+    if total or not rows:
+        return None
+    asked = " and ".join(
+        part
+        for part in (
+            "with code" if has_code else "without code" if has_code is False else "",
+            "with samples of that status" if statuses else "",
+        )
+        if part
+    )
+    return f"none of its {rows:,} rows is {asked}. Next: call again without the filter, or with another status"
+
+
+def _filtered(
+    corpus: Corpus, boards: Boards, row_start: int, places: np.ndarray, has_code: bool | None, statuses: list[str] | None
+) -> np.ndarray:
+    """The places (in the order's sequence) whose rows pass the filters: code as the build knew it, corrected for the
+    rows whose paper a record replaces (its links are the record's), and harvested samples of a status."""
+    index, ordinals = _layers(corpus)
+    rows = row_start + places.astype(np.int64)
+    archive_papers = boards.row_paper[rows]
+    replaced = _replaced(ordinals)
+    by_record = np.flatnonzero(np.isin(archive_papers, replaced)) if len(replaced) else np.zeros(0, dtype=np.int64)
+    keep = np.ones(len(rows), dtype=bool)
+    if has_code is not None:
+        code = boards.row_code[rows] != 0
+        for i in by_record.tolist():
+            record = index.papers[ordinals.of_archive(int(archive_papers[i]))]
+            code[i] = bool(boards.row_code[rows[i]] & ROW_OWN_CODE) or any(link.repo for link in record.details().code_links)
+        keep &= code if has_code else ~code
+    if statuses is not None:
+        wanted = set(statuses)
+        harvested = np.zeros(len(rows), dtype=bool)
+        for i in by_record.tolist():
+            record = index.papers[ordinals.of_archive(int(archive_papers[i]))]
+            harvested[i] = bool(record.samples) and not wanted.isdisjoint(index.statuses_of(record))
+        keep &= harvested
+    return np.flatnonzero(keep)
+
+
+@functools.lru_cache(maxsize=4)  # one per corpus composed over the archive
+def _replaced(ordinals: Ordinals) -> np.ndarray:
+    """The archive papers a record replaces, sorted, for `np.isin`."""
+    return np.array(sorted(ordinals.replaced), dtype=np.int32)
+
+
+def _rows(
+    corpus: Corpus, boards: Boards, row_start: int, metrics: list[int], metric: int, order: Order, places: Sequence[int]
+) -> tuple[list[dict[str, Any]], bool]:
+    """The rows at `places` of a board-metric's order, as shown (their values: of `metrics`); and whether any carries
+    harvest facts."""
+    if not places:
+        return [], False
+    local, ranks = [], []
+    for place in places:
+        at, ranked = boards.ordered(metric, order, place, place + 1)
+        local.append(at[0])
+        ranks.append(ranked[0])
+    out: list[dict[str, Any]] = []
+    harvested = False
+    for r, rank in zip(local, ranks, strict=True):
+        row = _row(corpus, boards, row_start + r, r, metrics, rank)
+        harvested = harvested or "harvest" in row
+        out.append(row)
+    return out, harvested
+
+
+def _shown_metrics(metrics: range, metric: int) -> list[int]:
+    first = [m for m in metrics[:VALUES_SHOWN] if m != metric]
+    return [metric, *first][:VALUES_SHOWN]
+
+
+def _values(boards: Boards, metrics: Sequence[int], local: int) -> dict[str, str]:
+    """A row's values of `metrics` it reports, by metric name."""
+    values: dict[str, str] = {}
+    for m in metrics:
+        typed, _ = boards.value(m, local)
+        if typed is not None:
+            values[boards.strings["metric.name"][m] or ""] = typed
+    return values
+
+
+def _aligned(boards: Boards, metrics: Sequence[int], local: int) -> list[str]:
+    """A row's values of `metrics`, in their order ("" where it reports none): the metrics are named once, above."""
+    return [boards.value(m, local)[0] or "" for m in metrics]
+
+
+def _row(corpus: Corpus, boards: Boards, g: int, local: int, metrics: Sequence[int], rank: int) -> dict[str, Any]:
+    paper, record = _paper_of_row(corpus, boards, g)
+    own = (boards.strings["row.links"][g] or "").split(LIST_SEPARATOR)
+    extra = boards.ints["row.extra"][g]
+    harvest = None
+    if record is not None and record.samples:
+        status = best_status(corpus.index, record)
+        harvest = queries.shown(samples=len(record.samples), best_status=status) if status else None
+    return queries.shown(
+        rank=rank or None,
+        model=boards.strings["row.model"][g],
+        values=_aligned(boards, metrics, local),
+        paper=paper,
+        extra_data=True if extra == EXTRA_YES else False if extra == EXTRA_NO else None,
+        code=_code([url for url in own if url], record),
+        harvest=harvest,
+    )
+
+
+def _paper_of_row(corpus: Corpus, boards: Boards, g: int) -> tuple[dict[str, Any] | None, PaperRow | None]:
+    """A row's paper as shown, and the paper itself when it joined one (an archive paper, or the record replacing it)."""
+    a = boards.ints["row.paper"][g]
+    date = boards.strings["row.date"][g]
+    if a >= 0:
+        index, ordinals = _layers(corpus)
+        paper = index.papers[ordinals.of_archive(a)]
+        ref = queries.shown(
+            arxiv_id=paper.arxiv_id,
+            slug=None if paper.arxiv_id else paper.slug,
+            title=queries.shorten(paper.title, queries.TITLE_CHARS),
+            date=date or paper.date,
+        )
+        return ref, paper
+    title, key = boards.strings["row.title"][g], boards.strings["row.ref"][g]
+    if title is None and key is None:
+        return None, None
+    arxiv = parse_arxiv_id(key) if key else None
+    return (
+        queries.shown(
+            arxiv_id=arxiv.canonical if arxiv else None,
+            slug=key if key and arxiv is None else None,
+            title=queries.shorten(title or key or "", queries.TITLE_CHARS),
+            date=date,
+        ),
+        None,
+    )
+
+
+def _code(own: list[str], paper: PaperRow | None) -> dict[str, Any] | None:
+    """A row's code: its paper's official repository first, then its own links, then its paper's others; the rest counted."""
+    links = paper.details().code_links if paper is not None else []
+    ordered: dict[str, tuple[str, bool]] = {}
+    for link in links:
+        if link.is_official and link.repo:
+            ordered.setdefault(link.repo, (link.repo_url, True))
+    for url in own:
+        ordered.setdefault(repo_key(url) or url.lower(), (url, False))
+    for link in links:
+        if link.repo:
+            ordered.setdefault(link.repo, (link.repo_url, link.is_official))
+    if not ordered:
+        return None
+    url, official = next(iter(ordered.values()))
+    return queries.shown(repo=url, official=official, more=len(ordered) - 1 or None)
+
+
+def _benchmarks(corpus: Corpus, boards: Boards, task: int, limit: int, cursor: str | None) -> dict[str, Any]:
+    """A task's benchmarks, the busiest first, each with its metrics, rows and current best; its subtasks by name."""
+    page_query = {"tool": "benchmarks", "task": task, "limit": limit}
+    offset = corpus.pager.decode(page_query, cursor)
+    ordered = _by_rows(boards, boards.task_boards(task))
+    page = ordered[offset : offset + limit]
+    listed = []
+    for b in page:
+        view = boards.board(b)
+        metrics = [boards.strings["metric.name"][m] or "" for m in view.metrics]
+        listed.append(
+            queries.shown(
+                dataset=view.dataset,
+                metrics=metrics[:METRICS_SHOWN],
+                rows=len(view.rows),
+                best=_best(corpus, boards, view.rows.start, view.metrics),
+            )
+        )
+    children = [boards.strings["task.name"][c] or "" for c in boards.children(task)]
+    end = offset + len(page)
+    note = None
+    if not ordered:
+        note = "this task has no benchmarks of its own" + ("; its subtasks may: call get_leaderboard with one" if children else "")
+    elif len(children) > SUBTASKS_SHOWN:
+        note = f"{len(children) - SUBTASKS_SHOWN} more subtasks: describe(task, ...) lists them"
+    return queries.shown(
+        task=boards.strings["task.name"][task],
+        total=len(ordered),
+        benchmarks=listed,
+        subtasks=children[:SUBTASKS_SHOWN] or None,
+        next_cursor=corpus.pager.encode(page_query, end) if end < len(ordered) else None,
+        note=note,
+        attribution=models.ARCHIVE_ATTRIBUTION,
+    )
+
+
+def _by_rows(boards: Boards, ids: Sequence[int]) -> list[int]:
+    offsets = boards.ints["board.rows"]
+    return sorted(ids, key=lambda b: (offsets[b] - offsets[b + 1], b))
+
+
+def _best(corpus: Corpus, boards: Boards, row_start: int, metrics: range) -> str | None:
+    if not metrics:
+        return None
+    m = metrics.start
+    order: Order = "asc" if boards.lower_is_better(m) else "desc"
+    rows, ranks = boards.ordered(m, order, 0, 1)
+    if not rows or not ranks[0]:
+        return None
+    g = row_start + rows[0]
+    typed, _ = boards.value(m, rows[0])
+    paper, _ = _paper_of_row(corpus, boards, g)
+    key = None if paper is None else paper.get("arxiv_id") or paper.get("slug")
+    model = boards.strings["row.model"][g]
+    return f"{typed}" + (f", {model}" if model else "") + (f" ({key})" if key else "")
+
+
+# -- describe --------------------------------------------------------------------------------
+
+
+def describe_shown(corpus: Corpus, kind: str, name: str) -> dict[str, Any]:
+    """A task, method or dataset of the archive (`models.Description`, as shown)."""
+    boards = _boards(corpus)
+    if kind not in KINDS:
+        raise QueryError(
+            "invalid_argument",
+            f"kind must be task, method or dataset, not {str(kind)[:20]!r}",
+            "call again with kind task, method or dataset",
+        )
+    if kind == "task":
+        return _describe_task(boards, resolve(boards, "task", name))
+    if kind == "method":
+        return _describe_method(corpus, boards, resolve(boards, "method", name))
+    return _describe_dataset(boards, resolve(boards, "dataset", name))
+
+
+def _description(text: str | None) -> str | None:
+    return None if text is None else queries.shorten(text, DESCRIPTION_CHARS)
+
+
+def _list(text: str | None) -> list[str] | None:
+    return text.split(LIST_SEPARATOR) if text else None
+
+
+def _count(value: int) -> int | None:
+    return value if value >= 0 else None
+
+
+def _describe_task(boards: Boards, t: int) -> dict[str, Any]:
+    strings = boards.strings
+    parent = boards.ints["task.parent"][t]
+    children = [strings["task.name"][c] or "" for c in boards.children(t)]
+    ids = _by_rows(boards, boards.task_boards(t))
+    return queries.shown(
+        kind="task",
+        name=strings["task.name"][t],
+        description=_description(strings["task.description"][t]),
+        area=strings["task.area"][t],
+        parent=strings["task.name"][parent] if parent >= 0 else None,
+        subtasks=children[:SUBTASKS_SHOWN] or None,
+        benchmarks=[_benchmark_ref(boards, b, with_task=False) for b in ids[:BENCHMARKS_SHOWN]] or None,
+        more_benchmarks=len(ids) - BENCHMARKS_SHOWN if len(ids) > BENCHMARKS_SHOWN else None,
+        papers=boards.ints["task.papers"][t],
+        attribution=models.ARCHIVE_ATTRIBUTION,
+    )
+
+
+def _benchmark_ref(boards: Boards, b: int, *, with_task: bool) -> dict[str, Any]:
+    view = boards.board(b)
+    return queries.shown(task=boards.strings["task.name"][view.task] if with_task else None, dataset=view.dataset, rows=len(view.rows))
+
+
+def _describe_method(corpus: Corpus, boards: Boards, i: int) -> dict[str, Any]:
+    strings, ints = boards.strings, boards.ints
+    a = ints["method.paper"][i]
+    paper = None
+    if a >= 0:
+        index, ordinals = _layers(corpus)
+        row = index.papers[ordinals.of_archive(a)]
+        paper = queries.shown(
+            arxiv_id=row.arxiv_id, slug=None if row.arxiv_id else row.slug, title=queries.shorten(row.title, queries.TITLE_CHARS)
+        )
+    elif title := strings["method.paper_title"][i]:
+        paper = queries.shown(title=queries.shorten(title, queries.TITLE_CHARS))
+    year = ints["method.year"][i]
+    return queries.shown(
+        kind="method",
+        name=strings["method.name"][i],
+        full_name=strings["method.full_name"][i],
+        description=_description(strings["method.description"][i]),
+        papers=_count(ints["method.papers"][i]),
+        year=year if year >= 0 else None,
+        paper=paper,
+        collections=_list(strings["method.collections"][i]),
+        attribution=models.ARCHIVE_ATTRIBUTION,
+    )
+
+
+def _describe_dataset(boards: Boards, i: int) -> dict[str, Any]:
+    strings = boards.strings
+    ids = _by_rows(boards, boards.dataset_boards(i))
+    return queries.shown(
+        kind="dataset",
+        name=strings["dataset.name"][i],
+        full_name=strings["dataset.full_name"][i],
+        description=_description(strings["dataset.description"][i]),
+        benchmarks=[_benchmark_ref(boards, b, with_task=True) for b in ids[:BENCHMARKS_SHOWN]] or None,
+        more_benchmarks=len(ids) - BENCHMARKS_SHOWN if len(ids) > BENCHMARKS_SHOWN else None,
+        papers=_count(boards.ints["dataset.papers"][i]),
+        modalities=_list(strings["dataset.modalities"][i]),
+        tasks=_list(strings["dataset.tasks"][i]),
+        homepage=strings["dataset.homepage"][i],
+        attribution=models.ARCHIVE_ATTRIBUTION,
+    )
+
+
+# -- get_paper's results ---------------------------------------------------------------------
+
+
+def paper_results(corpus: Corpus, paper: PaperRow) -> tuple[list[dict[str, Any]] | None, int | None]:
+    """A paper's results on the archive's leaderboards (`models.PaperResult`, as shown; the first `RESULTS_SHOWN`),
+    and how many more there are: None, None without leaderboards or results. A record's are those of the archive
+    paper it replaces."""
+    archive = corpus.archive
+    if archive is None or archive.boards is None:
+        return None, None
+    boards = archive.boards
+    _, ordinals = _layers(corpus)
+    if paper.ordinal >= ordinals.records:
+        archived = [ordinals.archive_paper(paper.ordinal)]
+    else:
+        found = {archive.by_arxiv.get(paper.arxiv_id) if paper.arxiv_id else None, archive.by_slug.get(paper.slug) if paper.slug else None}
+        archived = sorted(a for a in found if a is not None and ordinals.replaced.get(a) == paper.ordinal)
+    rows = [g for a in archived for g in boards.rows_of_paper(a)]
+    if not rows:
+        return None, None
+    return [_result(boards, g) for g in rows[:RESULTS_SHOWN]], len(rows) - RESULTS_SHOWN if len(rows) > RESULTS_SHOWN else None
+
+
+def _result(boards: Boards, g: int) -> dict[str, Any]:
+    b = boards.ints["row.board"][g]
+    view = boards.board(b)
+    local = g - view.rows.start
+    rank = None
+    if view.metrics:
+        m = view.metrics.start
+        order: Order = "asc" if boards.lower_is_better(m) else "desc"
+        rank = boards.rank_at(m, order, boards.place_of(m, order, local)) or None
+    return queries.shown(
+        task=boards.strings["task.name"][view.task],
+        dataset=view.dataset,
+        model=boards.strings["row.model"][g],
+        values=_values(boards, view.metrics[:RESULT_VALUES], local),
+        rank=rank,
+        of=len(view.rows),
+    )

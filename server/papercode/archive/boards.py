@@ -1,0 +1,531 @@
+"""The archive's leaderboards, tasks, methods and datasets, written in their serving form (`index.boards`) once the
+papers are: each result row joined to its paper, its values parsed, every board sorted by each of its metrics.
+
+A row's paper is found by the arXiv id its `paper_url` names (an abs or pdf URL), else by the Papers-with-Code slug it
+names, else by its title when exactly one paper has it (`core.names.title_key`); a row that joins none is kept with
+its own title and paper id, and counted. Values are kept as typed and parsed (`core.metrics.parse_value`); each board
+is sorted by each metric both ways (one numpy sort over every board at once), ties by the earlier paper date, values
+that do not parse after those that do, rows that do not report the metric last.
+"""
+
+from __future__ import annotations
+
+import functools
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from papercode.core.ids import parse_arxiv_id, parse_slug
+from papercode.core.metrics import MAX_VALUE_CHARS, lower_is_better, parse_value
+from papercode.core.names import NameKind, name_key, name_keys, name_slug, task_key, title_key
+from papercode.index.boards import (
+    BOARDS,
+    EXTRA_NO,
+    EXTRA_UNKNOWN,
+    EXTRA_YES,
+    KEY_KINDS,
+    LIST_SEPARATOR,
+    ORDERS,
+    ROW_OWN_CODE,
+    ROW_PAPER_CODE,
+)
+from papercode.index.mapped import ColumnWriter, FileFacts
+
+from .catalogues import Benchmark, Cuts, DatasetEntry, MethodEntry, TaskEntry, clean_name, dataset_of, method_of, raw_rows, tasks_of
+from .rows import Tally, repo_url
+from .serving import AMBIGUOUS, PaperKeys
+from .sources import SourceFile
+
+MAX_METRICS: Final = 64  # metrics a board keeps (the real ones have a few; past this a table is not one people read)
+_NO_DATE: Final = 99_999_999  # after every YYYYMMDD: a row without a date loses a tie
+
+
+@dataclass(slots=True)
+class BoardsSummary:
+    """What the leaderboards hold, and how their rows joined the papers."""
+
+    tasks: int = 0
+    benchmarks: int = 0
+    results: int = 0
+    joined_by: Counter[str] = field(default_factory=Counter)  # arxiv, slug, title
+    unjoined: int = 0
+    values: int = 0
+    unparsed_values: int = 0
+    methods: int = 0
+    datasets: int = 0
+    cuts: Cuts = field(default_factory=Cuts)
+    files: dict[str, FileFacts] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "tasks": self.tasks,
+            "benchmarks": self.benchmarks,
+            "results": self.results,
+            "results_joined": sum(self.joined_by.values()),
+            "results_joined_by": dict(sorted(self.joined_by.items())),
+            "results_unjoined": self.unjoined,
+            "values": self.values,
+            "values_unparsed": self.unparsed_values,
+            "methods": self.methods,
+            "datasets": self.datasets,
+            "subtasks_cut": self.cuts.subtasks,
+        }
+
+
+class BoardsBuilder:
+    """Reads the catalogue tables (`read`, each file), then writes them joined to the papers in `keys` (`write`)."""
+
+    def __init__(self, keys: PaperKeys, papers: int, rejected: Tally, warnings: Tally) -> None:
+        self.keys, self.rejected, self.warnings = keys, rejected, warnings
+        has_code = np.zeros(papers + 1, dtype=np.uint8)
+        has_code[np.frombuffer(array("i", keys.repo_papers), dtype=np.int32)] = 1
+        self.has_code = bytearray(has_code.tobytes())  # archive paper -> 1 when its code links name a repository
+        self.tasks: list[TaskEntry] = []
+        self.methods: list[MethodEntry] = []
+        self.datasets: list[DatasetEntry] = []
+        self._seen: dict[str, set[str]] = {"task": set(), "method": set(), "dataset": set()}  # names read, to drop repeats
+        self.summary = BoardsSummary()
+
+    def read(self, source: SourceFile, progress: Callable[[float], None] | None = None) -> None:
+        """One catalogue table's rows. A task, method or dataset named again (the same table given in two forms) is
+        dropped and counted: the first is kept."""
+        cuts, rejected, label = self.summary.cuts, self.rejected, source.path.name
+        for number, raw in enumerate(raw_rows(source, cuts, progress), 1):
+            where = f"{label} row {number}"
+            if source.table == "evaluations":
+                named = clean_name(raw.get("task"))
+                if named is not None and named in self._seen["task"]:
+                    rejected.add("duplicate_task", where, f"task {named!r} again (the first is kept)")
+                    continue
+                self._seen["task"].add(named or "")
+                tasks_of(raw, self.tasks, cuts, rejected, where)
+                continue
+            entry = method_of(raw, cuts) if source.table == "methods" else dataset_of(raw, cuts)
+            kind = "method" if source.table == "methods" else "dataset"
+            if entry is None:
+                rejected.add(f"no_{kind}_name", where, f"a {kind} with name {str(raw.get('name'))[:60]!r}")
+            elif entry.name in self._seen[kind]:
+                rejected.add(f"duplicate_{kind}", where, f"{kind} {entry.name!r} again (the first is kept)")
+            else:
+                self._seen[kind].add(entry.name)
+                if isinstance(entry, MethodEntry):
+                    self.methods.append(entry)
+                else:
+                    self.datasets.append(entry)
+
+    def write(self, build: Path) -> BoardsSummary:
+        """Write the leaderboards into `build/boards`; their files (relative to `build`) go in the summary."""
+        writer = ColumnWriter(build / BOARDS)
+        try:
+            _Layout(self, writer).write()
+        except BaseException:
+            writer.discard()
+            raise
+        self.summary.files = {f"{BOARDS}/{name}": facts for name, facts in writer.close().items()}
+        cuts = self.summary.cuts
+        if cuts.subtasks:
+            self.warnings.add(
+                "subtasks_too_deep", "evaluation tables", f"{cuts.subtasks:,} subtask entries nested past the depth kept: cut"
+            )
+        return self.summary
+
+
+@dataclass(slots=True)
+class _Board:
+    task: int
+    benchmark: Benchmark
+    parent: int  # global board id, -1
+    metrics: list[str]
+    row_start: int
+    value_start: int  # of its first metric's values
+
+
+class _Layout:
+    """One write of the leaderboards (a single use)."""
+
+    def __init__(self, builder: BoardsBuilder, writer: ColumnWriter) -> None:
+        self.builder, self.writer, self.summary = builder, writer, builder.summary
+        self.boards: list[_Board] = []
+        self._dates = np.zeros(0, dtype=np.int64)  # each row's paper date as YYYYMMDD (`_rows`), for ties
+        self._dataset_keys: list[set[str]] = []  # each dataset entity's keys (`_datasets`)
+
+    def write(self) -> None:
+        self._boards()
+        dataset_ids, entities = self._datasets()
+        self._tasks()
+        self._write_boards(dataset_ids)
+        self._rows()
+        self._values()
+        self._methods()
+        self._write_datasets(entities, dataset_ids)
+
+    # -- tasks and boards ------------------------------------------------------------------
+
+    def _boards(self) -> None:
+        rows = values = 0
+        dropped = 0
+        for t, task in enumerate(self.builder.tasks):
+            first = len(self.boards)
+            _tell_apart(task.benchmarks)
+            for benchmark in task.benchmarks:
+                metrics = list(dict.fromkeys(benchmark.metrics))
+                seen = set(metrics)
+                for row in benchmark.rows:
+                    for key in row.metrics:
+                        if key not in seen:
+                            seen.add(key)
+                            metrics.append(key)
+                dropped += max(0, len(metrics) - MAX_METRICS)
+                metrics = metrics[:MAX_METRICS]
+                parent = first + benchmark.parent if benchmark.parent >= 0 else -1
+                self.boards.append(_Board(t, benchmark, parent, metrics, rows, values))
+                rows += len(benchmark.rows)
+                values += len(benchmark.rows) * len(metrics)
+        if dropped:
+            self.builder.warnings.add(
+                "metrics_over_limit", "evaluation tables", f"{dropped:,} metrics past the first {MAX_METRICS} of a board: left out"
+            )
+        self.summary.tasks, self.summary.benchmarks, self.summary.results = len(self.builder.tasks), len(self.boards), rows
+
+    def _tasks(self) -> None:
+        tasks, writer = self.builder.tasks, self.writer
+        counts: Counter[str] = Counter()
+        for slug, count in self.builder.keys.task_papers.items():
+            counts[task_key(slug)] += count
+        writer.packed("task.name", (task.name for task in tasks))
+        writer.packed("task.description", (task.description for task in tasks))
+        writer.packed("task.area", (", ".join(task.categories) or None for task in tasks))
+        writer.ints("task.parent", array("i", (task.parent for task in tasks)))
+        writer.ints("task.papers", array("i", (counts.get(task_key(name_slug(task.name)), 0) for task in tasks)))
+        per_task = Counter(board.task for board in self.boards)
+        writer.ints("task.boards", _offsets(per_task[t] for t in range(len(tasks))))
+        children: list[list[int]] = [[] for _ in tasks]
+        for t, task in enumerate(tasks):
+            if task.parent >= 0:
+                children[task.parent].append(t)
+        writer.ints("task.children", _offsets(map(len, children)))
+        writer.ints("task.child", array("i", (child for group in children for child in group)))
+        self._keys("task", ((t, name_keys("task", [task.name, *task.synonyms])) for t, task in enumerate(tasks)))
+
+    def _write_boards(self, dataset_ids: list[int]) -> None:
+        boards, writer = self.boards, self.writer
+        writer.packed("board.dataset", (board.benchmark.dataset for board in boards))
+        writer.ints("board.task", array("i", (board.task for board in boards)))
+        writer.ints("board.dataset_id", array("i", dataset_ids))
+        writer.ints("board.parent", array("i", (board.parent for board in boards)))
+        writer.ints("board.rows", _offsets(len(board.benchmark.rows) for board in boards))
+        writer.ints("board.metrics", _offsets(len(board.metrics) for board in boards))
+        names = [metric for board in boards for metric in board.metrics]
+        writer.packed("metric.name", names)
+        writer.ints("metric.lower", array("B", (lower_is_better(metric) for metric in names)))
+        writer.ints("metric.values", _offsets(len(board.benchmark.rows) for board in boards for _ in board.metrics))
+
+    # -- rows ------------------------------------------------------------------------------
+
+    def _rows(self) -> None:
+        keys, has_code, summary = self.builder.keys, self.builder.has_code, self.summary
+        model: list[str | None] = []
+        title: list[str | None] = []
+        ref: list[str | None] = []
+        date: list[str | None] = []
+        links: list[str | None] = []
+        paper, board_of, extra, code = array("i"), array("i"), array("B"), array("B")
+        unjoined_example = None
+        for b, board in enumerate(self.boards):
+            for row in board.benchmark.rows:
+                a, row_ref, how = join_paper(keys, row.paper_url, row.paper_title)
+                own = [url for link in row.code_links if (url := repo_url(link)[0]) is not None] if row.code_links else []
+                model.append(row.model)
+                paper.append(a)
+                title.append(row.paper_title if a < 0 else None)
+                ref.append(row_ref if a < 0 else None)
+                date.append(row.paper_date)
+                links.append(LIST_SEPARATOR.join(own) if own else None)
+                extra.append(EXTRA_UNKNOWN if row.extra_data is None else EXTRA_YES if row.extra_data else EXTRA_NO)
+                code.append((ROW_OWN_CODE if own else 0) | (ROW_PAPER_CODE if a >= 0 and has_code[a] else 0))
+                board_of.append(b)
+                if how is None:
+                    summary.unjoined += 1
+                    unjoined_example = unjoined_example or (board, row)
+                else:
+                    summary.joined_by[how] += 1
+        if unjoined_example is not None:
+            board, row = unjoined_example
+            task = self.builder.tasks[board.task].name
+            self.builder.warnings.add(
+                "result_paper_not_found",
+                f"task {task!r}, benchmark {board.benchmark.dataset!r}",
+                f"{summary.unjoined:,} results name no paper of the archive (served from their own fields), e.g. "
+                f"{row.paper_title or row.paper_url or row.model!r}",
+                summary.unjoined,
+            )
+        writer = self.writer
+        for column, values in (("row.model", model), ("row.title", title), ("row.ref", ref), ("row.date", date), ("row.links", links)):
+            writer.packed(column, values)
+        writer.ints("row.paper", paper)
+        writer.ints("row.board", board_of)
+        writer.ints("row.extra", extra)
+        writer.ints("row.code", code)
+        papers = np.frombuffer(paper, dtype=np.int32)
+        joined = np.flatnonzero(papers >= 0).astype(np.int32)
+        by_paper = joined[np.argsort(papers[joined], kind="stable")]
+        writer.ints("paper.papers", _ints(papers[by_paper]))
+        writer.ints("paper.rows", _ints(by_paper))
+        self._dates = np.array([_date_key(day) for day in date], dtype=np.int64)
+
+    # -- values and orders -----------------------------------------------------------------
+
+    def _values(self) -> None:
+        boards, summary = self.boards, self.summary
+        total = sum(len(board.benchmark.rows) * len(board.metrics) for board in boards)
+        number = np.full(total, np.nan)
+        texts: list[str | None] = [None] * total
+        lengths = np.zeros(sum(len(board.metrics) for board in boards), dtype=np.int64)  # rows of each board-metric's board
+        metric_row_start = np.zeros(len(lengths), dtype=np.int64)  # the global row id of each board-metric's first row
+        unparsed = 0
+        m = 0
+        start = 0
+        for board in boards:
+            n = len(board.benchmark.rows)
+            columns = {metric: start + j * n for j, metric in enumerate(board.metrics)}
+            for j in range(len(board.metrics)):
+                lengths[m + j], metric_row_start[m + j] = n, board.row_start
+            for i, row in enumerate(board.benchmark.rows):
+                for key, value in row.metrics.items():
+                    at = columns.get(key)
+                    if at is None:
+                        continue
+                    shown, parsed = _value(value)
+                    texts[at + i] = shown
+                    if parsed is None:
+                        unparsed += 1
+                    else:
+                        number[at + i] = parsed
+            m += len(board.metrics)
+            start += n * len(board.metrics)
+        reported = np.fromiter((text is not None for text in texts), dtype=bool, count=total)
+        summary.values, summary.unparsed_values = int(reported.sum()), unparsed
+        writer = self.writer
+        writer.ints("value.num", _floats(number))
+        writer.packed("value.text", texts)
+        del texts
+        for order in ORDERS:
+            ordered, rank, place = _sort(number, reported, lengths, metric_row_start, self._dates, order)
+            writer.ints(f"order.{order}", _ints(ordered))
+            writer.ints(f"rank.{order}", _ints(rank))
+            writer.ints(f"place.{order}", _ints(place))
+
+    # -- methods and datasets --------------------------------------------------------------
+
+    def _methods(self) -> None:
+        methods, writer, keys = self.builder.methods, self.writer, self.builder.keys
+        self.summary.methods = len(methods)
+        writer.packed("method.name", (method.name for method in methods))
+        writer.packed("method.full_name", (method.full_name for method in methods))
+        writer.packed("method.description", (method.description for method in methods))
+        writer.packed("method.paper_title", (method.paper_title for method in methods))
+        writer.packed("method.collections", (LIST_SEPARATOR.join(method.collections) or None for method in methods))
+        writer.ints("method.year", array("i", (_int(method.year) for method in methods)))
+        writer.ints("method.papers", array("i", (_int(method.papers) for method in methods)))
+        writer.ints("method.paper", array("i", (join_paper(keys, method.paper_url, method.paper_title)[0] for method in methods)))
+        self._keys("method", ((i, name_keys("method", [method.name, method.full_name or ""])) for i, method in enumerate(methods)))
+
+    def _datasets(self) -> tuple[list[int], list[DatasetEntry]]:
+        """Each board's dataset entity (the datasets table's, by its names; else one made for a name only the evaluation
+        tables have), and every entity."""
+        entities = list(self.builder.datasets)
+        # each entity's keys, by how surely they name it: its name, its full name, its variants
+        ranked = [
+            (name_keys("dataset", [d.name]), name_keys("dataset", [d.full_name or ""]), name_keys("dataset", d.variants)) for d in entities
+        ]
+        by_key: dict[str, int] = {}
+        for rank in range(3):
+            for i, keys in enumerate(ranked):
+                for key in keys[rank]:
+                    by_key.setdefault(key, i)
+        self._dataset_keys = [name | full | variants for name, full, variants in ranked]
+        ids: list[int] = []
+        for board in self.boards:
+            named = board.benchmark.dataset
+            found = by_key.get(name_key("dataset", named))
+            if found is None:
+                found = by_key.get(name_key("dataset", name_slug(named)))
+            if found is None:
+                found = len(entities)
+                entities.append(DatasetEntry(named, None, board.benchmark.description, None, [], [], [], [], None))
+                made = name_keys("dataset", [named])
+                self._dataset_keys.append(made)
+                for key in made:
+                    by_key.setdefault(key, found)
+            ids.append(found)
+        return ids, entities
+
+    def _write_datasets(self, entities: list[DatasetEntry], dataset_ids: list[int]) -> None:
+        writer = self.writer
+        self.summary.datasets = len(self.builder.datasets)
+        writer.packed("dataset.name", (dataset.name for dataset in entities))
+        writer.packed("dataset.full_name", (dataset.full_name for dataset in entities))
+        writer.packed("dataset.description", (dataset.description for dataset in entities))
+        writer.packed("dataset.homepage", (dataset.homepage for dataset in entities))
+        for column, attribute in (("dataset.modalities", "modalities"), ("dataset.tasks", "tasks"), ("dataset.languages", "languages")):
+            writer.packed(column, (LIST_SEPARATOR.join(getattr(dataset, attribute)) or None for dataset in entities))
+        writer.ints("dataset.papers", array("i", (_int(dataset.papers) for dataset in entities)))
+        boards_of: list[list[int]] = [[] for _ in entities]
+        for b, dataset in enumerate(dataset_ids):
+            boards_of[dataset].append(b)
+        writer.ints("dataset.boards", _offsets(map(len, boards_of)))
+        writer.ints("dataset.board", array("i", (b for group in boards_of for b in group)))
+        self._keys("dataset", enumerate(self._dataset_keys))
+        assert set(KEY_KINDS) == {"task", "method", "dataset"}
+
+    def _keys(self, kind: NameKind, keyed: Iterable[tuple[int, Iterable[str]]]) -> None:
+        """The keys of every task, method or dataset (`keyed`: each one's number and keys), sorted by their bytes."""
+        pairs = sorted({(key.encode("utf-8", "surrogatepass"), i) for i, keys in keyed for key in keys})
+        self.writer.packed(f"keys.{kind}.keys", (key.decode("utf-8", "surrogatepass") for key, _ in pairs))
+        self.writer.ints(f"keys.{kind}.values", array("i", (i for _, i in pairs)))
+
+
+def _tell_apart(benchmarks: list[Benchmark]) -> None:
+    """A task's benchmarks named alike (the same dataset twice) made apart by a number (`ImageNet #2`), so that each can
+    be asked for by name."""
+    seen: Counter[str] = Counter()
+    for benchmark in benchmarks:
+        key = name_key("dataset", benchmark.dataset)
+        seen[key] += 1
+        if seen[key] > 1:
+            benchmark.dataset = f"{benchmark.dataset} #{seen[key]}"
+
+
+def join_paper(keys: PaperKeys, url: str | None, title: str | None) -> tuple[int, str | None, str | None]:
+    """(the archive paper a result row names, -1 for none; the paper id its URL gives; how it was found: `arxiv`, `slug`,
+    `title`, or None)."""
+    ref = None
+    if url:
+        arxiv = _arxiv_of(url)
+        if arxiv is not None:
+            ref = arxiv
+            a = keys.by_arxiv.get(ref)
+            if a is not None:
+                return a, ref, "arxiv"
+        elif "/paper/" in url and (slug := parse_slug(url)) is not None:
+            ref = slug
+            a = keys.by_slug.get(slug)
+            if a is not None:
+                return a, ref, "slug"
+    if title:
+        a = keys.by_title.get(title_key(title))
+        if a is not None and a != AMBIGUOUS:
+            return a, ref, "title"
+    return -1, ref, None
+
+
+_ARXIV_HOSTS: Final = ("http://arxiv.org/", "https://arxiv.org/")
+
+
+def _arxiv_of(url: str) -> str | None:
+    """The arXiv id an abs or pdf URL names (most rows' URLs: read by slicing), or another form `core.ids` reads."""
+    if url.startswith(_ARXIV_HOSTS):
+        rest = url.partition("arxiv.org/")[2]
+        kind, _, tail = rest.partition("/")
+        if kind in ("abs", "pdf"):
+            tail = tail.removesuffix(".pdf").rstrip("/")
+            head, v, version = tail.rpartition("v")
+            number = head if v and version.isdigit() and head[-1:].isdigit() else tail
+            if len(number) in (9, 10) and number[4] == "." and number[:4].isdigit() and number[5:].isdigit():
+                return number
+    if "://" in url and "arxiv" not in url.lower():  # another site's URL: no arXiv id in it
+        return None
+    parsed = parse_arxiv_id(url)
+    return None if parsed is None else parsed.canonical
+
+
+@functools.lru_cache(maxsize=1 << 16)  # values repeat across rows (`-`, `88.5`, ...)
+def _parsed_text(value: str) -> tuple[str, float | None]:
+    shown = " ".join(value.split())
+    if len(shown) > MAX_VALUE_CHARS:
+        shown = shown[: MAX_VALUE_CHARS - 1] + "…"
+    return shown, parse_value(value)
+
+
+def _value(value: Any) -> tuple[str, float | None]:
+    """A metric value as shown (as typed, bounded) and its number."""
+    if type(value) is str:
+        return _parsed_text(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        shown = clean_name(str(value)) or "?"
+        return shown[:MAX_VALUE_CHARS], None
+    number = parse_value(value)
+    return (repr(value) if isinstance(value, float) else str(value))[:MAX_VALUE_CHARS], number
+
+
+def _sort(
+    number: np.ndarray,
+    reported: np.ndarray,
+    lengths: np.ndarray,
+    row_start: np.ndarray,
+    dates: np.ndarray,
+    order: str,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every board-metric's rows in `order` (`desc`: higher first), in one sort: (each place's row, as its place in the
+    board; each place's rank, 0 for none; each row's place). Ranks are shared by rows of equal value and date; an
+    earlier date wins a tie."""
+    total = len(number)
+    metric = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)  # each value's board-metric
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+    local = np.arange(total, dtype=np.int64) - starts[metric]  # each value's row, as its place in the board
+    date = dates[row_start[metric] + local] if total else np.zeros(0, dtype=np.int64)
+    parsed = ~np.isnan(number)
+    kind = np.where(parsed, 0, np.where(reported, 1, 2))  # ranked, then values that do not parse, then none
+    key = np.where(parsed, number, 0.0)
+    if order == "desc":
+        key = -key
+    ordered = np.lexsort((local, date, key, kind, metric))  # the last key sorts first
+    place_local = np.arange(total, dtype=np.int64) - starts[metric]  # a place, counted in its board-metric
+    rows_at = local[ordered]
+    rank = np.zeros(total, dtype=np.int64)
+    if total:
+        ranked = kind[ordered] == 0
+        sorted_key, sorted_date, sorted_metric = key[ordered], date[ordered], metric[ordered]
+        new = np.ones(total, dtype=bool)
+        new[1:] = (sorted_metric[1:] != sorted_metric[:-1]) | (sorted_key[1:] != sorted_key[:-1]) | (sorted_date[1:] != sorted_date[:-1])
+        first = np.maximum.accumulate(np.where(new, np.arange(total), 0))  # where each tie starts
+        rank = np.where(ranked, first - starts[sorted_metric] + 1, 0)
+    place = np.empty(total, dtype=np.int64)
+    place[ordered] = place_local
+    return rows_at, rank, place
+
+
+def _date_key(day: str | None) -> int:
+    if day and len(day) == 10 and day[:4].isdigit() and day[5:7].isdigit() and day[8:].isdigit():
+        return int(day[:4] + day[5:7] + day[8:])
+    return _NO_DATE
+
+
+def _offsets(counts: Iterable[int]) -> array[int]:
+    offsets = array("q", [0])
+    total = 0
+    for count in counts:
+        total += count
+        offsets.append(total)
+    return offsets
+
+
+def _ints(values: np.ndarray) -> array[int]:
+    out = array("i")
+    out.frombytes(np.ascontiguousarray(values, dtype=np.int32).tobytes())
+    return out
+
+
+def _floats(values: np.ndarray) -> array[float]:
+    out = array("d")
+    out.frombytes(np.ascontiguousarray(values, dtype=np.float64).tobytes())
+    return out
+
+
+def _int(value: int | None) -> int:
+    return -1 if value is None or not -(2**31) < value < 2**31 else value
