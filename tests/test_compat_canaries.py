@@ -34,7 +34,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import METHOD_NOT_FOUND
+from mcp.types import INTERNAL_ERROR, METHOD_NOT_FOUND
 from starlette.types import Message, Receive, Scope, Send
 
 from papercode.edge import compat
@@ -174,7 +174,7 @@ async def test_a_client_that_stopped_reading_crashes_the_sdks_stdio_server(monke
     )
 
 
-# -- the SDK's middleware hooks: set_level, list_changed -------------------------------------------------------------
+# -- a bare MCPServer, in memory: set_level, list_changed, unknown_tool, prompt_arguments, resource_uri_length -------------------------------------------------------------
 
 
 @pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")  # the handshake era's logging
@@ -209,6 +209,39 @@ async def test_the_sdks_discover_says_every_list_may_change() -> None:
     assert capabilities.tools is not None and capabilities.tools.list_changed is True
     assert capabilities.prompts is not None and capabilities.prompts.list_changed is True
     assert capabilities.resources is not None and capabilities.resources.list_changed is True
+
+
+async def test_the_sdk_answers_an_unknown_tool_with_a_failed_call() -> None:
+    """compat.unknown_tool: a bare `MCPServer` answers a call to a tool it does not have as a failed call."""
+    async with Client(MCPServer("canary")) as client:
+        answer = await client.call_tool("no_such_tool", {})
+    assert answer.is_error is True
+
+
+async def test_the_sdk_answers_a_prompts_mistaken_arguments_with_an_internal_error() -> None:
+    """compat.prompt_arguments: an unknown prompt, a missing argument and an unknown one are each -32603."""
+    server = MCPServer("canary")
+
+    @server.prompt()
+    def paper(arxiv_id: str) -> str:
+        return arxiv_id
+
+    codes = []
+    async with Client(server) as client:
+        for name, arguments in [("no_such_prompt", {}), ("paper", {}), ("paper", {"arxiv_id": "1", "extra": "x"})]:
+            with pytest.raises(MCPError) as refused:
+                await client.get_prompt(name, arguments)
+            codes.append(refused.value.code)
+    assert codes == [INTERNAL_ERROR] * 3
+
+
+async def test_the_sdks_unknown_resource_error_echoes_the_whole_uri() -> None:
+    """compat.resource_uri_length: the error for a URI nothing matches quotes all of it."""
+    uri = "canary://" + "x" * 10_000
+    async with Client(MCPServer("canary")) as client:
+        with pytest.raises(MCPError) as refused:
+            await client.read_resource(uri)
+    assert uri in refused.value.message
 
 
 # -- the SDK's HTTP apps, called as ASGI: auth_first, quiet_after_answer ---------------------------------------------
