@@ -38,20 +38,14 @@ from mcp.types import INTERNAL_ERROR, METHOD_NOT_FOUND
 from starlette.types import Message, Receive, Scope, Send
 
 from papercode.edge import compat
+from test_http import ACCEPT, INITIALIZE
 
 pytestmark = pytest.mark.anyio
 
 COMPAT = Path(compat.__file__).parent
 WAIT = 20  # seconds: the bound on every wait for something that does happen
 QUIET = 1.0  # seconds: how long a canary watches for something upstream does not do
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "canary", "version": "1"}},
-}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 # uvicorn's timeouts today; one more (a body or header timeout, say) is the change the HTTP canaries watch for.
 UVICORN_TIMEOUTS = {"timeout_keep_alive", "timeout_notify", "timeout_graceful_shutdown", "timeout_worker_healthcheck"}
 
@@ -126,7 +120,7 @@ async def test_the_sdk_leaves_a_malformed_line_and_an_unusable_id_unanswered(mon
             with anyio.fail_after(WAIT):
                 answered = await anyio.to_thread.run_sync(until_the_last_ping)
             os.close(in_write)  # the end of input ends the server
-    assert answered == [0, 9], answered
+    assert answered == [1, 9], answered
 
 
 async def test_cancelling_the_sdks_stdio_server_waits_for_its_client(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -147,7 +141,7 @@ async def test_cancelling_the_sdks_stdio_server_waits_for_its_client(monkeypatch
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(serve)
             with anyio.fail_after(WAIT):
-                assert json.loads(await anyio.to_thread.run_sync(answers.readline))["id"] == 0  # serving, its reader waiting
+                assert json.loads(await anyio.to_thread.run_sync(answers.readline))["id"] == 1  # serving, its reader waiting
             serving.cancel()
             with anyio.move_on_after(QUIET):
                 await ended.wait()
@@ -342,7 +336,7 @@ async def plain_uvicorn(app: Any, **config: Any) -> AsyncIterator[tuple[str, int
 
 
 async def _initialize(http: httpx2.AsyncClient, url: str) -> httpx2.Response:
-    return await http.post(url, json=INITIALIZE, headers={**ACCEPT})
+    return await http.post(url, json=INITIALIZE, headers=ACCEPT)
 
 
 @pytest.mark.process
