@@ -1,9 +1,9 @@
 """The MCP edge: `build_server`, the one factory of papercode's MCP server.
 
-Each handler validates nothing itself: it calls one function in `queries` and turns the answer
+Each handler validates nothing itself: it calls one function in `answers` and turns the answer
 into compact JSON (text) plus structured content. Errors are shaped once, in `server`: every tool
 error the model reads starts with a machine code and ends with the next step. One module per
-concern: `server` (the server class), `tools`, `resources`, `prompt_handlers`, `completions`, `schema`
+concern: `server` (the server class), `tools`, `resources`, `prompt_handlers`, `completion_handlers`, `schema`
 (what tools/list shows).
 """
 
@@ -16,13 +16,13 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.types import Icon
 
 from papercode import __version__
-from papercode.answers import queries
+from papercode.answers import overview
 from papercode.core.records import STATUS_ORDER_TEXT
 from papercode.corpus.reload import LiveCorpus
 from papercode.verified.materialize import VerifiedCode
 from papercode.verified.store import CodeStore
 
-from .completions import register_completions
+from .completion_handlers import register_completions
 from .prompt_handlers import register_prompts
 from .resources import register_resources
 from .server import READY_TIMEOUT_SECONDS, CorpusSource, PapercodeServer
@@ -70,7 +70,7 @@ def build_server(
         ready_timeout=ready_timeout,
     )
     verified = code or VerifiedCode(CodeStore(None))
-    server.client_log.greeting = lambda: queries.load_notice(source(), verified.store.problems)
+    server.client_log.greeting = lambda: overview.load_notice(source(), verified.store.problems)
     server.background.append(verified.keep_current)
     PapercodeTools(source, verified, server.readiness).register(server)
     register_resources(server, source, verified)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import anyio.to_thread
 from mcp.types import Completion, CompletionArgument, CompletionContext, PromptReference, ResourceTemplateReference
 
-from papercode.answers import queries
+from papercode.answers import completions
 
 from .server import CorpusSource, PapercodeServer
 
@@ -23,5 +23,5 @@ def register_completions(server: PapercodeServer, source: CorpusSource) -> None:
             return None
         if server.live is not None and server.live.ready_for("index") is None:  # still loading: nothing to offer yet
             return Completion(values=[], total=0, has_more=False)
-        values = await anyio.to_thread.run_sync(queries.complete, source(), argument.name, argument.value)
+        values = await anyio.to_thread.run_sync(completions.complete, source(), argument.name, argument.value)
         return Completion(values=values, total=len(values), has_more=False) if values is not None else None
