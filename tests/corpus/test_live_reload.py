@@ -23,6 +23,7 @@ from papercode.corpus.reload import LiveCorpus, StagesBuilder
 from papercode.corpus.snapshot import records_key
 from papercode.corpus.stages import Corpus, Stage, open_stages
 from papercode.edge.app import PapercodeServer, build_server
+from papercode.edge.compat.set_level import SetLevelRoute
 from papercode.edge.notices import ClientLog
 from papercode.settings import bundled_records_dir
 from tests.support.mcp import Connect
@@ -246,7 +247,7 @@ async def test_set_level_refuses_an_unknown_level() -> None:
         params={"level": "loud"},
     )
     with pytest.raises(MCPError) as error:
-        await ClientLog()(ctx, never)
+        await SetLevelRoute(ClientLog().set_level)(ctx, never)
     assert error.value.code == INVALID_PARAMS and "debug, info" in error.value.message
 
 

@@ -32,10 +32,13 @@ from mcp.client.streamable_http import streamable_http_client
 
 from papercode.corpus.stages import Corpus
 from papercode.edge import http as serving
+from papercode.edge.access import StaticTokens, auth_for
 from papercode.edge.app import build_server
-from papercode.edge.http import StaticTokens, add_health_route, auth_for, bind, url_of, uvicorn_server
-from papercode.edge.logs import BURST
-from papercode.edge.uvicorn_adapter import HeaderTimeoutH11
+from papercode.edge.compat.header_timeout import HeaderTimeoutH11
+from papercode.edge.health import add_health_route
+from papercode.edge.http import url_of, uvicorn_server
+from papercode.edge.startup import bind
+from papercode.edge.stderr_log import BURST
 from papercode.settings import Settings
 from papercode.verified.materialize import VerifiedCode
 from tests.support.checkout import THIS_CHECKOUT

@@ -27,9 +27,9 @@ from mcp.server.transport_security import TransportSecurityMiddleware
 from starlette.requests import Request
 
 from papercode.corpus.stages import Corpus
-from papercode.edge import http as serving
-from papercode.edge.http import transport_security
-from papercode.edge.logs import printable
+from papercode.edge.access import transport_security
+from papercode.edge.compat.body_timeout import BodyTimeout
+from papercode.edge.stderr_log import printable
 from papercode.settings import Settings, bundled_records_dir
 from tests.edge.test_http import ACCEPT, INITIALIZE, TOKEN, bearer, http_server, listening, settings_for
 from tests.support.checkout import THIS_CHECKOUT
@@ -175,7 +175,7 @@ async def test_a_request_without_a_token_gets_401_at_once_and_its_connection_clo
 async def test_a_body_slower_than_the_limit_gets_408_and_its_connection_closed(
     corpus: Corpus, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(serving.BodyTimeout, "seconds", 0.5)
+    monkeypatch.setattr(BodyTimeout, "seconds", 0.5)
     async with http_server(corpus, settings_for("streamable-http", stateless=mode == "stateless"), (TOKEN,)) as url:
         with send_raw(url, post_head(url, token=TOKEN)) as raw:  # authenticated, and then nothing more
             started = time.monotonic()

@@ -24,8 +24,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp.types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, JSONRPCNotification, jsonrpc_message_adapter
 
-from papercode.edge import stdio
 from papercode.edge.codes import LOADING
+from papercode.edge.compat import stdio_lines, stdio_wire
 from tests.support.mcp import TOOL_NAMES
 
 WAIT = 20  # seconds: the bound on every wait for an answer
@@ -180,7 +180,7 @@ def test_good_lines_pass_unchanged_whatever_their_line_ends(tmp_path: Path) -> N
 def test_the_sdk_reads_long_lines_whole_from_the_wire_and_ending_the_wire_ends_its_wait() -> None:
     in_read, in_write = os.pipe()
     out_read, out_write = os.pipe()
-    wire = stdio.Wire(in_read, out_write)
+    wire = stdio_wire.Wire(in_read, out_write)
     reader = io.TextIOWrapper(wire.input, encoding="utf-8", errors="replace")  # as the SDK reads it
     long = json.dumps(
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_paper", "arguments": {"paper": "x" * 3_000_000}}}
@@ -233,16 +233,16 @@ MESSAGES = st.fixed_dictionaries(
 @settings(max_examples=200, deadline=None)
 def test_what_the_wire_lets_through_unjudged_the_sdk_accepts(message: Any, ascii_only: bool) -> None:
     line = json.dumps(message, ensure_ascii=ascii_only).encode()
-    if stdio.surely_valid(line):
+    if stdio_lines.surely_valid(line):
         jsonrpc_message_adapter.validate_json(line.decode(), by_name=False)
     else:
-        verdict = stdio.judge(line)
+        verdict = stdio_lines.judge(line)
         try:
             accepted = jsonrpc_message_adapter.validate_json(line.decode(errors="replace"), by_name=False)
         except ValueError:
             assert verdict is not None
         else:  # what the SDK accepts passes, except a request with an unusable id, which it would take for a notification
-            unusable_id = isinstance(message, dict) and "id" in message and not stdio.is_request_id(message["id"])
+            unusable_id = isinstance(message, dict) and "id" in message and not stdio_lines.is_request_id(message["id"])
             if unusable_id and isinstance(accepted, JSONRPCNotification):
                 assert isinstance(verdict, bytes) and json.loads(verdict)["error"]["code"] == INVALID_REQUEST
             else:

@@ -31,7 +31,7 @@ from papercode.core import scratch
 from papercode.core.errors import QueryError
 from papercode.corpus.snapshot import TEMPORARY_PREFIX
 from papercode.corpus.stages import Corpus
-from papercode.edge import logs
+from papercode.edge import stderr_log
 from papercode.index.overlay import OVERLAY_PREFIX, overlay_parent
 from papercode.ingest.parallel import BUILD_PREFIX, SEARCH_PREFIX
 from papercode.settings import OPTIONS, Option, SettingError, Settings, settings_for
@@ -47,8 +47,8 @@ if TYPE_CHECKING:
     from mcp.server.auth.settings import AuthSettings
 
     from papercode.corpus.reload import LiveCorpus
+    from papercode.edge.access import StaticTokens
     from papercode.edge.app import PapercodeServer
-    from papercode.edge.http import StaticTokens
     from papercode.index.paper_index import SampleRow
 
 log = logging.getLogger("papercode")
@@ -129,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "archive":
         remove_scratch_on_exit()  # a build's directory goes with it however it ends, short of kill -9
         return archive_command.run(args, settings.fetch_stall_timeout)
-    logs.configure(settings.log_level)
+    stderr_log.configure(settings.log_level)
     if args.command != "config":
         remove_scratch_on_exit()
         clear_leftovers(settings)
@@ -269,17 +269,10 @@ def _end_now_if_still_building(status: int) -> None:
 
 
 def _serve(settings: Settings) -> int:
-    from papercode.edge.http import (
-        StartupError,
-        StaticTokens,
-        add_health_route,
-        auth_for,
-        bind,
-        check_exposure,
-        read_tokens,
-        serve_http,
-        url_of,
-    )
+    from papercode.edge.access import StaticTokens, auth_for
+    from papercode.edge.health import add_health_route
+    from papercode.edge.http import serve_http, url_of
+    from papercode.edge.startup import StartupError, bind, check_exposure, read_tokens
 
     sock = None
     try:

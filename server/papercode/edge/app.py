@@ -3,7 +3,7 @@
 Each handler validates nothing itself: it calls one function in `answers` and turns the answer
 into compact JSON (text) plus structured content. Errors are shaped once, in `server`: every tool
 error the model reads starts with a machine code and ends with the next step. One module per
-concern: `server` (the server class), `tools`, `resources`, `prompts` (with completions), `schema`
+concern: `server` (the server class), `tools`, `resources`, `prompt_handlers`, `completion_handlers`, `schema`
 (what tools/list shows).
 """
 
@@ -22,7 +22,8 @@ from papercode.corpus.reload import LiveCorpus
 from papercode.verified.materialize import VerifiedCode
 from papercode.verified.store import CodeStore
 
-from .prompts import register_completions, register_prompts
+from .completion_handlers import register_completions
+from .prompt_handlers import register_prompts
 from .resources import register_resources
 from .server import READY_TIMEOUT_SECONDS, CorpusSource, PapercodeServer
 from .tools import PapercodeTools

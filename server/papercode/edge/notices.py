@@ -1,15 +1,12 @@
 """What connected clients are told, and only what the server says it does.
 
-Handshake-era clients (protocol <= 2025-11-25) get the `logging` capability: `logging/setLevel`
-is answered here, as SDK middleware (the SDK's public, per-request hook), and from then on that
-client receives `notifications/message` at or above its level: the load summary when the corpus
-has problems, and each reload or failed reload. Nothing else is pushed to them (the resource list
-never changes, so `resources.listChanged` stays false, as advertised). 2026-07-28 clients learn
-of a reload on their `subscriptions/listen` stream (`resources/updated` for `corpus://stats` and
-`corpus://load-report`, which the SDK advertises as `subscribe`), and get no log stream: that
-era makes logging a per-request opt-in and papercode's tool calls have nothing to log. Their
-`server/discover` says `listChanged: false` for tools, prompts and resources, as `initialize` does
-(the SDK would say true): those lists never change while papercode serves.
+Handshake-era clients (protocol <= 2025-11-25) get the `logging` capability: their `logging/setLevel` comes here
+(through `compat.set_level`), and from then on that client receives `notifications/message` at or above its level:
+the load summary when the corpus has problems, and each reload or failed reload. Nothing else is pushed to them (the
+resource list never changes, so `resources.listChanged` stays false, as advertised: `compat.list_changed`).
+2026-07-28 clients learn of a reload on their `subscriptions/listen` stream (`resources/updated` for
+`corpus://stats` and `corpus://load-report`, which the SDK advertises as `subscribe`), and get no log stream: that
+era makes logging a per-request opt-in and papercode's tool calls have nothing to log.
 """
 
 from __future__ import annotations
@@ -17,13 +14,10 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
 
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, LoggingMessageNotification, LoggingMessageNotificationParams
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from papercode.core.errors import QueryError
 
@@ -35,7 +29,7 @@ LOGGER = "papercode"
 
 
 class ClientLog:
-    """`logging/setLevel` for handshake-era clients, and the messages they asked for."""
+    """The clients that set a log level (handshake era), and the messages they asked for."""
 
     def __init__(self) -> None:
         # keyed by the identity of the client's initialize params: one entry per connection
@@ -44,26 +38,11 @@ class ClientLog:
         self.greeting: Callable[[], tuple[str, str] | None] | None = None
         self._waiting: set[int] = set()  # listeners to greet once the records are loaded
 
-    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        """SDK middleware: advertise `logging` at initialize (and no `listChanged` at server/discover);
-        answer `logging/setLevel`."""
-        if ctx.method in ("initialize", "server/discover"):
-            result = await call_next(ctx)
-            capabilities = result.get("capabilities") if isinstance(result, dict) else None
-            if isinstance(capabilities, dict):
-                if ctx.method == "initialize":
-                    capabilities["logging"] = {}
-                for kind in ("tools", "prompts", "resources"):  # lists that never change while papercode serves
-                    if isinstance(capabilities.get(kind), dict) and "listChanged" in capabilities[kind]:
-                        capabilities[kind]["listChanged"] = False
-            return result
-        if ctx.method == "logging/setLevel" and ctx.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
-            level = (ctx.params or {}).get("level")
-            if level not in LEVELS:
-                raise MCPError(INVALID_PARAMS, f"invalid_argument: level must be one of {', '.join(LEVELS)}")
-            await self._listen(ctx.session, LEVELS.index(level))
-            return {}
-        return await call_next(ctx)
+    async def set_level(self, session: ServerSession, level: object) -> None:
+        """A client's `logging/setLevel`: from now on it hears what is at `level` or above."""
+        if level not in LEVELS:
+            raise MCPError(INVALID_PARAMS, f"invalid_argument: level must be one of {', '.join(LEVELS)}")
+        await self._listen(session, LEVELS.index(level))
 
     async def _listen(self, session: ServerSession, level: int) -> None:
         key = id(session.client_params) if session.client_params is not None else id(session)

@@ -1,8 +1,9 @@
 """`PapercodeServer`: the SDK's `MCPServer`, changed only through its public methods.
 
 - tools/list shows each tool compacted (`schema.compact_tool`), listed once per set of tools;
-- a tool error reads `<code>: … Next: …` instead of `Error executing tool …`, and an unknown tool is a
-  protocol error (invalid params), told apart by name, before anything is called;
+- a tool error reads `<code>: … Next: …` instead of `Error executing tool …`; an unknown tool, a prompt's mistaken
+  arguments and an overlong resource URI are protocol errors (invalid params), before anything is called
+  (`compat.unknown_tool`, `compat.prompt_arguments`, `compat.resource_uri_length`);
 - a call that arrives while the live corpus is loading waits for what it needs (bounded, with progress);
 - connected clients hear about reloads the way each protocol era allows (`notices`).
 """
@@ -22,7 +23,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
-from mcp.types import INTERNAL_ERROR, INVALID_PARAMS, CallToolResult, TextContent, Tool
+from mcp.types import INTERNAL_ERROR, CallToolResult, TextContent, Tool
 from pydantic import ValidationError
 
 from papercode.core.errors import QueryError
@@ -31,6 +32,11 @@ from papercode.corpus.stages import Corpus
 
 from . import stdio
 from .codes import LOADING
+from .compat.list_changed import unchanging_lists
+from .compat.prompt_arguments import check_prompt_arguments
+from .compat.resource_uri_length import check_uri_length
+from .compat.set_level import SetLevelRoute
+from .compat.unknown_tool import unknown_tool
 from .notices import ClientLog
 from .schema import compact_tool
 
@@ -39,7 +45,6 @@ log = logging.getLogger(__name__)
 CorpusSource = Callable[[], Corpus]
 """Returns the corpus to answer from; a reload swaps what it returns."""
 
-MAX_URI_CHARS = 1_000
 CORPUS_RESOURCES = ("corpus://stats", "corpus://load-report")
 READY_TIMEOUT_SECONDS = 20.0
 # What needs the full text (search, and the abstract, which lives beside the search index); the rest needs the index.
@@ -85,7 +90,7 @@ class PapercodeServer(MCPServer):
         self.events = InMemorySubscriptionBus()
         super().__init__(*args, subscriptions=self.events, **kwargs)
         self.client_log = ClientLog()
-        self.middleware.append(self.client_log)
+        self.middleware.extend([SetLevelRoute(self.client_log.set_level), unchanging_lists])
         self.live = live  # None: the corpus is ready from the start
         self.ready_timeout = ready_timeout
         self.background: list[Callable[[], Coroutine[Any, Any, None]]] = []  # run while serving (`running`), e.g. keeping `stored` current
@@ -189,8 +194,8 @@ class PapercodeServer(MCPServer):
     # -- calls ------------------------------------------------------------------------------------
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
-        if not await self.is_tool(name):  # a protocol error (the spec's -32602), not a failed call
-            raise MCPError(INVALID_PARAMS, f"not_found: unknown tool {repr(name)[:80]}; call tools/list for the available tools")
+        if not await self.is_tool(name):
+            raise unknown_tool(name)
         try:
             if self.live is not None and self.live.state != "complete":
                 await self._ready(TOOL_NEEDS.get(name, "index"), context)
@@ -212,11 +217,7 @@ class PapercodeServer(MCPServer):
         return result
 
     async def read_resource(self, uri: Any, context: Context | None = None) -> Any:
-        # The SDK's unknown-resource error echoes the whole URI: refuse a huge one before matching.
-        if len(str(uri)) > MAX_URI_CHARS:
-            raise MCPError(
-                INVALID_PARAMS, f"invalid_argument: resource URI is over {MAX_URI_CHARS:,} characters; see resources/templates/list"
-            )
+        check_uri_length(uri)
         await self._ready_or_refuse("search" if str(uri).startswith("paper://") else "index", context)  # paper:// has the abstract
         contents = await super().read_resource(uri, context)
         if isinstance(contents, list):
@@ -224,18 +225,7 @@ class PapercodeServer(MCPServer):
         return contents
 
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Context | None = None) -> Any:
-        # Bad prompt arguments are the client's mistake: invalid params, never an internal error.
-        prompt = next((listed for listed in await self.list_prompts() if listed.name == name), None)
-        if prompt is None:
-            raise MCPError(INVALID_PARAMS, f"not_found: unknown prompt {name!r}; see prompts/list")
-        missing = [arg.name for arg in prompt.arguments or [] if arg.required and not (arguments or {}).get(arg.name)]
-        if missing:
-            raise MCPError(INVALID_PARAMS, f"invalid_argument: missing required argument(s): {', '.join(missing)}")
-        known = {arg.name for arg in prompt.arguments or []}
-        unknown = sorted(set(arguments or {}) - known)
-        if unknown:  # the SDK would fail to render and answer with an internal error
-            listed = ", ".join(repr(key[:40]) for key in unknown[:5])
-            raise MCPError(INVALID_PARAMS, f"invalid_argument: unknown argument(s) {listed}; {name} takes {', '.join(sorted(known))}")
+        check_prompt_arguments(await self.list_prompts(), name, arguments)
         await self._ready_or_refuse("search" if name == "implement_paper" else "index", context)  # it quotes the abstract
         return await super().get_prompt(name, arguments, context)
 

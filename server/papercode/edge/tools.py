@@ -153,6 +153,7 @@ class PapercodeTools:
 
     async def get_harvested_code_for_paper(
         self,
+        *,
         arxiv_id: PaperId,
         status: Annotated[Statuses | None, Field(description="Only these statuses (list or comma-separated)")] = None,
         repo_kind: RepoKind = None,
@@ -172,6 +173,7 @@ class PapercodeTools:
 
     async def list_samples_by_status(
         self,
+        *,
         status: Statuses,
         repo_kind: RepoKind = None,
         language: Annotated[str | None, Field(description="e.g. python")] = None,
@@ -199,6 +201,7 @@ class PapercodeTools:
 
     def search_papers(
         self,
+        *,
         query: SearchQuery = "",
         task: Annotated[str | None, Field(description="Task name or slug, e.g. language-modeling")] = None,
         method: Annotated[str | None, Field(description="Method name, e.g. BERT")] = None,
@@ -216,7 +219,7 @@ class PapercodeTools:
         filters = SearchFilters(task, method, framework, has_samples, status, official_code, year_from, year_to)
         return reply(queries.search_papers(self.source(), query, filters, limit, cursor))
 
-    async def get_paper(self, paper: PaperIds) -> Annotated[CallToolResult, models.PaperAnswer]:
+    async def get_paper(self, *, paper: PaperIds) -> Annotated[CallToolResult, models.PaperAnswer]:
         """One paper: metadata, abstract, tasks, methods, code links (official first, framework,
         licence), a summary of its samples and what their statuses claim. A list of ids: each paper
         in brief, in order. Next: get_harvested_code_for_paper."""
@@ -228,6 +231,7 @@ class PapercodeTools:
 
     async def find_papers_for_repo(
         self,
+        *,
         repo: Annotated[str, Field(description="owner/name or a GitHub, GitLab, Bitbucket or Hugging Face URL")],
         limit: Limit = 25,
         cursor: Cursor = None,
@@ -236,7 +240,7 @@ class PapercodeTools:
         and the statuses of that repo's samples. Next: get_harvested_code_for_paper."""
         return reply(queries.papers_for_repo(self.source(), repo, limit, cursor))
 
-    async def get_code(self, code_sha256: CodeHashes) -> Annotated[CallToolResult, models.CodeAnswer]:
+    async def get_code(self, *, code_sha256: CodeHashes) -> Annotated[CallToolResult, models.CodeAnswer]:
         """A sample's verified code: its function plus what it needs from its file, proven by its
         hash. Never when inline_ok is false; then, or when unverifiable, `withheld` says why. A list
         of hashes: each answered so, in order."""
@@ -255,6 +259,7 @@ class PapercodeTools:
 
     async def get_leaderboard(
         self,
+        *,
         task: Annotated[str, Field(description="As written, e.g. semantic segmentation")],
         dataset: Annotated[str | None, Field(description="Omit to list the task's benchmarks")] = None,
         metric: Annotated[str | None, Field(description="Default: the benchmark's first")] = None,
@@ -279,6 +284,7 @@ class PapercodeTools:
 
     async def describe(
         self,
+        *,
         kind: Annotated[str, Field(description="task, method or dataset")],
         name: Annotated[str, Field(description="As written: any case, a slug, a synonym")],
     ) -> Annotated[CallToolResult, models.Description]:

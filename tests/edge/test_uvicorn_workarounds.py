@@ -1,9 +1,10 @@
-"""A canary for `papercode.edge.uvicorn_adapter`: it overrides uvicorn methods that are no public extension
-point, so a uvicorn release that renames, re-signs or stops calling them must fail here, by name.
+"""The two workarounds of uvicorn (`papercode.edge.compat.header_timeout` and `graceful_stop`) still work: they override
+uvicorn methods that are no public extension point, so a uvicorn release that renames, re-signs or stops calling
+them must fail here, by name.
 
-Each test checks one assumption the adapter's docstrings list: the methods and attributes it uses still
-exist with the signatures it overrides, and both behaviours (a header timeout, a graceful stop that
-returns) still work on a plain ASGI app, without MCP.
+Each test checks one assumption their docstrings list: the methods and attributes they use still exist with the
+signatures they override, and both behaviours (a header timeout, a graceful stop that returns) still work on a
+plain ASGI app, without MCP. Whether uvicorn still needs them is for the canaries (`test_compat_canaries.py`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ import uvicorn
 from starlette.types import Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from papercode.edge.uvicorn_adapter import GracefulServer, HeaderTimeoutH11
+from papercode.edge.compat.graceful_stop import GracefulServer
+from papercode.edge.compat.header_timeout import HeaderTimeoutH11
 
 pytestmark = pytest.mark.anyio
 
@@ -84,7 +86,7 @@ async def _hello(scope: Scope, receive: Receive, send: Send) -> None:
 
 @asynccontextmanager
 async def serving(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[tuple[str, int]]:
-    """A plain ASGI app on a free port, through the adapter's protocol and server; yields (host, port)."""
+    """A plain ASGI app on a free port, through the workarounds' protocol and server; yields (host, port)."""
     monkeypatch.setattr(HeaderTimeoutH11, "header_timeout", HEADER_TIMEOUT)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
@@ -167,7 +169,7 @@ async def test_headers_that_arrive_in_time_are_answered(monkeypatch: pytest.Monk
 
 GRACEFUL_STOP = """
 import os, signal, socket, anyio, uvicorn
-from papercode.edge.uvicorn_adapter import GracefulServer
+from papercode.edge.compat.graceful_stop import GracefulServer
 
 async def app(scope, receive, send):
     pass

@@ -1,0 +1,21 @@
+"""`GET /healthz` on the HTTP server: readiness and counts for load balancers; no auth, no corpus details."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from mcp.server.mcpserver import MCPServer
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+Health = Callable[[], Mapping[str, object]]
+"""What `/healthz` answers: `{"status": "ok" | "loading" | "failed", …}` (200 when ok, else 503)."""
+
+
+def add_health_route(server: MCPServer, health: Health) -> None:
+    """`GET /healthz` on `server`, answering what `health` says."""
+
+    @server.custom_route("/healthz", methods=["GET"])  # type: ignore[untyped-decorator]  # the SDK leaves it untyped
+    async def healthz(request: Request) -> Response:
+        answer = dict(health())
+        return JSONResponse(answer, status_code=200 if answer.get("status") == "ok" else 503)
