@@ -23,7 +23,7 @@ from papercode.archive import build as build_module
 from papercode.archive import build_archive
 from papercode.archive.dumps import DumpError, array_pieces, gunzipped_chunks
 from papercode.archive.rows import Vocabulary
-from papercode.archive.sources import LINK_COLUMNS, NOT_AN_OBJECT, PAPER_COLUMNS, BadInput, classify, json_batches
+from papercode.archive.tables import LINK_COLUMNS, NOT_AN_OBJECT, PAPER_COLUMNS, BadInput, classify, json_batches
 
 ANY = msgspec.json.Decoder().decode
 TRICKY = ['},{"', "}, {", '},{"paper_url":', '}, {"paper_url": "x"}', '\\"', "\\", '"', "]", "[", ",", "\n", "\u00e9\u4e2d", "{}"]

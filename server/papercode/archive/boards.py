@@ -39,7 +39,7 @@ from papercode.index.mapped import ColumnWriter, FileFacts
 from .catalogues import Benchmark, Cuts, DatasetEntry, MethodEntry, TaskEntry, clean_name, dataset_of, method_of, raw_rows, tasks_of
 from .rows import Tally, repo_url
 from .serving import AMBIGUOUS, PaperKeys
-from .sources import SourceFile
+from .tables import TableFile
 
 MAX_METRICS: Final = 64  # metrics a board keeps (the real ones have a few; past this a table is not one people read)
 _NO_DATE: Final = 99_999_999  # after every YYYYMMDD: a row without a date loses a tie
@@ -91,7 +91,7 @@ class BoardsBuilder:
         self._seen: dict[str, set[str]] = {"task": set(), "method": set(), "dataset": set()}  # names read, to drop repeats
         self.summary = BoardsSummary()
 
-    def read(self, source: SourceFile, progress: Callable[[float], None] | None = None) -> None:
+    def read(self, source: TableFile, progress: Callable[[float], None] | None = None) -> None:
         """One catalogue table's rows. A task, method or dataset named again (the same table given in two forms) is
         dropped and counted: the first is kept."""
         cuts, rejected, label = self.summary.cuts, self.rejected, source.path.name

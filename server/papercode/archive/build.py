@@ -29,7 +29,7 @@ from papercode.index.archive_layer import FORMAT, FORMAT_VERSION, MANIFEST, curr
 from papercode.index.columns import LinkRow, link_row
 from papercode.index.mapped import FileFacts
 
-from . import store
+from . import location
 from .boards import BoardsBuilder, BoardsSummary
 from .builds import NewBuild
 from .manifest import check_snapshot, commit_dates, papercode_manifest
@@ -56,7 +56,7 @@ from .rows import (
     within_caps,
 )
 from .serving import ServingWriter, Written
-from .sources import CATALOGUE_TABLES, NOT_AN_OBJECT, BadInput, Batch, SourceFile, classify, find_sources, json_batches, parquet_batches
+from .tables import CATALOGUE_TABLES, NOT_AN_OBJECT, BadInput, Batch, TableFile, classify, find_sources, json_batches, parquet_batches
 
 BASIS_GIVEN: Final = "given with --snapshot"
 BASIS_COMMIT: Final = "the dataset commit's date"
@@ -88,7 +88,7 @@ class BuildSummary:
     archive_dir: Path
     snapshot: str
     snapshot_basis: str
-    sources: list[SourceFile]
+    sources: list[TableFile]
     papers_from_abstracts: int = 0  # records written from a papers row
     papers_from_links: int = 0  # records written for a paper only the links table names
     code_links: int = 0  # links written (inside records)
@@ -142,7 +142,7 @@ class BuildSummary:
         }
 
 
-def _source_json(source: SourceFile) -> Json:
+def _source_json(source: TableFile) -> Json:
     return {
         "path": os.path.abspath(source.path),
         "table": source.table,
@@ -165,23 +165,23 @@ def build_archive(
     progress: BuildProgress | None = None,
 ) -> BuildSummary:
     """Build the archive from `sources` (files and directories, any mix of forms) into `out_dir`
-    (default: `store.default_archive_dir()`), replacing the archive there only once the new one is complete.
+    (default: `location.default_archive_dir()`), replacing the archive there only once the new one is complete.
 
     `snapshot` (YYYY-MM-DD) overrides the date of the data; else it is the dataset commit's date when
     `commit_dates` (commit sha -> YYYY-MM-DD) or the previous manifest knows it, else the newest source file's
-    modification date (UTC). Raises `sources.BadInput` / `sources.MissingDependency` before anything is
-    written, `store.NotAnArchive` / `store.ArchiveBusy` for the output, and `BadInput` for a file that turns
+    modification date (UTC). Raises `tables.BadInput` / `tables.MissingDependency` before anything is
+    written, `location.NotAnArchive` / `builds.ArchiveBusy` for the output, and `BadInput` for a file that turns
     out corrupt while it is read, or `EmptyArchive` (a `BadInput`) when no paper is left to write: the previous
     archive is then untouched.
     """
     started = time.monotonic()
-    out = Path(out_dir) if out_dir is not None else store.default_archive_dir()
+    out = Path(out_dir) if out_dir is not None else location.default_archive_dir()
     if snapshot is not None:
         check_snapshot(snapshot)
     if not sources:
         raise ValueError("no sources given: pass the archive's files or directories")
     files = [classify(path) for path in find_sources([Path(source) for source in sources], skip=[out])]
-    out = store.checked_out_dir(out)
+    out = location.checked_out_dir(out)
     _reject_sources_inside(files, out)
     _fill_commit_dates(files, {**_previous_commit_dates(out), **(commit_dates or {})})
     day_of_data, basis = (snapshot, BASIS_GIVEN) if snapshot else _snapshot_of(files)
@@ -214,21 +214,21 @@ def build_archive(
         summary.built_at = datetime.now(UTC).isoformat(timespec="seconds")
         summary.seconds = time.monotonic() - started
         _write_manifest(directory, summary)
-        store.checked_out_dir(out)  # again, under the build's lock: nothing papercode did not write came in meanwhile
+        location.checked_out_dir(out)  # again, under the build's lock: nothing papercode did not write came in meanwhile
         new.commit()
-    store.remove_format_1(out)
+    location.remove_format_1(out)
     return summary
 
 
 def _boards(
-    sources: list[SourceFile], directory: Path, writer: ServingWriter, summary: BuildSummary, progress: BuildProgress, done: float
+    sources: list[TableFile], directory: Path, writer: ServingWriter, summary: BuildSummary, progress: BuildProgress, done: float
 ) -> BoardsSummary:
     """The catalogue tables, read once the papers are (their results join those papers), written into the build
     while the search index commits (`ServingWriter.finish`'s `meanwhile`)."""
     boards = BoardsBuilder(writer.paper_keys(), writer.papers, summary.rejected, summary.warnings)
     for source in sources:
 
-        def show(share: float, source: SourceFile = source, before: float = done) -> None:
+        def show(share: float, source: TableFile = source, before: float = done) -> None:
             progress.update(before + share * source.size, source.path.name, summary.papers, summary.link_rows)
 
         show(0.0)
@@ -238,12 +238,12 @@ def _boards(
     return boards.write(directory)
 
 
-def _reject_sources_inside(files: list[SourceFile], out: Path) -> None:
+def _reject_sources_inside(files: list[TableFile], out: Path) -> None:
     """A source inside the output directory would be deleted with the old archive: refuse."""
     real_out = os.path.realpath(out)
     for source in files:
         if os.path.realpath(source.path).startswith(real_out + os.sep):
-            raise store.NotAnArchive(
+            raise location.NotAnArchive(
                 f"{source.path}: is inside --out {out}, which the build replaces. Next: move it, or pass another --out"
             )
 
@@ -253,13 +253,13 @@ def _previous_commit_dates(out: Path) -> dict[str, str]:
     return commit_dates(papercode_manifest(current_build(out) or out))
 
 
-def _fill_commit_dates(files: list[SourceFile], known: Mapping[str, str]) -> None:
+def _fill_commit_dates(files: list[TableFile], known: Mapping[str, str]) -> None:
     for source in files:
         if source.commit and source.commit_date is None:
             source.commit_date = known.get(source.commit)
 
 
-def _snapshot_of(files: list[SourceFile]) -> tuple[str, str]:
+def _snapshot_of(files: list[TableFile]) -> tuple[str, str]:
     dates = [source.commit_date for source in files if source.commit_date]
     undated = [source.mtime for source in files if not source.commit_date]
     if undated:
@@ -291,13 +291,13 @@ class _Builder:
         self.dropped: set[str] = set()  # slugs of papers dropped as duplicates by arXiv id (their links go too)
         self.by_arxiv: dict[str, str] = {}  # arXiv id -> the slug that has it
         self.pending: dict[str, list[_Link]] = {}  # slug -> its links, while the links tables are read
-        self.link_papers: dict[str, tuple[Any, Any, Any, Any, SourceFile]] = {}  # slug -> the paper as its first link names it
+        self.link_papers: dict[str, tuple[Any, Any, Any, Any, TableFile]] = {}  # slug -> the paper as its first link names it
         self.fragments: dict[str, list[LinkRow]] = {}  # slug -> its code links
         self._done_bytes = 0.0
 
     # -- driving ---------------------------------------------------------------------------
 
-    def run(self, ordered: list[SourceFile]) -> None:
+    def run(self, ordered: list[TableFile]) -> None:
         links_done = False
         for source in ordered:
             if source.table == "papers" and not links_done:
@@ -308,7 +308,7 @@ class _Builder:
             self._finish_links()
         self._links_only()
 
-    def _read(self, source: SourceFile, handle: Callable[[SourceFile, Batch], None]) -> None:
+    def _read(self, source: TableFile, handle: Callable[[TableFile, Batch], None]) -> None:
         name = source.path.name
         self._show(0.0, source, f"reading {name}")
         vocab = self.vocab if source.table == "papers" else None
@@ -318,13 +318,13 @@ class _Builder:
             self._show(batch.share, source, name)
         self._done_bytes += source.size
 
-    def _show(self, share: float, source: SourceFile, what: str) -> None:
+    def _show(self, share: float, source: TableFile, what: str) -> None:
         written = self.summary.papers_from_abstracts + self.summary.papers_from_links
         self.progress.update(self._done_bytes + share * source.size, what, written, self.summary.link_rows)
 
     # -- links -----------------------------------------------------------------------------
 
-    def _links(self, source: SourceFile, batch: Batch) -> None:
+    def _links(self, source: TableFile, batch: Batch) -> None:
         pending, link_papers, rejected, warnings = self.pending, self.link_papers, self.rejected, self.warnings
         number = batch.first
         for purl, raw_repo, official, in_paper, in_github, raw_framework, title, raw_arxiv, url_abs, url_pdf in batch.rows:
@@ -389,7 +389,7 @@ class _Builder:
 
     # -- papers ----------------------------------------------------------------------------
 
-    def _papers(self, source: SourceFile, batch: Batch) -> None:
+    def _papers(self, source: TableFile, batch: Batch) -> None:
         seen, dropped, by_arxiv, fragments = self.seen, self.dropped, self.by_arxiv, self.fragments
         rejected, warnings, add, dumps = self.rejected, self.warnings, self.writer.add, orjson.dumps
         name = source.path.name

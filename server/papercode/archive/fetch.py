@@ -39,7 +39,7 @@ from typing import Any, Final
 import httpx2
 
 from .manifest import COMMIT, check_snapshot
-from .sources import MissingDependency
+from .tables import MissingDependency
 
 # The leaderboards, methods and datasets: the archive builds and serves without them, so a Hub (or a cache) that
 # lacks one is said in a line, and the rest is built.

@@ -129,7 +129,7 @@ class MissingDependency(Exception):
 
 
 @dataclass(slots=True)
-class SourceFile:
+class TableFile:
     """One source file, classified. `dataset`/`commit` are known for a file in a Hugging Face cache snapshot."""
 
     path: Path
@@ -255,7 +255,7 @@ def hub_origin(path: Path) -> tuple[str | None, str | None]:
 # -- classifying ---------------------------------------------------------------------------
 
 
-def classify(path: Path) -> SourceFile:
+def classify(path: Path) -> TableFile:
     """Which table `path` holds and in what form, from its first bytes and its columns. Reads a parquet
     footer or the start of a JSON dump, never the whole file. Raises `BadInput`, `MissingDependency`."""
     try:
@@ -281,7 +281,7 @@ def classify(path: Path) -> SourceFile:
         raise BadInput(path, "not a parquet file, a JSON array or a gzipped JSON array")
     table = _table_of(path, columns, hollow)
     dataset, commit = hub_origin(path)
-    return SourceFile(path, form, table, info.st_size, info.st_mtime, columns, rows, dataset, commit)
+    return TableFile(path, form, table, info.st_size, info.st_mtime, columns, rows, dataset, commit)
 
 
 def _table_of(path: Path, columns: tuple[str, ...], hollow: frozenset[str] = frozenset()) -> Table:
@@ -486,7 +486,7 @@ _DECODE_LINKS: Final = _lean_decoder(_LinkRow)
 
 
 def json_batches(
-    source: SourceFile, vocab: Vocabulary | None, piece_bytes: int = PIECE_BYTES, expansion: Expansion = EXPANSION
+    source: TableFile, vocab: Vocabulary | None, piece_bytes: int = PIECE_BYTES, expansion: Expansion = EXPANSION
 ) -> Iterator[Batch]:
     """A JSON dump's rows as tuples (`PAPER_COLUMNS` with `vocab`, else `LINK_COLUMNS`), a piece of the file at a
     time (`dumps.array_pieces`): never the whole file in memory. With `vocab` (a papers table), the last two columns
@@ -548,7 +548,7 @@ def _paper_tuple(row: Any, columns: tuple[str, ...], vocab: Vocabulary, not_a_ro
 # -- reading: parquet ----------------------------------------------------------------------
 
 
-def parquet_batches(source: SourceFile, vocab: Vocabulary | None) -> Iterator[Batch]:
+def parquet_batches(source: TableFile, vocab: Vocabulary | None) -> Iterator[Batch]:
     """A parquet table's rows as tuples (`PAPER_COLUMNS` with `vocab`, else `LINK_COLUMNS`), a batch at a time."""
     pa, _, pq = arrow()
     path = source.path
