@@ -71,7 +71,7 @@ def rows_of(source: TableFile) -> list[tuple[Any, ...]]:
     read one row past its count, so a batch that would not end shows as one row too many."""
     vocab = Vocabulary() if source.table == "papers" else None
     batches = parquet_batches(source, vocab) if source.form == "parquet" else json_batches(source, vocab)
-    return [row for batch in batches for row in itertools.islice(batch.rows, batch.count + 1)]
+    return [msgspec.structs.astuple(row) for batch in batches for row in itertools.islice(batch.rows, batch.count + 1)]
 
 
 def refusal(path: Path) -> str:

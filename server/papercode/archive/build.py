@@ -26,7 +26,7 @@ from papercode.core.holds import hold
 from papercode.core.ids import parse_slug
 from papercode.core.records import MAX_LIST_ENTRIES
 from papercode.index.archive_layer import FORMAT, FORMAT_VERSION, MANIFEST, current_build
-from papercode.index.columns import LinkRow, link_row
+from papercode.index.columns import LinkRow
 from papercode.index.mapped import FileFacts
 
 from . import location
@@ -37,23 +37,16 @@ from .progress import BuildProgress
 from .rows import (
     LICENCE,
     LICENCE_URL,
-    MAX_LINE_BYTES,
     SURELY_WITHIN_CAPS,
-    URL_PROBLEMS,
     Json,
+    LinksTableRow,
+    PaperLink,
+    PapersTableRow,
+    RecordAssembly,
     Tally,
     Vocabulary,
-    arxiv_id,
-    authors_of,
-    day,
-    flag,
-    framework_of,
-    link_key,
     paper_url_problem,
     quoted,
-    repo_url,
-    web_url,
-    within_caps,
 )
 from .serving import ServingWriter, Written
 from .tables import CATALOGUE_TABLES, NOT_AN_OBJECT, BadInput, Batch, TableFile, classify, find_sources, json_batches, parquet_batches
@@ -276,10 +269,11 @@ def _write_manifest(directory: Path, summary: BuildSummary) -> None:
         os.fsync(stream.fileno())
 
 
-_Link = tuple[tuple[int, int, int, str], str, Json]  # (its order among the paper's links, its repository key, the link)
-
-
 class _Builder:
+    """The rows joined: each paper's links gathered while the links tables are read, then each papers row made into
+    its record (`rows.RecordAssembly`) with its links, then the papers only links name. A paper is kept once: by its
+    slug (the first row wins), then by its arXiv id."""
+
     def __init__(self, summary: BuildSummary, writer: ServingWriter, progress: BuildProgress) -> None:
         self.summary = summary
         self.writer = writer
@@ -287,11 +281,12 @@ class _Builder:
         self.rejected = summary.rejected
         self.warnings = summary.warnings
         self.vocab = Vocabulary(self.warnings)
+        self.assembly = RecordAssembly(self.rejected, self.warnings)
         self.seen: set[str] = set()  # slugs written (lower case, as `ids.parse_slug` gives them)
         self.dropped: set[str] = set()  # slugs of papers dropped as duplicates by arXiv id (their links go too)
         self.by_arxiv: dict[str, str] = {}  # arXiv id -> the slug that has it
-        self.pending: dict[str, list[_Link]] = {}  # slug -> its links, while the links tables are read
-        self.link_papers: dict[str, tuple[Any, Any, Any, Any, TableFile]] = {}  # slug -> the paper as its first link names it
+        self.pending: dict[str, list[PaperLink]] = {}  # slug -> its links, while the links tables are read
+        self.link_papers: dict[str, tuple[LinksTableRow, TableFile]] = {}  # slug -> its first link's row, which names the paper
         self.fragments: dict[str, list[LinkRow]] = {}  # slug -> its code links
         self._done_bytes = 0.0
 
@@ -303,12 +298,15 @@ class _Builder:
             if source.table == "papers" and not links_done:
                 self._finish_links()
                 links_done = True
-            self._read(source, self._links if source.table == "links" else self._papers)
+            if source.table == "links":
+                self._read(source, self._links)
+            else:
+                self._read(source, self._papers)
         if not links_done:
             self._finish_links()
         self._links_only()
 
-    def _read(self, source: TableFile, handle: Callable[[TableFile, Batch], None]) -> None:
+    def _read(self, source: TableFile, handle: Callable[[TableFile, Batch[Any]], None]) -> None:
         name = source.path.name
         self._show(0.0, source, f"reading {name}")
         vocab = self.vocab if source.table == "papers" else None
@@ -322,47 +320,34 @@ class _Builder:
         written = self.summary.papers_from_abstracts + self.summary.papers_from_links
         self.progress.update(self._done_bytes + share * source.size, what, written, self.summary.link_rows)
 
+    def _no_slug(self, paper_url: object, where: str, detail: str) -> None:
+        """A row whose `paper_url` gives no slug by the server's rule (`ids.parse_slug`), rejected."""
+        if paper_url is NOT_AN_OBJECT:
+            self.rejected.add("not_an_object", where, "row is not a JSON object")
+        else:
+            self.rejected.add(paper_url_problem(paper_url), where, f"{detail} {quoted(paper_url)}")
+
     # -- links -----------------------------------------------------------------------------
 
-    def _links(self, source: TableFile, batch: Batch) -> None:
-        pending, link_papers, rejected, warnings = self.pending, self.link_papers, self.rejected, self.warnings
+    def _links(self, source: TableFile, batch: Batch[LinksTableRow]) -> None:
+        pending, link_papers, assembly = self.pending, self.link_papers, self.assembly
+        name = source.path.name
         number = batch.first
-        for purl, raw_repo, official, in_paper, in_github, raw_framework, title, raw_arxiv, url_abs, url_pdf in batch.rows:
+        for row in batch.rows:
             number += 1
+            purl = row.paper_url
             slug = parse_slug(purl) if type(purl) is str else None
             if slug is None:
-                if purl is NOT_AN_OBJECT:
-                    rejected.add("not_an_object", f"{source.path.name} row {number}", "row is not a JSON object")
-                else:
-                    rejected.add(paper_url_problem(purl), f"{source.path.name} row {number}", f"link with paper_url {quoted(purl)}")
+                self._no_slug(purl, f"{name} row {number}", "link with paper_url")
                 continue
-            url, problem = repo_url(raw_repo)
-            if url is None:
-                rejected.add(problem or "bad_repo_url", f"{source.path.name} row {number}", _repo_detail(raw_repo, problem, slug))
+            link = assembly.link(row, slug, name, number)
+            if link is None:
                 continue
-            link: Json = {"paper_slug": slug, "repo_url": url}
-            is_official, is_in_paper, is_in_github = flag(official), flag(in_paper), flag(in_github)
-            if is_official is not None:
-                link["is_official"] = is_official
-            if is_in_paper is not None:
-                link["mentioned_in_paper"] = is_in_paper
-            if is_in_github is not None:
-                link["mentioned_in_github"] = is_in_github
-            if raw_framework is not None and raw_framework != "":
-                framework = framework_of(raw_framework)
-                if framework is None:
-                    warnings.add(
-                        "bad_framework",
-                        f"{source.path.name} row {number}",
-                        f"framework {quoted(raw_framework)} of a link of /paper/{slug}: written without it",
-                    )
-                else:
-                    link["framework"] = framework
             links = pending.get(slug)
             if links is None:
                 links = pending[slug] = []
-                link_papers[slug] = (title, raw_arxiv, url_abs, url_pdf, source)
-            links.append(((-(is_official or 0), -(is_in_paper or 0), -(is_in_github or 0), url), link_key(url), link))
+                link_papers[slug] = (row, source)
+            links.append(link)
         self.summary.link_rows += batch.count
 
     def _finish_links(self) -> None:
@@ -372,38 +357,34 @@ class _Builder:
         `MAX_LIST_ENTRIES`."""
         for slug, links in self.pending.items():
             keys: set[str] = set()
-            kept: list[_Link] = []
-            for item in links:
-                key = item[1]
-                if key in keys:
-                    self.rejected.add("duplicate_link", f"paper {slug}", f"repo_url {item[0][3]} names a repository listed already")
+            kept: list[PaperLink] = []
+            for link in links:
+                if link.key in keys:
+                    self.rejected.add("duplicate_link", f"paper {slug}", f"repo_url {link.order[3]} names a repository listed already")
                     continue
-                keys.add(key)
-                kept.append(item)
-            kept.sort(key=_sort_key)
+                keys.add(link.key)
+                kept.append(link)
+            kept.sort(key=_order)
             if len(kept) > MAX_LIST_ENTRIES:
                 self.warnings.add("list_truncated", f"paper {slug}", f"{len(kept):,} code links cut to {MAX_LIST_ENTRIES:,}")
                 del kept[MAX_LIST_ENTRIES:]
-            self.fragments[slug] = [_link_row(link) for _, _, link in kept]
+            self.fragments[slug] = [link.row for link in kept]
         self.pending.clear()
 
     # -- papers ----------------------------------------------------------------------------
 
-    def _papers(self, source: TableFile, batch: Batch) -> None:
-        seen, dropped, by_arxiv, fragments = self.seen, self.dropped, self.by_arxiv, self.fragments
-        rejected, warnings, add, dumps = self.rejected, self.warnings, self.writer.add, orjson.dumps
+    def _papers(self, source: TableFile, batch: Batch[PapersTableRow]) -> None:
+        seen, by_arxiv, fragments, assembly = self.seen, self.by_arxiv, self.fragments, self.assembly
+        rejected, add, dumps = self.rejected, self.writer.add, orjson.dumps
         name = source.path.name
         written = links_written = 0
         number = batch.first
-        for purl, title, raw_arxiv, raw_date, proceeding, authors, abstract, url_abs, url_pdf, tasks, methods in batch.rows:
+        for row in batch.rows:
             number += 1
+            purl, title = row.paper_url, row.title
             slug = parse_slug(purl) if type(purl) is str else None
             if slug is None:
-                where = f"{name} row {number}"
-                if purl is NOT_AN_OBJECT:
-                    rejected.add("not_an_object", where, "row is not a JSON object")
-                else:
-                    rejected.add(paper_url_problem(purl), where, f"paper_url {quoted(purl)}")
+                self._no_slug(purl, f"{name} row {number}", "paper_url")
                 continue
             if type(title) is not str or not title.strip():
                 rejected.add("no_title", f"{name} row {number}", f"/paper/{slug} has title {quoted(title)}")
@@ -411,92 +392,43 @@ class _Builder:
             if slug in seen:
                 rejected.add("duplicate", f"{name} row {number}", f"paper_url {purl} again (the first row is kept)")
                 continue
-            record: Json = {"url": "/paper/" + slug, "title": title}
-            if raw_arxiv:
-                arxiv = arxiv_id(raw_arxiv)
-                if arxiv is None:
-                    warnings.add(
-                        "bad_arxiv_id", f"{name} row {number}", f"arxiv_id {quoted(raw_arxiv)} of /paper/{slug}: written without it"
-                    )
-                elif arxiv in by_arxiv:
+            arxiv = assembly.arxiv_id(row.arxiv_id, slug, name, number) if row.arxiv_id else None
+            if arxiv is not None:
+                if arxiv in by_arxiv:
                     rejected.add(
                         "duplicate", f"{name} row {number}", f"arXiv {arxiv} again under {purl} (first under /paper/{by_arxiv[arxiv]})"
                     )
-                    dropped.add(slug)
+                    self.dropped.add(slug)
                     continue
-                else:
-                    by_arxiv[arxiv] = slug
-                    record["arxiv_id"] = arxiv
+                by_arxiv[arxiv] = slug
             seen.add(slug)
-            if raw_date is not None:
-                written_date = day(raw_date)
-                if written_date is None:
-                    warnings.add("bad_date", f"{name} row {number}", f"date {quoted(raw_date)} of /paper/{slug}: written without it")
-                else:
-                    record["date"] = written_date
-            if type(proceeding) is str and proceeding:
-                record["proceeding"] = proceeding
-            if authors:
-                names = authors_of(authors)
-                if names:
-                    record["authors"] = names
-            if type(abstract) is str and abstract:
-                record["abstract"] = abstract
-            if url_abs or url_pdf:
-                self._paper_urls(record, url_abs, url_pdf, name, number)
+            record = assembly.paper(row, slug, arxiv, name, number)
             links = fragments.pop(slug, None) or []
-            if tasks:
-                record["tasks"] = tasks
-            if methods:
-                record["methods"] = methods
             if len(dumps(record)) > SURELY_WITHIN_CAPS:  # a long record: looked at field by field
                 capped = self._within_caps(record, links, f"{name} row {number}")
                 if capped is None:
                     continue
                 record = capped
-            add(slug=slug, arxiv_id=record.get("arxiv_id"), record=record, links=links)
+            add(slug=slug, arxiv_id=arxiv, record=record, links=links)
             written += 1
             links_written += len(links)
         self.summary.paper_rows += batch.count
         self.summary.papers_from_abstracts += written
         self.summary.code_links += links_written
 
-    def _paper_urls(self, record: Json, url_abs: Any, url_pdf: Any, source_name: str, number: int | None) -> None:
-        """The paper's `url_abs` and `url_pdf` (`number` None: a link's `paper_url_abs` and `paper_url_pdf`, `source_name`
-        saying where), each written only if a client can follow it safely (`rows.web_url`); else it is left out, with
-        a warning, and the paper kept."""
-        for field_name, value in (("url_abs", url_abs), ("url_pdf", url_pdf)):
-            if not value:
-                continue
-            url, problem = web_url(value)
-            if url is not None:
-                record[field_name] = url
-                continue
-            where, given = (f"{source_name} row {number}", field_name) if number is not None else (source_name, f"paper_{field_name}")
-            what = URL_PROBLEMS[problem or "malformed"]
-            self.warnings.add(f"bad_{field_name}", where, f"{given} of {record['url']} ({what}), written without it: {quoted(value)}")
-
     def _within_caps(self, record: Json, links: list[LinkRow], where: str) -> Json | None:
-        """A long record with its texts and lists cut to the server's caps (each cut a warning), or None when it is
-        still over the server's cap on a record (the record rejected, its links with it)."""
-        capped, cuts = within_caps(record)
-        for reason, detail in cuts:
-            self.warnings.add(reason, where, f"{detail} ({record['url']})")
-        size = len(orjson.dumps(capped))
-        if size <= MAX_LINE_BYTES:
-            return capped
-        self.rejected.add(
-            "record_too_large", where, f"{record['url']}: {size:,} bytes, over the server's {MAX_LINE_BYTES:,}-byte record cap"
-        )
-        self.dropped.add(record["url"].removeprefix("/paper/"))
-        if links:
-            self.rejected.add("links_of_rejected_paper", where, f"{len(links)} link(s) of a paper over the record cap", len(links))
-        return None
+        """`record` cut to the server's caps (`RecordAssembly.within_caps`); None when it is rejected, its links with it."""
+        capped = self.assembly.within_caps(record, where)
+        if capped is None:
+            self.dropped.add(record["url"].removeprefix("/paper/"))
+            if links:
+                self.rejected.add("links_of_rejected_paper", where, f"{len(links)} link(s) of a paper over the record cap", len(links))
+        return capped
 
     def _links_only(self) -> None:
         """The papers only the links tables name, from the first link's fields (`row_kind: links`)."""
         rejected, add, dumps = self.rejected, self.writer.add, orjson.dumps
-        for slug, (title, raw_arxiv, url_abs, url_pdf, source) in self.link_papers.items():
+        for slug, (row, source) in self.link_papers.items():
             links = self.fragments.pop(slug, None)
             if links is None:  # written with its papers row
                 continue
@@ -505,46 +437,29 @@ class _Builder:
             if slug in self.dropped:
                 rejected.add("links_of_rejected_paper", where, f"{count} link(s) of a paper dropped as a duplicate", count)
                 continue
+            title = row.paper_title
             if type(title) is not str or not title.strip():
                 rejected.add("no_title", where, f"paper named only by links, with paper_title {quoted(title)}")
                 rejected.add("links_of_rejected_paper", where, f"{count} link(s) of a paper without a title", count)
                 continue
-            record: Json = {"url": "/paper/" + slug, "title": title}
-            if raw_arxiv:
-                arxiv = arxiv_id(raw_arxiv)
-                if arxiv is None:
-                    self.warnings.add("bad_arxiv_id", where, f"paper_arxiv_id {quoted(raw_arxiv)}: written without it")
-                elif arxiv in self.by_arxiv:
+            arxiv = self.assembly.arxiv_id(row.paper_arxiv_id, slug, where, None) if row.paper_arxiv_id else None
+            if arxiv is not None:
+                if arxiv in self.by_arxiv:
                     rejected.add("duplicate", where, f"arXiv {arxiv} again (first under /paper/{self.by_arxiv[arxiv]})")
                     rejected.add("links_of_rejected_paper", where, f"{count} link(s) of a paper dropped as a duplicate", count)
                     continue
-                else:
-                    self.by_arxiv[arxiv] = slug
-                    record["arxiv_id"] = arxiv
-            if url_abs or url_pdf:
-                self._paper_urls(record, url_abs, url_pdf, where, None)
+                self.by_arxiv[arxiv] = slug
+            record = self.assembly.named_by_link(row, slug, arxiv, where)
             if len(dumps(record)) > SURELY_WITHIN_CAPS:
                 capped = self._within_caps(record, links, where)
                 if capped is None:
                     continue
                 record = capped
-            add(slug=slug, arxiv_id=record.get("arxiv_id"), record=record, links=links)
+            add(slug=slug, arxiv_id=arxiv, record=record, links=links)
             self.summary.papers_from_links += 1
             self.summary.code_links += count
         self.link_papers.clear()
 
 
-def _repo_detail(raw: object, problem: str | None, slug: str) -> str:
-    """What is wrong first (an example is cut to its first 200 characters), then the value."""
-    what = URL_PROBLEMS.get(problem.removeprefix("repo_url_")) if problem and problem.startswith("repo_url_") else None
-    return f"repo_url of /paper/{slug}" + (f" ({what})" if what else "") + f": {quoted(raw)}"
-
-
-def _sort_key(item: _Link) -> tuple[int, int, int, str]:
-    return item[0]
-
-
-def _link_row(link: Json) -> LinkRow:
-    """A link as the serving form keeps it (`columns.link_row`), as a server reads it from a record."""
-    mentioned = link.get("mentioned_in_paper")
-    return link_row(link["repo_url"], bool(link.get("is_official")), None if mentioned is None else bool(mentioned), link.get("framework"))
+def _order(link: PaperLink) -> tuple[int, int, int, str]:
+    return link.order
