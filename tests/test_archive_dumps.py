@@ -186,7 +186,7 @@ _ROWS = st.lists(st.one_of(st.dictionaries(_KEYS, _VALUES, max_size=6), _VALUES)
     first_key=st.sampled_from([None, "paper_url", "name", '},{"']),
 )
 def test_any_json_array_reads_as_orjson_parses_it_whole(
-    rows: list[Any], indent: int | str | None, bom: bool, chunk: int, piece_bytes: int, first_key: str | None
+    *, rows: list[Any], indent: int | str | None, bom: bool, chunk: int, piece_bytes: int, first_key: str | None
 ) -> None:
     data = (b"\xef\xbb\xbf" if bom else b"") + json.dumps(rows, indent=indent, ensure_ascii=bool(indent)).encode()
     expected = orjson.loads(data.removeprefix(b"\xef\xbb\xbf"))

@@ -315,7 +315,7 @@ class _Layout:
         writer.packed("value.text", texts)
         del texts
         for order in ORDERS:
-            ordered, rank, place = _sort(number, reported, lengths, metric_row_start, self._dates, order)
+            ordered, rank, place = _sort(number, reported, lengths, metric_row_start, self._dates, order=order)
             writer.ints(f"order.{order}", _ints(ordered))
             writer.ints(f"rank.{order}", _ints(rank))
             writer.ints(f"place.{order}", _ints(place))
@@ -469,6 +469,7 @@ def _sort(
     lengths: np.ndarray,
     row_start: np.ndarray,
     dates: np.ndarray,
+    *,
     order: str,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every board-metric's rows in `order` (`desc`: higher first), in one sort: (each place's row, as its place in the

@@ -193,7 +193,9 @@ def build_archive(
                 raise EmptyArchive(summary)
 
             def boards() -> Mapping[str, FileFacts]:
-                summary.boards = _boards(catalogues, directory, writer, summary, progress, sum(f.size for f in ordered))
+                summary.boards = _boards(
+                    catalogues, directory, writer=writer, summary=summary, progress=progress, done=sum(f.size for f in ordered)
+                )
                 return summary.boards.files
 
             summary.written = writer.finish(progress.stage, meanwhile=boards if catalogues else None)
@@ -214,7 +216,7 @@ def build_archive(
 
 
 def _boards(
-    sources: list[TableFile], directory: Path, writer: ServingWriter, summary: BuildSummary, progress: BuildProgress, done: float
+    sources: list[TableFile], directory: Path, *, writer: ServingWriter, summary: BuildSummary, progress: BuildProgress, done: float
 ) -> BoardsSummary:
     """The catalogue tables, read once the papers are (their results join those papers), written into the build
     while the search index commits (`ServingWriter.finish`'s `meanwhile`)."""
