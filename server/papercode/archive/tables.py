@@ -409,24 +409,11 @@ class _Named(msgspec.Struct, gc=False):
     name: Any = None
 
 
-class _PaperRow(msgspec.Struct, gc=False):
-    """A papers row as a dump is decoded (`PAPER_COLUMNS`, in order; of `methods`, the names alone); other keys are
-    skipped."""
-
-    paper_url: Any = None
-    title: Any = None
-    arxiv_id: Any = None
-    date: Any = None
-    proceeding: Any = None
-    authors: Any = None
-    abstract: Any = None
-    url_abs: Any = None
-    url_pdf: Any = None
-    tasks: Any = None
-    methods: list[_Named | str] | None = None
-
-
-assert _PaperRow.__struct_fields__ == PAPER_COLUMNS
+# A papers row as a dump is decoded: `PapersTableRow`'s columns, as given but for `methods`, of which the names alone
+# are decoded (`_Named`); other keys are skipped.
+_PaperDump: Any = msgspec.defstruct(
+    "_PaperDump", [*((name, Any, None) for name in PAPER_COLUMNS[:-1]), ("methods", list[_Named | str] | None, None)], gc=False
+)
 
 _ANY_ROWS = msgspec.json.Decoder(list[Any])
 
@@ -445,7 +432,7 @@ def _lean_decoder(row: type[msgspec.Struct]) -> Decode:
     return decode
 
 
-_DECODE_PAPERS: Final = _lean_decoder(_PaperRow)
+_DECODE_PAPERS: Final = _lean_decoder(_PaperDump)
 _DECODE_LINKS: Final = _lean_decoder(LinksTableRow)
 
 
@@ -498,7 +485,7 @@ def _papers_named(rows: list[Any], vocab: Vocabulary) -> list[PapersTableRow]:
 
 
 def _paper_named(row: Any, vocab: Vocabulary) -> PapersTableRow:
-    if type(row) is _PaperRow:
+    if type(row) is _PaperDump:
         methods = row.methods
         names = [item.name if type(item) is _Named else item for item in methods] if methods else None
         return PapersTableRow(
