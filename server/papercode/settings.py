@@ -450,6 +450,16 @@ OPTIONS: tuple[Option, ...] = (
         "SECONDS",
     ),
     Option(
+        "fetch_stall_timeout",
+        "--stall-timeout",
+        "a download that receives under 64 KiB in this long is stopped (exit 1; run it again to go on)",
+        "60",
+        FETCH,
+        _positive(float, "a number of seconds"),
+        "PAPERCODE_FETCH_STALL_TIMEOUT",
+        "SECONDS",
+    ),
+    Option(
         "archive_dir",
         "--out",
         "the archive directory `papercode archive` builds into or verifies (what --archive-dir names for the other commands)",
@@ -467,16 +477,6 @@ OPTIONS: tuple[Option, ...] = (
         ARCHIVE_BUILDS,
         _day,
         metavar="YYYY-MM-DD",
-    ),
-    Option(
-        "fetch_stall_timeout",
-        "--stall-timeout",
-        "a download that receives under 64 KiB in this long is stopped (exit 1; run it again to go on)",
-        "60",
-        FETCH,
-        _positive(float, "a number of seconds"),
-        "PAPERCODE_FETCH_STALL_TIMEOUT",
-        "SECONDS",
     ),
 )
 
