@@ -26,14 +26,14 @@ from papercode.core.holds import hold
 from papercode.core.ids import parse_slug
 from papercode.core.records import MAX_LIST_ENTRIES
 from papercode.index.archive_layer import FORMAT, FORMAT_VERSION, MANIFEST, current_build
-from papercode.index.columns import LinkRow
+from papercode.index.columns import CodeLinkRow
 from papercode.index.mapped import FileFacts
 
 from . import location
 from .boards import BoardsBuilder, BoardsSummary
 from .builds import NewBuild
 from .manifest import check_snapshot, commit_dates, papercode_manifest
-from .progress import BuildProgress
+from .progress import ArchiveBuildProgress
 from .rows import (
     LICENCE,
     LICENCE_URL,
@@ -155,7 +155,7 @@ def build_archive(
     *,
     snapshot: str | None = None,
     commit_dates: Mapping[str, str] | None = None,
-    progress: BuildProgress | None = None,
+    progress: ArchiveBuildProgress | None = None,
 ) -> BuildSummary:
     """Build the archive from `sources` (files and directories, any mix of forms) into `out_dir`
     (default: `location.default_archive_dir()`), replacing the archive there only once the new one is complete.
@@ -181,7 +181,7 @@ def build_archive(
     summary = BuildSummary(Path(os.path.abspath(out)), day_of_data, basis, files)
     ordered = [f for f in files if f.table == "links"] + [f for f in files if f.table == "papers"]
     catalogues = [f for f in files if f.table in CATALOGUE_TABLES]
-    progress = progress if progress is not None else BuildProgress(sum(f.size for f in files))
+    progress = progress if progress is not None else ArchiveBuildProgress(sum(f.size for f in files))
     new = NewBuild(out)
     with new as directory:
         writer = ServingWriter(directory, results=bool(catalogues))
@@ -216,7 +216,7 @@ def build_archive(
 
 
 def _boards(
-    sources: list[TableFile], directory: Path, *, writer: ServingWriter, summary: BuildSummary, progress: BuildProgress, done: float
+    sources: list[TableFile], directory: Path, *, writer: ServingWriter, summary: BuildSummary, progress: ArchiveBuildProgress, done: float
 ) -> BoardsSummary:
     """The catalogue tables, read once the papers are (their results join those papers), written into the build
     while the search index commits (`ServingWriter.finish`'s `meanwhile`)."""
@@ -276,7 +276,7 @@ class _Builder:
     its record (`rows.RecordAssembly`) with its links, then the papers only links name. A paper is kept once: by its
     slug (the first row wins), then by its arXiv id."""
 
-    def __init__(self, summary: BuildSummary, writer: ServingWriter, progress: BuildProgress) -> None:
+    def __init__(self, summary: BuildSummary, writer: ServingWriter, progress: ArchiveBuildProgress) -> None:
         self.summary = summary
         self.writer = writer
         self.progress = progress
@@ -289,7 +289,7 @@ class _Builder:
         self.by_arxiv: dict[str, str] = {}  # arXiv id -> the slug that has it
         self.pending: dict[str, list[PaperLink]] = {}  # slug -> its links, while the links tables are read
         self.link_papers: dict[str, tuple[LinksTableRow, TableFile]] = {}  # slug -> its first link's row, which names the paper
-        self.fragments: dict[str, list[LinkRow]] = {}  # slug -> its code links
+        self.fragments: dict[str, list[CodeLinkRow]] = {}  # slug -> its code links
         self._done_bytes = 0.0
 
     # -- driving ---------------------------------------------------------------------------
@@ -418,7 +418,7 @@ class _Builder:
         self.summary.papers_from_abstracts += written
         self.summary.code_links += links_written
 
-    def _within_caps(self, record: Json, links: list[LinkRow], where: str) -> Json | None:
+    def _within_caps(self, record: Json, links: list[CodeLinkRow], where: str) -> Json | None:
         """`record` cut to the server's caps (`RecordAssembly.within_caps`); None when it is rejected, its links with it."""
         capped = self.assembly.within_caps(record, where)
         if capped is None:

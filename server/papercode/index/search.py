@@ -14,7 +14,7 @@ in one file of their own (`papercode-abstracts`), so get_paper reads one on the 
 snippets are cut from that and from the paper's title, authors, tasks and methods as the index's columns hold them
 (`paper_texts`), joined as they were indexed (`document_texts`). Searches and abstract lookups share no lock:
 tantivy's searcher is safe across threads and releases the GIL.
-`build.parallel` runs the builder in another process for large corpora.
+`ingest.parallel` runs the builder in another process for large corpora.
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, NamedTuple, cast
+from typing import TYPE_CHECKING, BinaryIO, cast
 
+import msgspec
 import tantivy
 
 from papercode.core.names import facet_value, task_key
@@ -86,10 +87,10 @@ def _facet(kind: str, value: str) -> str:
     return f"{kind}:#{hashlib.sha256(value.encode('utf-8', 'surrogatepass')).hexdigest()}"
 
 
-class SearchDocument(NamedTuple):
+class SearchDocument(msgspec.Struct, array_like=True, frozen=True, gc=False):
     """What the search engine indexes for one paper; produced while the index is built.
 
-    Plain values only: it crosses between processes as a pickled tuple.
+    Plain values only: it crosses to the cold build's child process as it is (msgpack, a bare array: no field names).
     """
 
     paper: int  # the `paper` value: the paper's ordinal (an archive's papers: `ARCHIVE_BASE` + its ordinal there)
