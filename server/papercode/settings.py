@@ -1,7 +1,7 @@
 """Every setting, declared once: its flag, environment variable, default, check and meaning.
 
-The table (`OPTIONS`) drives the command line (`cli.py` adds each option to the commands that take
-it), the environment (`PAPERCODE_*`), validation (one line naming the flag or variable and what to
+The table (`OPTIONS`) drives the command line (`cli.main` adds each option to the commands that take
+it, `papercode archive`'s too), the environment (`PAPERCODE_*`), validation (one line naming the flag or variable and what to
 pass instead), and the settings table of docs/settings.md (`options_markdown`, checked by a test). A flag
 beats its environment variable, which beats the default.
 """
@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from papercode.archive.store import default_archive_dir
+from papercode.archive.location import default_archive_dir
+from papercode.core.days import checked_day
 from papercode.core.limits import Limits
 from papercode.core.paths import given_path, xdg_base
 from papercode.verified.sources import DEFAULT_BASE_URL
@@ -28,7 +29,12 @@ _LIMITS = Limits()
 
 
 class SettingError(ValueError):
-    """A bad setting value; the message is one line saying what is wrong and what to pass."""
+    """A bad setting value; the message is one line saying what is wrong and what to pass. `next_step`, when given,
+    is what to do about it (else: the command's `--help`)."""
+
+    def __init__(self, message: str, next_step: str | None = None) -> None:
+        super().__init__(message)
+        self.next_step = next_step
 
 
 def bundled_records_dir() -> Path:
@@ -69,6 +75,7 @@ class Settings:
     max_sessions: int = 100
     session_idle_timeout: float = 600.0
     fetch_stall_timeout: float = 60.0
+    snapshot: str | None = None  # `papercode archive build | fetch`: the date of the data, when given
 
     @property
     def limits(self) -> Limits:
@@ -155,6 +162,13 @@ def _base_url(text: str) -> str:
     return text.strip().rstrip("/")
 
 
+def _day(text: str) -> str:
+    try:
+        return checked_day(text)
+    except ValueError as exc:
+        raise SettingError(str(exc), "pass the date of the data, e.g. --snapshot 2025-07-28") from None
+
+
 def _text(text: str) -> str:
     return text.strip()
 
@@ -183,6 +197,8 @@ CACHED_COMMANDS = frozenset({"serve", "call", "materialize"})
 CODE_COMMANDS = frozenset({"serve", "call", "materialize"})
 SERVE = frozenset({"serve"})
 FETCH = frozenset({"archive fetch"})
+ARCHIVE_BUILDS = FETCH | {"archive build"}
+ARCHIVE_COMMANDS = ARCHIVE_BUILDS | {"archive verify"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -443,6 +459,25 @@ OPTIONS: tuple[Option, ...] = (
         "PAPERCODE_FETCH_STALL_TIMEOUT",
         "SECONDS",
     ),
+    Option(
+        "archive_dir",
+        "--out",
+        "the archive directory `papercode archive` builds into or verifies (what --archive-dir names for the other commands)",
+        "`$XDG_DATA_HOME/papercode/archive` or `~/.local/share/papercode/archive`",
+        ARCHIVE_COMMANDS,
+        _directory,
+        "PAPERCODE_ARCHIVE_DIR",
+        "DIR",
+    ),
+    Option(
+        "snapshot",
+        "--snapshot",
+        "the date of the data",
+        "the dataset commit's date when known, else the newest source file's modification date",
+        ARCHIVE_BUILDS,
+        _day,
+        metavar="YYYY-MM-DD",
+    ),
 )
 
 
@@ -475,13 +510,13 @@ def _checked(parse: Callable[[str], Any], text: str, source: str) -> Any:
     try:
         return parse(text)
     except SettingError as error:
-        raise SettingError(f"{source} {error}") from None
+        raise SettingError(f"{source} {error}", error.next_step) from None
 
 
 def options_markdown() -> str:
     """The settings table of docs/settings.md, rendered from `OPTIONS`."""
     rows = ["| flag | environment | default | commands | meaning |", "|---|---|---|---|---|"]
-    order = ("serve", "call", "check", "materialize", "config", "archive fetch")
+    order = ("serve", "call", "check", "materialize", "config", "archive build", "archive fetch", "archive verify")
     for option in OPTIONS:
         flag = f"`{option.flag} {option.metavar}`" if option.metavar else f"`{option.flag}`"
         if option.repeatable:

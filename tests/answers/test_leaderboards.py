@@ -688,7 +688,7 @@ def test_a_leaderboards_file_cut_short_leaves_the_archive_unserved_with_the_reas
 
 
 def test_a_table_found_corrupt_while_the_search_index_commits_fails_the_build_and_keeps_the_previous(built: Built, tmp_path: Path) -> None:
-    from papercode.archive.sources import BadInput
+    from papercode.archive.tables import BadInput
     from papercode.index.archive_layer import current_build
 
     sources = write_sources(tmp_path / "sources", "json")

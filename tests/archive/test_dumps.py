@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from papercode.archive import build as build_module
 from papercode.archive import build_archive
 from papercode.archive.dumps import DumpError, array_pieces, gunzipped_chunks
-from papercode.archive.rows import Vocabulary
-from papercode.archive.sources import LINK_COLUMNS, NOT_AN_OBJECT, PAPER_COLUMNS, BadInput, classify, json_batches
+from papercode.archive.rows import LinksTableRow, PapersTableRow, Vocabulary
+from papercode.archive.tables import LINK_COLUMNS, NOT_AN_OBJECT, PAPER_COLUMNS, BadInput, classify, json_batches
 from tests.support.archive_tables import bundled_rows, current_manifest, link_row, method_row, paper_row, served_papers, write_json
 
 ANY = msgspec.json.Decoder().decode
@@ -259,16 +259,18 @@ def odd_papers() -> list[Any]:
     return rows
 
 
-def expected_tuples(rows: list[Any], columns: tuple[str, ...], vocab: Vocabulary | None) -> list[tuple[Any, ...]]:
+def expected_rows(rows: list[Any], columns: tuple[str, ...], vocab: Vocabulary | None) -> list[PapersTableRow | LinksTableRow]:
     """What the build must get: each row's `columns` as a whole-file parse gives them."""
-    out: list[tuple[Any, ...]] = []
+    named = PapersTableRow if vocab is not None else LinksTableRow
+    out: list[PapersTableRow | LinksTableRow] = []
     for row in rows:
         if type(row) is not dict:
-            out.append((NOT_AN_OBJECT,) + (None,) * (len(columns) - 1))
+            out.append(named(NOT_AN_OBJECT))
         elif vocab is None:
-            out.append(tuple(row.get(name) for name in columns))
+            out.append(LinksTableRow(**{name: row.get(name) for name in columns}))
         else:
-            out.append((*(row.get(name) for name in columns[:-2]), vocab.tasks_of(row.get("tasks")), vocab.methods_of(row.get("methods"))))
+            given = {name: row.get(name) for name in columns[:-2]}
+            out.append(PapersTableRow(**given, tasks=vocab.tasks_of(row.get("tasks")), methods=vocab.methods_of(row.get("methods"))))
     return out
 
 
@@ -282,7 +284,7 @@ def test_the_lean_rows_are_the_whole_parse_rows(tmp_path: Path, piece_bytes: int
         source = classify(write_json(tmp_path / f"table-{columns[1]}{suffix}", rows))
         batches = list(json_batches(source, vocab, piece_bytes=piece_bytes))
         got = [row for batch in batches for row in batch.rows]
-        assert got == expected_tuples(orjson.loads(orjson.dumps(rows)), columns, Vocabulary() if vocab is not None else None)
+        assert got == expected_rows(orjson.loads(orjson.dumps(rows)), columns, Vocabulary() if vocab is not None else None)
         assert source.rows == len(rows) and [batch.first for batch in batches] == [0, *list(_cumulative(b.count for b in batches))[:-1]]
         assert batches[-1].share == 1.0 and all(0 < batch.share <= 1 for batch in batches)
 

@@ -34,6 +34,7 @@ from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport
 from papercode.core.records import MAX_LIST_ENTRIES, MAX_NAME_CHARS, MAX_URL_CHARS
 from papercode.corpus.stages import Corpus
+from papercode.index import columns
 from papercode.ingest import decode
 from tests.support.archive_tables import (
     PWC,
@@ -525,3 +526,50 @@ def test_papercode_check_gives_up_on_a_huge_records_file_without_a_newline(tmp_p
     assert "papers-99.jsonl:1: line is over the 8,388,608-byte cap" in result.stdout
     assert "the rest of the file is not read" in result.stdout
     assert "records: 3 read, 3 indexed" in result.stdout  # every other file, whole
+
+
+# -- record assembly: a row's fields into the record's shape (`rows.RecordAssembly`) --------------------------------
+
+
+def test_a_papers_row_becomes_its_record_field_by_field() -> None:
+    """The record keeps the fields in the order every record writes them; a field the rules cannot use is left out
+    with a warning, the paper kept."""
+    rejected, warnings = rows.Tally(), rows.Tally()
+    assembly = rows.RecordAssembly(rejected, warnings)
+    task = {"task_slug": "image-classification", "task_name": "Image Classification"}
+    row = rows.PapersTableRow(
+        paper_url="https://paperswithcode.com/paper/p1",
+        title="T",
+        date="2020-13-40",
+        proceeding="NeurIPS",
+        authors="A. Author",
+        abstract="An abstract.",
+        url_abs="https://arxiv.org/abs/2001.00001",
+        url_pdf="javascript:alert(1)",
+        tasks=[task],
+    )
+    record = assembly.paper(row, "p1", "2001.00001", "papers.json", 7)
+    assert list(record.items()) == [
+        ("url", "/paper/p1"),
+        ("title", "T"),
+        ("arxiv_id", "2001.00001"),
+        ("proceeding", "NeurIPS"),
+        ("authors", ["A. Author"]),
+        ("abstract", "An abstract."),
+        ("url_abs", "https://arxiv.org/abs/2001.00001"),
+        ("tasks", [task]),
+    ]
+    assert dict(warnings.counts) == {"bad_date": 1, "bad_url_pdf": 1} and not rejected.total()
+    assert warnings.examples["bad_date"].startswith("papers.json row 7: date '2020-13-40' of /paper/p1")
+
+
+def test_a_links_row_becomes_its_code_link_or_is_rejected() -> None:
+    rejected, warnings = rows.Tally(), rows.Tally()
+    assembly = rows.RecordAssembly(rejected, warnings)
+    row = rows.LinksTableRow(repo_url="https://GitHub.com/Owner/Repo", is_official="true", mentioned_in_paper=0, framework="\x00")
+    link = assembly.link(row, "p1", "links.json", 3)
+    assert link is not None and link.key == "owner/repo" and link.order == (-1, 0, 0, "https://github.com/Owner/Repo")
+    assert link.row == columns.link_row("https://github.com/Owner/Repo", True, False, None)
+    assert dict(warnings.counts) == {"bad_framework": 1}
+    assert assembly.link(rows.LinksTableRow(repo_url="ftp://example.org/x"), "p1", "links.json", 4) is None
+    assert dict(rejected.counts) == {"bad_repo_url": 1}

@@ -35,11 +35,11 @@ from papercode.archive.dumps import (
     gunzipped_chunks,
 )
 from papercode.archive.rows import Vocabulary
-from papercode.archive.sources import (
+from papercode.archive.tables import (
     PAPER_COLUMNS,
     PARQUET_ROWS_FLOOR,
     BadInput,
-    SourceFile,
+    TableFile,
     classify,
     find_sources,
     json_batches,
@@ -66,12 +66,12 @@ def assert_refused(result: subprocess.CompletedProcess[str], path: Path, problem
     assert not archive.exists()
 
 
-def rows_of(source: SourceFile) -> list[tuple[Any, ...]]:
+def rows_of(source: TableFile) -> list[tuple[Any, ...]]:
     """Every row the reader gives for `source` (a papers table's with its tasks and methods entries); a batch is
     read one row past its count, so a batch that would not end shows as one row too many."""
     vocab = Vocabulary() if source.table == "papers" else None
     batches = parquet_batches(source, vocab) if source.form == "parquet" else json_batches(source, vocab)
-    return [row for batch in batches for row in itertools.islice(batch.rows, batch.count + 1)]
+    return [msgspec.structs.astuple(row) for batch in batches for row in itertools.islice(batch.rows, batch.count + 1)]
 
 
 def refusal(path: Path) -> str:
@@ -114,7 +114,7 @@ def test_a_table_whose_required_columns_hold_nothing_is_refused_not_read_forever
 def test_every_batch_ends_at_its_row_count_whatever_its_columns_hold(tmp_path: Path) -> None:
     # Read past the classification (which refuses such a file): each batch yields exactly its rows, no more.
     path = write_table(tmp_path / "nothing.parquet", {"paper_url": pa.array([None] * 5, pa.null()), "abstract": pa.array([None] * 5)})
-    source = SourceFile(path, "parquet", "papers", path.stat().st_size, 0.0, ("paper_url", "abstract"), 5)
+    source = TableFile(path, "parquet", "papers", path.stat().st_size, 0.0, ("paper_url", "abstract"), 5)
     assert rows_of(source) == [(None,) * len(PAPER_COLUMNS)] * 5
     assert refusal(path) == "looks like a papers-with-abstracts table but has no 'title' column"
     only_url = write_table(tmp_path / "only-url.parquet", {"paper_url": urls(3), "title": pa.array([None] * 3, pa.null())})

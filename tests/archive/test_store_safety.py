@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 import pytest
 
-from papercode.archive import build_archive, builds, check_snapshot, store
+from papercode.archive import build_archive, builds, check_snapshot, location
 from papercode.archive.progress import ArchiveBuildProgress
 from papercode.cli import main as cli
 from papercode.core.paths import given_path
@@ -117,7 +117,7 @@ def test_a_file_put_into_the_archive_while_the_build_runs_is_not_removed_with_it
         def update(self, *args: Any) -> None:
             (archive / "notes.txt").write_text("written during the build")
 
-    with pytest.raises(store.NotAnArchive, match=r"holds notes\.txt, which papercode did not write"):
+    with pytest.raises(location.NotAnArchive, match=r"holds notes\.txt, which papercode did not write"):
         build_archive(sources(tmp_path / "src"), archive, snapshot="2025-08-01", progress=Meanwhile(1))
     assert files_of(archive) == {**before, "notes.txt": b"written during the build"}
     assert entries(tmp_path) == ["archive", "src"]
@@ -304,7 +304,7 @@ def test_an_archive_dir_with_a_trailing_newline_is_where_the_build_goes_and_serv
 def test_every_path_setting_is_read_by_one_function(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert given_path(f"  {tmp_path}/x\n") == tmp_path / "x" and given_path(" \n") is None
     monkeypatch.setenv("PAPERCODE_ARCHIVE_DIR", f"{tmp_path}/archive\r\n")
-    assert settings_for("serve", {}).archive_dir == store.default_archive_dir() == tmp_path / "archive"
+    assert settings_for("serve", {}).archive_dir == location.default_archive_dir() == tmp_path / "archive"
     environ = {"PAPERCODE_CODE_DIR": f"{tmp_path}/code\n", "PAPERCODE_RECORDS": f"{tmp_path}/a\n{os.pathsep}{tmp_path}/b "}
     settings = settings_for("serve", {}, environ)
     assert settings.code_dir == tmp_path / "code" and settings.records == (tmp_path / "a", tmp_path / "b")

@@ -28,7 +28,7 @@ from benchmarks.archive_boards import (  # noqa: E402
 )
 from benchmarks.archive_data import write_archive  # noqa: E402
 from papercode.archive import build_archive  # noqa: E402
-from papercode.archive.sources import classify  # noqa: E402
+from papercode.archive.tables import classify  # noqa: E402
 
 SIZES = BoardSizes(top_tasks=40, subtasks=30, benchmarks=120, results=600, methods=50, datasets=80, metric_names=100)
 

@@ -87,6 +87,17 @@ def test_the_parser_has_flags_and_commands_to_check() -> None:
     assert {"serve", "archive build", "archive verify"} <= {name for name, _ in _parsers(build_parser())}
 
 
+@pytest.mark.parametrize("command", ["archive build", "archive fetch", "archive verify"])
+def test_the_archive_commands_take_their_flags_from_the_settings_table(command: str) -> None:
+    """`papercode archive`'s flags are declared in `settings.OPTIONS`, so docs/settings.md lists them."""
+    (parser,) = [parser for name, parser in _parsers(build_parser()) if name == command]
+    flags = {option for action in parser._actions for option in action.option_strings if option.startswith("--") and option != "--help"}
+    declared = {option.flag for option in OPTIONS if command in option.commands}
+    assert flags and flags == declared
+    listed = [line for line in _text(DOCS / "settings.md").splitlines() if line.startswith("| `--")]
+    assert all(any(line.startswith(f"| `{flag}") and command in line for line in listed) for flag in flags)
+
+
 @pytest.mark.parametrize("flag", sorted(_flags()))
 def test_every_flag_is_documented(flag: str) -> None:
     assert _mentioned(flag), f"{flag} is not in the README or docs/"

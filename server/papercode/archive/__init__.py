@@ -10,16 +10,16 @@ from importlib import import_module
 from typing import Any
 
 from .builds import ArchiveBusy
+from .location import NotAnArchive, default_archive_dir
 from .manifest import BadManifest, check_snapshot
-from .store import NotAnArchive, default_archive_dir
 
-# The build's modules load on first use: `serve` reads where the archive is (`store`) and its manifest on every
+# The build's modules load on first use: `serve` reads where the archive is (`location`) and its manifest on every
 # start, and has no use for the rest.
 _LAZY = {
     "BuildSummary": "build",
     "build_archive": "build",
-    "BadInput": "sources",
-    "MissingDependency": "sources",
+    "BadInput": "tables",
+    "MissingDependency": "tables",
 }
 
 

@@ -39,7 +39,7 @@ from papercode.index.mapped import ColumnWriter, FileFacts
 from .catalogues import Benchmark, Cuts, DatasetEntry, MethodEntry, TaskEntry, clean_name, dataset_of, method_of, raw_rows, tasks_of
 from .rows import Tally, repo_url
 from .serving import AMBIGUOUS, PaperKeys
-from .sources import SourceFile
+from .tables import TableFile
 
 MAX_METRICS: Final = 64  # metrics a board keeps (the real ones have a few; past this a table is not one people read)
 _NO_DATE: Final = 99_999_999  # after every YYYYMMDD: a row without a date loses a tie
@@ -91,7 +91,7 @@ class BoardsBuilder:
         self._seen: dict[str, set[str]] = {"task": set(), "method": set(), "dataset": set()}  # names read, to drop repeats
         self.summary = BoardsSummary()
 
-    def read(self, source: SourceFile, progress: Callable[[float], None] | None = None) -> None:
+    def read(self, source: TableFile, progress: Callable[[float], None] | None = None) -> None:
         """One catalogue table's rows. A task, method or dataset named again (the same table given in two forms) is
         dropped and counted: the first is kept."""
         cuts, rejected, label = self.summary.cuts, self.rejected, source.path.name
@@ -315,7 +315,7 @@ class _Layout:
         writer.packed("value.text", texts)
         del texts
         for order in ORDERS:
-            ordered, rank, place = _sort(number, reported, lengths, metric_row_start, self._dates, order)
+            ordered, rank, place = _sort(number, reported, lengths, metric_row_start, self._dates, order=order)
             writer.ints(f"order.{order}", _ints(ordered))
             writer.ints(f"rank.{order}", _ints(rank))
             writer.ints(f"place.{order}", _ints(place))
@@ -469,6 +469,7 @@ def _sort(
     lengths: np.ndarray,
     row_start: np.ndarray,
     dates: np.ndarray,
+    *,
     order: str,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every board-metric's rows in `order` (`desc`: higher first), in one sort: (each place's row, as its place in the

@@ -23,13 +23,13 @@ from typing import Any, Final
 import orjson
 
 from papercode.core.holds import hold
-from papercode.core.ids import canonical_arxiv_id, parse_slug
+from papercode.core.ids import parse_slug
 from papercode.core.records import MAX_LIST_ENTRIES
 from papercode.index.archive_layer import FORMAT, FORMAT_VERSION, MANIFEST, current_build
-from papercode.index.columns import CodeLinkRow, link_row
+from papercode.index.columns import CodeLinkRow
 from papercode.index.mapped import FileFacts
 
-from . import store
+from . import location
 from .boards import BoardsBuilder, BoardsSummary
 from .builds import NewBuild
 from .manifest import check_snapshot, commit_dates, papercode_manifest
@@ -37,25 +37,19 @@ from .progress import ArchiveBuildProgress
 from .rows import (
     LICENCE,
     LICENCE_URL,
-    MAX_LINE_BYTES,
     SURELY_WITHIN_CAPS,
-    URL_PROBLEMS,
     Json,
+    LinksTableRow,
+    PaperLink,
+    PapersTableRow,
+    RecordAssembly,
     Tally,
     Vocabulary,
-    authors_of,
-    day,
-    flag,
-    framework_of,
-    link_key,
     paper_url_problem,
     quoted,
-    repo_url,
-    web_url,
-    within_caps,
 )
 from .serving import ServingWriter, Written
-from .sources import CATALOGUE_TABLES, NOT_AN_OBJECT, BadInput, Batch, SourceFile, classify, find_sources, json_batches, parquet_batches
+from .tables import CATALOGUE_TABLES, NOT_AN_OBJECT, BadInput, Batch, TableFile, classify, find_sources, json_batches, parquet_batches
 
 BASIS_GIVEN: Final = "given with --snapshot"
 BASIS_COMMIT: Final = "the dataset commit's date"
@@ -87,7 +81,7 @@ class BuildSummary:
     archive_dir: Path
     snapshot: str
     snapshot_basis: str
-    sources: list[SourceFile]
+    sources: list[TableFile]
     papers_from_abstracts: int = 0  # records written from a papers row
     papers_from_links: int = 0  # records written for a paper only the links table names
     code_links: int = 0  # links written (inside records)
@@ -141,7 +135,7 @@ class BuildSummary:
         }
 
 
-def _source_json(source: SourceFile) -> Json:
+def _source_json(source: TableFile) -> Json:
     return {
         "path": os.path.abspath(source.path),
         "table": source.table,
@@ -164,23 +158,23 @@ def build_archive(
     progress: ArchiveBuildProgress | None = None,
 ) -> BuildSummary:
     """Build the archive from `sources` (files and directories, any mix of forms) into `out_dir`
-    (default: `store.default_archive_dir()`), replacing the archive there only once the new one is complete.
+    (default: `location.default_archive_dir()`), replacing the archive there only once the new one is complete.
 
     `snapshot` (YYYY-MM-DD) overrides the date of the data; else it is the dataset commit's date when
     `commit_dates` (commit sha -> YYYY-MM-DD) or the previous manifest knows it, else the newest source file's
-    modification date (UTC). Raises `sources.BadInput` / `sources.MissingDependency` before anything is
-    written, `store.NotAnArchive` / `store.ArchiveBusy` for the output, and `BadInput` for a file that turns
+    modification date (UTC). Raises `tables.BadInput` / `tables.MissingDependency` before anything is
+    written, `location.NotAnArchive` / `builds.ArchiveBusy` for the output, and `BadInput` for a file that turns
     out corrupt while it is read, or `EmptyArchive` (a `BadInput`) when no paper is left to write: the previous
     archive is then untouched.
     """
     started = time.monotonic()
-    out = Path(out_dir) if out_dir is not None else store.default_archive_dir()
+    out = Path(out_dir) if out_dir is not None else location.default_archive_dir()
     if snapshot is not None:
         check_snapshot(snapshot)
     if not sources:
         raise ValueError("no sources given: pass the archive's files or directories")
     files = [classify(path) for path in find_sources([Path(source) for source in sources], skip=[out])]
-    out = store.checked_out_dir(out)
+    out = location.checked_out_dir(out)
     _reject_sources_inside(files, out)
     _fill_commit_dates(files, {**_previous_commit_dates(out), **(commit_dates or {})})
     day_of_data, basis = (snapshot, BASIS_GIVEN) if snapshot else _snapshot_of(files)
@@ -199,7 +193,9 @@ def build_archive(
                 raise EmptyArchive(summary)
 
             def boards() -> Mapping[str, FileFacts]:
-                summary.boards = _boards(catalogues, directory, writer, summary, progress, sum(f.size for f in ordered))
+                summary.boards = _boards(
+                    catalogues, directory, writer=writer, summary=summary, progress=progress, done=sum(f.size for f in ordered)
+                )
                 return summary.boards.files
 
             summary.written = writer.finish(progress.stage, meanwhile=boards if catalogues else None)
@@ -213,21 +209,21 @@ def build_archive(
         summary.built_at = datetime.now(UTC).isoformat(timespec="seconds")
         summary.seconds = time.monotonic() - started
         _write_manifest(directory, summary)
-        store.checked_out_dir(out)  # again, under the build's lock: nothing papercode did not write came in meanwhile
+        location.checked_out_dir(out)  # again, under the build's lock: nothing papercode did not write came in meanwhile
         new.commit()
-    store.remove_format_1(out)
+    location.remove_format_1(out)
     return summary
 
 
 def _boards(
-    sources: list[SourceFile], directory: Path, writer: ServingWriter, summary: BuildSummary, progress: ArchiveBuildProgress, done: float
+    sources: list[TableFile], directory: Path, *, writer: ServingWriter, summary: BuildSummary, progress: ArchiveBuildProgress, done: float
 ) -> BoardsSummary:
     """The catalogue tables, read once the papers are (their results join those papers), written into the build
     while the search index commits (`ServingWriter.finish`'s `meanwhile`)."""
     boards = BoardsBuilder(writer.paper_keys(), writer.papers, summary.rejected, summary.warnings)
     for source in sources:
 
-        def show(share: float, source: SourceFile = source, before: float = done) -> None:
+        def show(share: float, source: TableFile = source, before: float = done) -> None:
             progress.update(before + share * source.size, source.path.name, summary.papers, summary.link_rows)
 
         show(0.0)
@@ -237,12 +233,12 @@ def _boards(
     return boards.write(directory)
 
 
-def _reject_sources_inside(files: list[SourceFile], out: Path) -> None:
+def _reject_sources_inside(files: list[TableFile], out: Path) -> None:
     """A source inside the output directory would be deleted with the old archive: refuse."""
     real_out = os.path.realpath(out)
     for source in files:
         if os.path.realpath(source.path).startswith(real_out + os.sep):
-            raise store.NotAnArchive(
+            raise location.NotAnArchive(
                 f"{source.path}: is inside --out {out}, which the build replaces. Next: move it, or pass another --out"
             )
 
@@ -252,13 +248,13 @@ def _previous_commit_dates(out: Path) -> dict[str, str]:
     return commit_dates(papercode_manifest(current_build(out) or out))
 
 
-def _fill_commit_dates(files: list[SourceFile], known: Mapping[str, str]) -> None:
+def _fill_commit_dates(files: list[TableFile], known: Mapping[str, str]) -> None:
     for source in files:
         if source.commit and source.commit_date is None:
             source.commit_date = known.get(source.commit)
 
 
-def _snapshot_of(files: list[SourceFile]) -> tuple[str, str]:
+def _snapshot_of(files: list[TableFile]) -> tuple[str, str]:
     dates = [source.commit_date for source in files if source.commit_date]
     undated = [source.mtime for source in files if not source.commit_date]
     if undated:
@@ -275,10 +271,11 @@ def _write_manifest(directory: Path, summary: BuildSummary) -> None:
         os.fsync(stream.fileno())
 
 
-_Link = tuple[tuple[int, int, int, str], str, Json]  # (its order among the paper's links, its repository key, the link)
-
-
 class _Builder:
+    """The rows joined: each paper's links gathered while the links tables are read, then each papers row made into
+    its record (`rows.RecordAssembly`) with its links, then the papers only links name. A paper is kept once: by its
+    slug (the first row wins), then by its arXiv id."""
+
     def __init__(self, summary: BuildSummary, writer: ServingWriter, progress: ArchiveBuildProgress) -> None:
         self.summary = summary
         self.writer = writer
@@ -286,28 +283,32 @@ class _Builder:
         self.rejected = summary.rejected
         self.warnings = summary.warnings
         self.vocab = Vocabulary(self.warnings)
+        self.assembly = RecordAssembly(self.rejected, self.warnings)
         self.seen: set[str] = set()  # slugs written (lower case, as `ids.parse_slug` gives them)
         self.dropped: set[str] = set()  # slugs of papers dropped as duplicates by arXiv id (their links go too)
         self.by_arxiv: dict[str, str] = {}  # arXiv id -> the slug that has it
-        self.pending: dict[str, list[_Link]] = {}  # slug -> its links, while the links tables are read
-        self.link_papers: dict[str, tuple[Any, Any, Any, Any, SourceFile]] = {}  # slug -> the paper as its first link names it
+        self.pending: dict[str, list[PaperLink]] = {}  # slug -> its links, while the links tables are read
+        self.link_papers: dict[str, tuple[LinksTableRow, TableFile]] = {}  # slug -> its first link's row, which names the paper
         self.fragments: dict[str, list[CodeLinkRow]] = {}  # slug -> its code links
         self._done_bytes = 0.0
 
     # -- driving ---------------------------------------------------------------------------
 
-    def run(self, ordered: list[SourceFile]) -> None:
+    def run(self, ordered: list[TableFile]) -> None:
         links_done = False
         for source in ordered:
             if source.table == "papers" and not links_done:
                 self._finish_links()
                 links_done = True
-            self._read(source, self._links if source.table == "links" else self._papers)
+            if source.table == "links":
+                self._read(source, self._links)
+            else:
+                self._read(source, self._papers)
         if not links_done:
             self._finish_links()
         self._links_only()
 
-    def _read(self, source: SourceFile, handle: Callable[[SourceFile, Batch], None]) -> None:
+    def _read(self, source: TableFile, handle: Callable[[TableFile, Batch[Any]], None]) -> None:
         name = source.path.name
         self._show(0.0, source, f"reading {name}")
         vocab = self.vocab if source.table == "papers" else None
@@ -317,51 +318,38 @@ class _Builder:
             self._show(batch.share, source, name)
         self._done_bytes += source.size
 
-    def _show(self, share: float, source: SourceFile, what: str) -> None:
+    def _show(self, share: float, source: TableFile, what: str) -> None:
         written = self.summary.papers_from_abstracts + self.summary.papers_from_links
         self.progress.update(self._done_bytes + share * source.size, what, written, self.summary.link_rows)
 
+    def _no_slug(self, paper_url: object, where: str, detail: str) -> None:
+        """A row whose `paper_url` gives no slug by the server's rule (`ids.parse_slug`), rejected."""
+        if paper_url is NOT_AN_OBJECT:
+            self.rejected.add("not_an_object", where, "row is not a JSON object")
+        else:
+            self.rejected.add(paper_url_problem(paper_url), where, f"{detail} {quoted(paper_url)}")
+
     # -- links -----------------------------------------------------------------------------
 
-    def _links(self, source: SourceFile, batch: Batch) -> None:
-        pending, link_papers, rejected, warnings = self.pending, self.link_papers, self.rejected, self.warnings
+    def _links(self, source: TableFile, batch: Batch[LinksTableRow]) -> None:
+        pending, link_papers, assembly = self.pending, self.link_papers, self.assembly
+        name = source.path.name
         number = batch.first
-        for purl, raw_repo, official, in_paper, in_github, raw_framework, title, raw_arxiv, url_abs, url_pdf in batch.rows:
+        for row in batch.rows:
             number += 1
+            purl = row.paper_url
             slug = parse_slug(purl) if type(purl) is str else None
             if slug is None:
-                if purl is NOT_AN_OBJECT:
-                    rejected.add("not_an_object", f"{source.path.name} row {number}", "row is not a JSON object")
-                else:
-                    rejected.add(paper_url_problem(purl), f"{source.path.name} row {number}", f"link with paper_url {quoted(purl)}")
+                self._no_slug(purl, f"{name} row {number}", "link with paper_url")
                 continue
-            url, problem = repo_url(raw_repo)
-            if url is None:
-                rejected.add(problem or "bad_repo_url", f"{source.path.name} row {number}", _repo_detail(raw_repo, problem, slug))
+            link = assembly.link(row, slug, name, number)
+            if link is None:
                 continue
-            link: Json = {"paper_slug": slug, "repo_url": url}
-            is_official, is_in_paper, is_in_github = flag(official), flag(in_paper), flag(in_github)
-            if is_official is not None:
-                link["is_official"] = is_official
-            if is_in_paper is not None:
-                link["mentioned_in_paper"] = is_in_paper
-            if is_in_github is not None:
-                link["mentioned_in_github"] = is_in_github
-            if raw_framework is not None and raw_framework != "":
-                framework = framework_of(raw_framework)
-                if framework is None:
-                    warnings.add(
-                        "bad_framework",
-                        f"{source.path.name} row {number}",
-                        f"framework {quoted(raw_framework)} of a link of /paper/{slug}: written without it",
-                    )
-                else:
-                    link["framework"] = framework
             links = pending.get(slug)
             if links is None:
                 links = pending[slug] = []
-                link_papers[slug] = (title, raw_arxiv, url_abs, url_pdf, source)
-            links.append(((-(is_official or 0), -(is_in_paper or 0), -(is_in_github or 0), url), link_key(url), link))
+                link_papers[slug] = (row, source)
+            links.append(link)
         self.summary.link_rows += batch.count
 
     def _finish_links(self) -> None:
@@ -371,38 +359,34 @@ class _Builder:
         `MAX_LIST_ENTRIES`."""
         for slug, links in self.pending.items():
             keys: set[str] = set()
-            kept: list[_Link] = []
-            for item in links:
-                key = item[1]
-                if key in keys:
-                    self.rejected.add("duplicate_link", f"paper {slug}", f"repo_url {item[0][3]} names a repository listed already")
+            kept: list[PaperLink] = []
+            for link in links:
+                if link.key in keys:
+                    self.rejected.add("duplicate_link", f"paper {slug}", f"repo_url {link.order[3]} names a repository listed already")
                     continue
-                keys.add(key)
-                kept.append(item)
-            kept.sort(key=_sort_key)
+                keys.add(link.key)
+                kept.append(link)
+            kept.sort(key=_order)
             if len(kept) > MAX_LIST_ENTRIES:
                 self.warnings.add("list_truncated", f"paper {slug}", f"{len(kept):,} code links cut to {MAX_LIST_ENTRIES:,}")
                 del kept[MAX_LIST_ENTRIES:]
-            self.fragments[slug] = [_link_row(link) for _, _, link in kept]
+            self.fragments[slug] = [link.row for link in kept]
         self.pending.clear()
 
     # -- papers ----------------------------------------------------------------------------
 
-    def _papers(self, source: SourceFile, batch: Batch) -> None:
-        seen, dropped, by_arxiv, fragments = self.seen, self.dropped, self.by_arxiv, self.fragments
-        rejected, warnings, add, dumps = self.rejected, self.warnings, self.writer.add, orjson.dumps
+    def _papers(self, source: TableFile, batch: Batch[PapersTableRow]) -> None:
+        seen, by_arxiv, fragments, assembly = self.seen, self.by_arxiv, self.fragments, self.assembly
+        rejected, add, dumps = self.rejected, self.writer.add, orjson.dumps
         name = source.path.name
         written = links_written = 0
         number = batch.first
-        for purl, title, raw_arxiv, raw_date, proceeding, authors, abstract, url_abs, url_pdf, tasks, methods in batch.rows:
+        for row in batch.rows:
             number += 1
+            purl, title = row.paper_url, row.title
             slug = parse_slug(purl) if type(purl) is str else None
             if slug is None:
-                where = f"{name} row {number}"
-                if purl is NOT_AN_OBJECT:
-                    rejected.add("not_an_object", where, "row is not a JSON object")
-                else:
-                    rejected.add(paper_url_problem(purl), where, f"paper_url {quoted(purl)}")
+                self._no_slug(purl, f"{name} row {number}", "paper_url")
                 continue
             if type(title) is not str or not title.strip():
                 rejected.add("no_title", f"{name} row {number}", f"/paper/{slug} has title {quoted(title)}")
@@ -410,92 +394,43 @@ class _Builder:
             if slug in seen:
                 rejected.add("duplicate", f"{name} row {number}", f"paper_url {purl} again (the first row is kept)")
                 continue
-            record: Json = {"url": "/paper/" + slug, "title": title}
-            if raw_arxiv:
-                arxiv = canonical_arxiv_id(raw_arxiv)
-                if arxiv is None:
-                    warnings.add(
-                        "bad_arxiv_id", f"{name} row {number}", f"arxiv_id {quoted(raw_arxiv)} of /paper/{slug}: written without it"
-                    )
-                elif arxiv in by_arxiv:
+            arxiv = assembly.arxiv_id(row.arxiv_id, slug, name, number) if row.arxiv_id else None
+            if arxiv is not None:
+                if arxiv in by_arxiv:
                     rejected.add(
                         "duplicate", f"{name} row {number}", f"arXiv {arxiv} again under {purl} (first under /paper/{by_arxiv[arxiv]})"
                     )
-                    dropped.add(slug)
+                    self.dropped.add(slug)
                     continue
-                else:
-                    by_arxiv[arxiv] = slug
-                    record["arxiv_id"] = arxiv
+                by_arxiv[arxiv] = slug
             seen.add(slug)
-            if raw_date is not None:
-                written_date = day(raw_date)
-                if written_date is None:
-                    warnings.add("bad_date", f"{name} row {number}", f"date {quoted(raw_date)} of /paper/{slug}: written without it")
-                else:
-                    record["date"] = written_date
-            if type(proceeding) is str and proceeding:
-                record["proceeding"] = proceeding
-            if authors:
-                names = authors_of(authors)
-                if names:
-                    record["authors"] = names
-            if type(abstract) is str and abstract:
-                record["abstract"] = abstract
-            if url_abs or url_pdf:
-                self._paper_urls(record, url_abs, url_pdf, name, number)
+            record = assembly.paper(row, slug, arxiv, name, number)
             links = fragments.pop(slug, None) or []
-            if tasks:
-                record["tasks"] = tasks
-            if methods:
-                record["methods"] = methods
             if len(dumps(record)) > SURELY_WITHIN_CAPS:  # a long record: looked at field by field
                 capped = self._within_caps(record, links, f"{name} row {number}")
                 if capped is None:
                     continue
                 record = capped
-            add(slug=slug, arxiv_id=record.get("arxiv_id"), record=record, links=links)
+            add(slug=slug, arxiv_id=arxiv, record=record, links=links)
             written += 1
             links_written += len(links)
         self.summary.paper_rows += batch.count
         self.summary.papers_from_abstracts += written
         self.summary.code_links += links_written
 
-    def _paper_urls(self, record: Json, url_abs: Any, url_pdf: Any, source_name: str, number: int | None) -> None:
-        """The paper's `url_abs` and `url_pdf` (`number` None: a link's `paper_url_abs` and `paper_url_pdf`, `source_name`
-        saying where), each written only if a client can follow it safely (`rows.web_url`); else it is left out, with
-        a warning, and the paper kept."""
-        for field_name, value in (("url_abs", url_abs), ("url_pdf", url_pdf)):
-            if not value:
-                continue
-            url, problem = web_url(value)
-            if url is not None:
-                record[field_name] = url
-                continue
-            where, given = (f"{source_name} row {number}", field_name) if number is not None else (source_name, f"paper_{field_name}")
-            what = URL_PROBLEMS[problem or "malformed"]
-            self.warnings.add(f"bad_{field_name}", where, f"{given} of {record['url']} ({what}), written without it: {quoted(value)}")
-
     def _within_caps(self, record: Json, links: list[CodeLinkRow], where: str) -> Json | None:
-        """A long record with its texts and lists cut to the server's caps (each cut a warning), or None when it is
-        still over the server's cap on a record (the record rejected, its links with it)."""
-        capped, cuts = within_caps(record)
-        for reason, detail in cuts:
-            self.warnings.add(reason, where, f"{detail} ({record['url']})")
-        size = len(orjson.dumps(capped))
-        if size <= MAX_LINE_BYTES:
-            return capped
-        self.rejected.add(
-            "record_too_large", where, f"{record['url']}: {size:,} bytes, over the server's {MAX_LINE_BYTES:,}-byte record cap"
-        )
-        self.dropped.add(record["url"].removeprefix("/paper/"))
-        if links:
-            self.rejected.add("links_of_rejected_paper", where, f"{len(links)} link(s) of a paper over the record cap", len(links))
-        return None
+        """`record` cut to the server's caps (`RecordAssembly.within_caps`); None when it is rejected, its links with it."""
+        capped = self.assembly.within_caps(record, where)
+        if capped is None:
+            self.dropped.add(record["url"].removeprefix("/paper/"))
+            if links:
+                self.rejected.add("links_of_rejected_paper", where, f"{len(links)} link(s) of a paper over the record cap", len(links))
+        return capped
 
     def _links_only(self) -> None:
         """The papers only the links tables name, from the first link's fields (`row_kind: links`)."""
         rejected, add, dumps = self.rejected, self.writer.add, orjson.dumps
-        for slug, (title, raw_arxiv, url_abs, url_pdf, source) in self.link_papers.items():
+        for slug, (row, source) in self.link_papers.items():
             links = self.fragments.pop(slug, None)
             if links is None:  # written with its papers row
                 continue
@@ -504,46 +439,29 @@ class _Builder:
             if slug in self.dropped:
                 rejected.add("links_of_rejected_paper", where, f"{count} link(s) of a paper dropped as a duplicate", count)
                 continue
+            title = row.paper_title
             if type(title) is not str or not title.strip():
                 rejected.add("no_title", where, f"paper named only by links, with paper_title {quoted(title)}")
                 rejected.add("links_of_rejected_paper", where, f"{count} link(s) of a paper without a title", count)
                 continue
-            record: Json = {"url": "/paper/" + slug, "title": title}
-            if raw_arxiv:
-                arxiv = canonical_arxiv_id(raw_arxiv)
-                if arxiv is None:
-                    self.warnings.add("bad_arxiv_id", where, f"paper_arxiv_id {quoted(raw_arxiv)}: written without it")
-                elif arxiv in self.by_arxiv:
+            arxiv = self.assembly.arxiv_id(row.paper_arxiv_id, slug, where, None) if row.paper_arxiv_id else None
+            if arxiv is not None:
+                if arxiv in self.by_arxiv:
                     rejected.add("duplicate", where, f"arXiv {arxiv} again (first under /paper/{self.by_arxiv[arxiv]})")
                     rejected.add("links_of_rejected_paper", where, f"{count} link(s) of a paper dropped as a duplicate", count)
                     continue
-                else:
-                    self.by_arxiv[arxiv] = slug
-                    record["arxiv_id"] = arxiv
-            if url_abs or url_pdf:
-                self._paper_urls(record, url_abs, url_pdf, where, None)
+                self.by_arxiv[arxiv] = slug
+            record = self.assembly.named_by_link(row, slug, arxiv, where)
             if len(dumps(record)) > SURELY_WITHIN_CAPS:
                 capped = self._within_caps(record, links, where)
                 if capped is None:
                     continue
                 record = capped
-            add(slug=slug, arxiv_id=record.get("arxiv_id"), record=record, links=links)
+            add(slug=slug, arxiv_id=arxiv, record=record, links=links)
             self.summary.papers_from_links += 1
             self.summary.code_links += count
         self.link_papers.clear()
 
 
-def _repo_detail(raw: object, problem: str | None, slug: str) -> str:
-    """What is wrong first (an example is cut to its first 200 characters), then the value."""
-    what = URL_PROBLEMS.get(problem.removeprefix("repo_url_")) if problem and problem.startswith("repo_url_") else None
-    return f"repo_url of /paper/{slug}" + (f" ({what})" if what else "") + f": {quoted(raw)}"
-
-
-def _sort_key(item: _Link) -> tuple[int, int, int, str]:
-    return item[0]
-
-
-def _link_row(link: Json) -> CodeLinkRow:
-    """A link as the serving form keeps it (`columns.link_row`), as a server reads it from a record."""
-    mentioned = link.get("mentioned_in_paper")
-    return link_row(link["repo_url"], bool(link.get("is_official")), None if mentioned is None else bool(mentioned), link.get("framework"))
+def _order(link: PaperLink) -> tuple[int, int, int, str]:
+    return link.order

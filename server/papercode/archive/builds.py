@@ -145,7 +145,7 @@ def remove_leftovers(archive_dir: Path) -> list[Path]:
     return [*removed, *remove_unused(archive_dir)]
 
 
-def clear_leftovers(archive_dir: Path) -> list[Path]:
+def remove_leftovers_when_idle(archive_dir: Path) -> list[Path]:
     """`remove_leftovers` at a command's start, unless a build is running there or the directory is not ours to
     write (another user's, a read-only volume): then nothing is touched, and nothing fails. A directory no build
     locked (no `.lock`: copied from elsewhere, say) holds nothing a build left, and gets no file from a start."""

@@ -24,7 +24,7 @@ import msgspec
 
 from .dumps import EXPANSION, PIECE_BYTES, DumpError, array_pieces, check_expansion, cut_deep, gunzipped_chunks, plain_chunks
 from .rows import Tally, day, flag, text
-from .sources import CUT_DEPTH, BadInput, SourceFile, arrow
+from .tables import CUT_DEPTH, BadInput, TableFile, arrow
 
 SUBTASK_DEPTH: Final = 32  # levels of subtasks kept below a top-level task (the real archive nests a few)
 SUBDATASET_DEPTH: Final = 8  # levels of subdatasets kept below a benchmark
@@ -116,7 +116,7 @@ class DatasetEntry:
 # -- reading -------------------------------------------------------------------------------
 
 
-def raw_rows(source: SourceFile, cuts: Cuts, progress: Callable[[float], None] | None = None) -> Iterator[dict[str, Any]]:
+def raw_rows(source: TableFile, cuts: Cuts, progress: Callable[[float], None] | None = None) -> Iterator[dict[str, Any]]:
     """A catalogue table's rows as plain values (dicts; a row that is not an object is skipped), either form."""
     rows = _parquet_rows(source, cuts) if source.form == "parquet" else _dump_rows(source, cuts)
     count = 0
@@ -129,7 +129,7 @@ def raw_rows(source: SourceFile, cuts: Cuts, progress: Callable[[float], None] |
     source.rows = count
 
 
-def _dump_rows(source: SourceFile, cuts: Cuts) -> Iterator[tuple[Any, float | None]]:
+def _dump_rows(source: TableFile, cuts: Cuts) -> Iterator[tuple[Any, float | None]]:
     path, size = source.path, max(source.size, 1)
     decoded = _BoundedDecode(cuts)
     try:
@@ -175,7 +175,7 @@ class _BoundedDecode:
         self._pending = (0, 0)
 
 
-def _parquet_rows(source: SourceFile, cuts: Cuts) -> Iterator[tuple[Any, float | None]]:
+def _parquet_rows(source: TableFile, cuts: Cuts) -> Iterator[tuple[Any, float | None]]:
     pa, _, pq = arrow()
     path = source.path
     try:

@@ -36,7 +36,7 @@ from typing import Any, BinaryIO, Final
 import msgspec
 
 PIECE_BYTES: Final = 16 << 20  # JSON parsed per call (the rows it holds are released before the next piece)
-MAX_PIECE: Final = 1 << 28  # a single row larger than this is refused, as `sources` refuses a first row this large
+MAX_PIECE: Final = 1 << 28  # a single row larger than this is refused, as `tables` refuses a first row this large
 READ_BYTES: Final = 1 << 17  # gzip input per inflate call: at most ~128 MiB out even for a gzip bomb
 EXPANSION_FLOOR: Final = 1 << 28  # decompressed bytes no real row needs (as `MAX_PIECE`): below them any ratio is let be
 EXPANSION_RATIO: Final = 30  # decompressed bytes per compressed byte; real dumps expand a few times, a gzip bomb ~1000

@@ -39,7 +39,7 @@ from typing import Any, Final
 import httpx2
 
 from .manifest import COMMIT, check_snapshot
-from .sources import MissingDependency
+from .tables import MissingDependency
 
 # The leaderboards, methods and datasets: the archive builds and serves without them, so a Hub (or a cache) that
 # lacks one is said in a line, and the rest is built.
@@ -92,22 +92,41 @@ def fetch_datasets(
     each file downloaded, one line each, and huggingface_hub's progress bars are off (unless
     HF_HUB_DISABLE_PROGRESS_BARS decides). Raises `FetchError`, `MissingDependency`."""
     hub()
-    from huggingface_hub import HfApi, constants, snapshot_download
-    from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
+    from huggingface_hub import constants
     from huggingface_hub.utils.tqdm import disable_progress_bars
 
     if announce is not None and "HF_HUB_DISABLE_PROGRESS_BARS" not in os.environ:
         disable_progress_bars()
 
     endpoint, cache = constants.ENDPOINT, Path(constants.HF_HUB_CACHE)
-    offline: str | None = "HF_HUB_OFFLINE is set" if constants.HF_HUB_OFFLINE else None
     watch = _Watch(stall_timeout)
     _watch_the_client(watch)
-    asked: dict[str, tuple[str, Any]] = {}  # dataset -> (its checked commit, the Hub's answer), all asked first
     skipped: list[str] = []
+    asked: dict[str, tuple[str, Any]] = {}
+    offline: str | None = "HF_HUB_OFFLINE is set" if constants.HF_HUB_OFFLINE else None
+    if offline is None:
+        asked, offline = _ask(datasets, endpoint, skipped)
+    fetched: list[Fetched] = []
     for dataset in datasets:
-        if offline is not None:
-            break
+        if dataset in asked:
+            commit, info = asked[dataset]
+            folder = _download(dataset, commit, cache=cache, endpoint=endpoint, watch=watch, announce=announce)
+            fetched.append(Fetched(dataset, folder, commit, _day_of(info.last_modified)))
+        elif offline is not None:  # (a catalogue the Hub said it does not have is left out)
+            cached = _cached(dataset, cache, offline, skipped)
+            if cached is not None:
+                fetched.append(cached)
+    return FetchResult(fetched, str(cache), endpoint, offline, tuple(skipped))
+
+
+def _ask(datasets: tuple[str, ...], endpoint: str, skipped: list[str]) -> tuple[dict[str, tuple[str, Any]], str | None]:
+    """Each dataset's checked commit and the Hub's answer, all asked before anything is downloaded; and why the cache
+    must serve the rest, when the Hub cannot be reached. A catalogue the Hub does not have is added to `skipped`."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
+
+    asked: dict[str, tuple[str, Any]] = {}
+    for dataset in datasets:
         try:
             info = HfApi(endpoint=endpoint).dataset_info(dataset, revision="main", timeout=INFO_TIMEOUT)
         except (RepositoryNotFoundError, RevisionNotFoundError) as exc:
@@ -116,38 +135,35 @@ def fetch_datasets(
                 continue
             raise FetchError(f"{dataset} was not found on {endpoint} ({type(exc).__name__}). Next: check HF_ENDPOINT") from None
         except Exception as exc:  # unreachable, refused, a proxy, a 5xx: anything else means "use the cache"
-            offline = f"cannot reach {endpoint} ({_short(exc)})"
-            break
+            return asked, f"cannot reach {endpoint} ({_short(exc)})"
         asked[dataset] = (_checked_commit(info.sha, f"{endpoint} answered the commit of {dataset} as"), info)
-    fetched: list[Fetched] = []
-    for dataset in datasets:
-        if offline is None and dataset not in asked:  # a catalogue the Hub does not have
-            continue
-        if dataset in asked:
-            commit, info = asked[dataset]
-            fetched.append(
-                Fetched(dataset, _download(dataset, commit, cache, endpoint, watch, announce), commit, _day_of(info.last_modified))
-            )
-            continue
-        cached = _cached_commit(cache, dataset)
-        if cached is None and dataset in CATALOGUES:
-            skipped.append(f"{dataset} is not in the download cache {cache}")
-            continue
-        try:
-            if cached is None:
-                raise LocalEntryNotFoundError(f"no refs/main for {dataset}")
-            folder = Path(snapshot_download(dataset, repo_type="dataset", revision=cached, allow_patterns=PATTERNS, local_files_only=True))
-        except LocalEntryNotFoundError:
-            step = "unset HF_HUB_OFFLINE" if constants.HF_HUB_OFFLINE else "connect to the network"
-            raise FetchError(
-                f"{offline}, and {dataset} is not in the download cache {cache}. "
-                f"Next: {step}, or build from files you have: papercode archive build FILE..."
-            ) from None
-        fetched.append(Fetched(dataset, _inside_the_cache(folder, cache, dataset, cached), cached, None))
-    return FetchResult(fetched, str(cache), endpoint, offline, tuple(skipped))
+    return asked, None
 
 
-def _download(dataset: str, commit: str, cache: Path, endpoint: str, watch: _Watch, announce: Callable[[str], None] | None) -> Path:
+def _cached(dataset: str, cache: Path, offline: str, skipped: list[str]) -> Fetched | None:
+    """The dataset's snapshot that the cache's `refs/main` names (`offline`: why the Hub was not asked); None, added
+    to `skipped`, for a catalogue the cache lacks."""
+    from huggingface_hub import constants, snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    cached = _cached_commit(cache, dataset)
+    if cached is None and dataset in CATALOGUES:
+        skipped.append(f"{dataset} is not in the download cache {cache}")
+        return None
+    try:
+        if cached is None:
+            raise LocalEntryNotFoundError(f"no refs/main for {dataset}")
+        folder = Path(snapshot_download(dataset, repo_type="dataset", revision=cached, allow_patterns=PATTERNS, local_files_only=True))
+    except LocalEntryNotFoundError:
+        step = "unset HF_HUB_OFFLINE" if constants.HF_HUB_OFFLINE else "connect to the network"
+        raise FetchError(
+            f"{offline}, and {dataset} is not in the download cache {cache}. "
+            f"Next: {step}, or build from files you have: papercode archive build FILE..."
+        ) from None
+    return Fetched(dataset, _inside_the_cache(folder, cache, dataset, cached), cached, None)
+
+
+def _download(dataset: str, commit: str, *, cache: Path, endpoint: str, watch: _Watch, announce: Callable[[str], None] | None) -> Path:
     """The dataset's snapshot of `commit`, downloaded (what is cached already is kept), watched by `watch`."""
     from huggingface_hub import snapshot_download
 

@@ -1,6 +1,6 @@
 """An archive's manifest, `archive.json`: papercode's mark on a directory it wrote, and what a build remembers.
 
-Only a directory whose manifest carries papercode's format marker is ever replaced or removed (`store`). The format
+Only a directory whose manifest carries papercode's format marker is ever replaced or removed (`location`). The format
 itself (marker, version, the bounded read) is declared with the serving form, in `index.archive_layer`; what a build
 takes from a previous manifest is checked here: a date must be a real day, not after today (`core.days`); a dataset
 commit, 40 lower-case hex characters.

@@ -1,10 +1,12 @@
 """One archive row's fields in the record's shape: slugs, arXiv ids, dates, flags, URLs, texts and lists.
 
-Pure functions over Python values (what a parquet batch or a JSON dump gives), no pyarrow here. Each returns
-None (or a reason) for a value it cannot use; the caller decides whether that rejects the row or only drops the
-field. The rules are the server's own where it has one (the slug rule, repository keys, the caps on texts,
-lists and lines), imported from `core`, so that what a build writes is what the server serves. The tallies of
-rejected rows and warnings (`Tally`) live here too, with one example of each reason.
+The rows of the two tables every build reads, as the readers (`tables`) give them whatever the file's form, are
+declared here: `PapersTableRow` and `LinksTableRow`. `RecordAssembly` makes a row's fields into a record (or a code
+link), leaving out each field it cannot use with a warning; which rows are kept (the join, the duplicates) is
+`build`'s. Below it, pure functions over Python values (what a parquet batch or a JSON dump gives), no pyarrow here:
+each returns None (or a reason) for a value it cannot use. The rules are the server's own where it has one (the slug
+rule, repository keys, the caps on texts, lists and lines), imported from `core`, so that what a build writes is what
+the server serves. The tallies of rejected rows and warnings (`Tally`) live here too, with one example of each reason.
 """
 
 from __future__ import annotations
@@ -15,10 +17,14 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Any, Final, cast
 
-from papercode.core.ids import bare_repo_url, repo_key
+import msgspec
+import orjson
+
+from papercode.core.ids import bare_repo_url, canonical_arxiv_id, repo_key
 from papercode.core.limits import Limits
 from papercode.core.names import name_slug
 from papercode.core.records import MAX_LIST_ENTRIES, MAX_NAME_CHARS, MAX_URL_CHARS, MAX_WORD_CHARS
+from papercode.index.columns import CodeLinkRow, link_row
 
 LICENCE: Final = "CC BY-SA 4.0"
 LICENCE_URL: Final = "https://creativecommons.org/licenses/by-sa/4.0/legalcode"
@@ -30,6 +36,169 @@ MAX_LINE_BYTES: Final = Limits().max_line_bytes
 _EXAMPLE_CHARS = 200
 
 Json = dict[str, Any]
+
+
+class PapersTableRow(msgspec.Struct, gc=False):
+    """A row of a papers table (papers-with-abstracts), the columns the build reads, as the file held them but for
+    `tasks` and `methods`: their record entries already (`Vocabulary`), sorted by name, each once. A JSON dump's row
+    that is not an object has `paper_url` `tables.NOT_AN_OBJECT`."""
+
+    paper_url: Any = None
+    title: Any = None
+    arxiv_id: Any = None
+    date: Any = None
+    proceeding: Any = None
+    authors: Any = None
+    abstract: Any = None
+    url_abs: Any = None
+    url_pdf: Any = None
+    tasks: list[Json] | None = None
+    methods: list[Json] | None = None
+
+
+class LinksTableRow(msgspec.Struct, gc=False):
+    """A row of a links table (links-between-papers-and-code), the columns the build reads, as the file held them (a
+    JSON dump's rows are decoded straight into it)."""
+
+    paper_url: Any = None
+    repo_url: Any = None
+    is_official: Any = None
+    mentioned_in_paper: Any = None
+    mentioned_in_github: Any = None
+    framework: Any = None
+    paper_title: Any = None
+    paper_arxiv_id: Any = None
+    paper_url_abs: Any = None
+    paper_url_pdf: Any = None
+
+
+class PaperLink(msgspec.Struct, gc=False):
+    """One code link of a paper, while the links tables are read: where it goes among the paper's links (official
+    first, then mentioned in the paper, then mentioned on GitHub, then by URL), which repository it names (`link_key`:
+    a paper lists one once) and the link as the serving form keeps it (`columns.link_row`)."""
+
+    order: tuple[int, int, int, str]
+    key: str
+    row: CodeLinkRow
+
+
+class RecordAssembly:
+    """A row's fields into the record's shape (`url` and `title` first, then `arxiv_id`, `date`, `proceeding`,
+    `authors`, `abstract`, `url_abs`, `url_pdf`, `tasks`, `methods`: those it has), and a links row into its code link.
+    A field the server's rules cannot use is left out and counted in `warnings`; a row that cannot be used at all
+    (a link without a usable repository, a record over the server's cap once cut) in `rejected`.
+
+    Where a problem was is said as `source` (a file's name) and `number` (the row's): None for a paper only a links
+    row names, whose `source` says where already."""
+
+    def __init__(self, rejected: Tally, warnings: Tally) -> None:
+        self.rejected = rejected
+        self.warnings = warnings
+
+    def arxiv_id(self, raw: object, slug: str, source: str, number: int | None) -> str | None:
+        """The paper's bare arXiv id from a row's `arxiv_id` (a links row's `paper_arxiv_id`); None, with a warning,
+        when it is not one."""
+        arxiv = canonical_arxiv_id(raw)
+        if arxiv is None:
+            if number is None:
+                self.warnings.add("bad_arxiv_id", source, f"paper_arxiv_id {quoted(raw)}: written without it")
+            else:
+                self.warnings.add("bad_arxiv_id", f"{source} row {number}", f"arxiv_id {quoted(raw)} of /paper/{slug}: written without it")
+        return arxiv
+
+    def paper(self, row: PapersTableRow, slug: str, arxiv: str | None, source: str, number: int) -> Json:
+        """The record of a papers row with a usable slug and title (`arxiv`: its id, once the build kept it)."""
+        record: Json = {"url": "/paper/" + slug, "title": row.title}
+        if arxiv is not None:
+            record["arxiv_id"] = arxiv
+        raw_date = row.date
+        if raw_date is not None:
+            written_date = day(raw_date)
+            if written_date is None:
+                self.warnings.add("bad_date", f"{source} row {number}", f"date {quoted(raw_date)} of /paper/{slug}: written without it")
+            else:
+                record["date"] = written_date
+        proceeding, authors, abstract = row.proceeding, row.authors, row.abstract
+        if type(proceeding) is str and proceeding:
+            record["proceeding"] = proceeding
+        if authors:
+            names = authors_of(authors)
+            if names:
+                record["authors"] = names
+        if type(abstract) is str and abstract:
+            record["abstract"] = abstract
+        if row.url_abs or row.url_pdf:
+            self._paper_urls(record, row.url_abs, row.url_pdf, source, number)
+        if row.tasks:
+            record["tasks"] = row.tasks
+        if row.methods:
+            record["methods"] = row.methods
+        return record
+
+    def named_by_link(self, row: LinksTableRow, slug: str, arxiv: str | None, where: str) -> Json:
+        """The record of a paper only the links tables name, from its first link's `paper_*` fields (its title usable)."""
+        record: Json = {"url": "/paper/" + slug, "title": row.paper_title}
+        if arxiv is not None:
+            record["arxiv_id"] = arxiv
+        if row.paper_url_abs or row.paper_url_pdf:
+            self._paper_urls(record, row.paper_url_abs, row.paper_url_pdf, where, None)
+        return record
+
+    def _paper_urls(self, record: Json, url_abs: Any, url_pdf: Any, source: str, number: int | None) -> None:
+        """The paper's `url_abs` and `url_pdf` (a links row's `paper_url_abs` and `paper_url_pdf`), each written only
+        if a client can follow it safely (`web_url`); else it is left out, with a warning, and the paper kept."""
+        for field_name, value in (("url_abs", url_abs), ("url_pdf", url_pdf)):
+            if not value:
+                continue
+            url, problem = web_url(value)
+            if url is not None:
+                record[field_name] = url
+                continue
+            where, given = (f"{source} row {number}", field_name) if number is not None else (source, f"paper_{field_name}")
+            what = URL_PROBLEMS[problem or "malformed"]
+            self.warnings.add(f"bad_{field_name}", where, f"{given} of {record['url']} ({what}), written without it: {quoted(value)}")
+
+    def link(self, row: LinksTableRow, slug: str, source: str, number: int) -> PaperLink | None:
+        """The code link of a links row whose paper is `slug`; None, the row rejected, without a usable repository."""
+        url, problem = repo_url(row.repo_url)
+        if url is None:
+            self.rejected.add(problem or "bad_repo_url", f"{source} row {number}", _repo_detail(row.repo_url, problem, slug))
+            return None
+        official, in_paper, in_github = flag(row.is_official), flag(row.mentioned_in_paper), flag(row.mentioned_in_github)
+        framework = row.framework
+        if framework is not None and framework != "":
+            written = framework_of(framework)
+            if written is None:
+                self.warnings.add(
+                    "bad_framework",
+                    f"{source} row {number}",
+                    f"framework {quoted(framework)} of a link of /paper/{slug}: written without it",
+                )
+            framework = written
+        else:
+            framework = None
+        order = (-(official or 0), -(in_paper or 0), -(in_github or 0), url)
+        return PaperLink(order, link_key(url), link_row(url, bool(official), None if in_paper is None else bool(in_paper), framework))
+
+    def within_caps(self, record: Json, where: str) -> Json | None:
+        """A long record with its texts and lists cut to the server's caps (each cut a warning), or None, the record
+        rejected, when it is still over the server's cap on a record."""
+        capped, cuts = within_caps(record)
+        for reason, detail in cuts:
+            self.warnings.add(reason, where, f"{detail} ({record['url']})")
+        size = len(orjson.dumps(capped))
+        if size <= MAX_LINE_BYTES:
+            return capped
+        self.rejected.add(
+            "record_too_large", where, f"{record['url']}: {size:,} bytes, over the server's {MAX_LINE_BYTES:,}-byte record cap"
+        )
+        return None
+
+
+def _repo_detail(raw: object, problem: str | None, slug: str) -> str:
+    """What is wrong first (an example is cut to its first 200 characters), then the value."""
+    what = URL_PROBLEMS.get(problem.removeprefix("repo_url_")) if problem and problem.startswith("repo_url_") else None
+    return f"repo_url of /paper/{slug}" + (f" ({what})" if what else "") + f": {quoted(raw)}"
 
 
 def paper_url_problem(paper_url: object) -> str:

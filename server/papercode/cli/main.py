@@ -25,8 +25,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from papercode import __version__
-from papercode.archive import command as archive_command
-from papercode.archive.builds import clear_leftovers as archive_leftovers
+from papercode.archive.builds import remove_leftovers_when_idle
 from papercode.core import scratch
 from papercode.core.errors import QueryError
 from papercode.corpus.snapshot import TEMPORARY_PREFIX
@@ -40,6 +39,8 @@ from papercode.verified.materialize import OUTCOMES, Materializer, MaterializeSu
 from papercode.verified.sources import LocalClones, SourceFetcher
 from papercode.verified.store import WRITING_PREFIX, CodeStore
 
+from . import archive as archive_command
+from .failure import fail
 from .hostconfig import HOSTS, snippet
 from .progress import LoadProgress, MaterializeProgress
 
@@ -103,12 +104,6 @@ def given_flags(args: argparse.Namespace) -> dict[str, Any]:
     return {option.flag: getattr(args, _dest(option), None) for option in OPTIONS}
 
 
-def fail(message: str) -> int:
-    """A mistake in how papercode was started: one line on stderr, exit 2."""
-    sys.stderr.write(f"papercode: {message}\n")
-    return 2
-
-
 def gc_policy() -> None:
     """One process-wide GC policy, set before anything is built (builds also run in reload threads):
     start-up objects are never scanned again, and young collections run ~140x less often, so a
@@ -125,10 +120,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = settings_for(command, given_flags(args))
     except SettingError as error:
-        return fail(f"{error}. Next: see papercode {command} --help")
+        return fail(f"{error}. Next: {error.next_step or f'see papercode {command} --help'}")
     if args.command == "archive":
         remove_scratch_on_exit()  # a build's directory goes with it however it ends, short of kill -9
-        return archive_command.run(args, settings.fetch_stall_timeout)
+        return archive_command.run(args, settings)
     stderr_log.configure(settings.log_level)
     if args.command != "config":
         remove_scratch_on_exit()
@@ -184,7 +179,7 @@ def clear_leftovers(settings: Settings) -> None:
         *scratch.sweep(overlay_parent(), (OVERLAY_PREFIX,)),
         *scratch.sweep(settings.cache_dir, (TEMPORARY_PREFIX,)),
         *scratch.sweep(settings.code_dir, (WRITING_PREFIX,)),
-        *archive_leftovers(settings.archive_dir),
+        *remove_leftovers_when_idle(settings.archive_dir),
     ]
     for path in removed:
         log.info("removed %s, left by a papercode process that ended without removing it", path)

@@ -5,8 +5,8 @@ of row objects, optionally gzipped). Which table a file holds is decided by its 
 row's keys), never by its name; unknown columns are ignored. Every problem with a file is a `BadInput` naming
 it. pyarrow is imported only when a parquet file is met (`MissingDependency` without it).
 
-Readers yield `Batch`es of plain tuples in a fixed column order (`PAPER_COLUMNS`, `LINK_COLUMNS`), so the
-build has one loop for both forms. From parquet only the columns the records use are read, and of `methods`
+Readers yield `Batch`es of named rows (`rows.PapersTableRow`, `rows.LinksTableRow`), so the build has one loop for
+both forms. From parquet only the columns the records use are read, and of `methods`
 only the `name` leaf (the long descriptions are most of those files' bytes and are never decoded); a JSON dump
 is read a piece of about 16 MiB at a time (`dumps`), never whole, each row decoded into a struct of those
 columns alone (of `methods` the names alone). Tasks and methods arrive already turned into their shared record
@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Generic, Literal, TypeVar
 
 import msgspec
 
@@ -43,39 +43,17 @@ from .dumps import (
     gunzipped_chunks,
     plain_chunks,
 )
-from .rows import LICENCE, Json, Vocabulary
+from .rows import LICENCE, Json, LinksTableRow, PapersTableRow, Vocabulary
 
+Row = TypeVar("Row", PapersTableRow, LinksTableRow)
 Table = Literal["papers", "links", "evaluations", "methods", "datasets"]
 # The tables of results and the catalogues beside them (`archive.catalogues` reads them), read after the papers.
 CATALOGUE_TABLES: Final = ("evaluations", "methods", "datasets")
 Form = Literal["parquet", "json", "json.gz"]
 
-PAPER_COLUMNS: Final = (
-    "paper_url",
-    "title",
-    "arxiv_id",
-    "date",
-    "proceeding",
-    "authors",
-    "abstract",
-    "url_abs",
-    "url_pdf",
-    "tasks",
-    "methods",
-)
+PAPER_COLUMNS: Final = PapersTableRow.__struct_fields__
 PAPER_REQUIRED: Final = ("paper_url", "title")
-LINK_COLUMNS: Final = (
-    "paper_url",
-    "repo_url",
-    "is_official",
-    "mentioned_in_paper",
-    "mentioned_in_github",
-    "framework",
-    "paper_title",
-    "paper_arxiv_id",
-    "paper_url_abs",
-    "paper_url_pdf",
-)
+LINK_COLUMNS: Final = LinksTableRow.__struct_fields__
 LINK_REQUIRED: Final = ("paper_url", "repo_url")
 # A column only one table has: how a file is told apart (links first: its rows carry `paper_title`, not `title`).
 _LINK_MARKS: Final = frozenset({"repo_url", "is_official", "mentioned_in_paper", "mentioned_in_github", "paper_title"})
@@ -107,7 +85,7 @@ _HUB_COMMIT = re.compile(r"[0-9a-f]{40}")
 _BOM = b"\xef\xbb\xbf"
 
 CUT_DEPTH: Final = 200  # a catalogue table's JSON nested deeper than this is cut before it is decoded (parsers stop near 1,000)
-# A JSON dump's row that is not an object: its tuple carries this as `paper_url`, so the build can say so.
+# A JSON dump's row that is not an object: its row carries this as `paper_url`, so the build can say so.
 NOT_AN_OBJECT: Final = object()
 
 
@@ -129,7 +107,7 @@ class MissingDependency(Exception):
 
 
 @dataclass(slots=True)
-class SourceFile:
+class TableFile:
     """One source file, classified. `dataset`/`commit` are known for a file in a Hugging Face cache snapshot."""
 
     path: Path
@@ -154,10 +132,10 @@ class SourceFile:
 
 
 @dataclass(slots=True)
-class Batch:
-    """Rows `first`..`first + count - 1` (0-based) of a file, as tuples in the table's column order."""
+class Batch(Generic[Row]):
+    """Rows `first`..`first + count - 1` (0-based) of a file."""
 
-    rows: Iterable[tuple[Any, ...]]
+    rows: Iterable[Row]
     count: int
     first: int
     share: float  # of the file read once this batch is done
@@ -255,7 +233,7 @@ def hub_origin(path: Path) -> tuple[str | None, str | None]:
 # -- classifying ---------------------------------------------------------------------------
 
 
-def classify(path: Path) -> SourceFile:
+def classify(path: Path) -> TableFile:
     """Which table `path` holds and in what form, from its first bytes and its columns. Reads a parquet
     footer or the start of a JSON dump, never the whole file. Raises `BadInput`, `MissingDependency`."""
     try:
@@ -281,7 +259,7 @@ def classify(path: Path) -> SourceFile:
         raise BadInput(path, "not a parquet file, a JSON array or a gzipped JSON array")
     table = _table_of(path, columns, hollow)
     dataset, commit = hub_origin(path)
-    return SourceFile(path, form, table, info.st_size, info.st_mtime, columns, rows, dataset, commit)
+    return TableFile(path, form, table, info.st_size, info.st_mtime, columns, rows, dataset, commit)
 
 
 def _table_of(path: Path, columns: tuple[str, ...], hollow: frozenset[str] = frozenset()) -> Table:
@@ -431,38 +409,11 @@ class _Named(msgspec.Struct, gc=False):
     name: Any = None
 
 
-class _PaperRow(msgspec.Struct, gc=False):
-    """A papers row as the build reads it (`PAPER_COLUMNS`, in order); other keys are skipped."""
-
-    paper_url: Any = None
-    title: Any = None
-    arxiv_id: Any = None
-    date: Any = None
-    proceeding: Any = None
-    authors: Any = None
-    abstract: Any = None
-    url_abs: Any = None
-    url_pdf: Any = None
-    tasks: Any = None
-    methods: list[_Named | str] | None = None
-
-
-class _LinkRow(msgspec.Struct, gc=False):
-    """A links row as the build reads it (`LINK_COLUMNS`, in order)."""
-
-    paper_url: Any = None
-    repo_url: Any = None
-    is_official: Any = None
-    mentioned_in_paper: Any = None
-    mentioned_in_github: Any = None
-    framework: Any = None
-    paper_title: Any = None
-    paper_arxiv_id: Any = None
-    paper_url_abs: Any = None
-    paper_url_pdf: Any = None
-
-
-assert _PaperRow.__struct_fields__ == PAPER_COLUMNS and _LinkRow.__struct_fields__ == LINK_COLUMNS
+# A papers row as a dump is decoded: `PapersTableRow`'s columns, as given but for `methods`, of which the names alone
+# are decoded (`_Named`); other keys are skipped.
+_PaperDump: Any = msgspec.defstruct(
+    "_PaperDump", [*((name, Any, None) for name in PAPER_COLUMNS[:-1]), ("methods", list[_Named | str] | None, None)], gc=False
+)
 
 _ANY_ROWS = msgspec.json.Decoder(list[Any])
 
@@ -481,21 +432,19 @@ def _lean_decoder(row: type[msgspec.Struct]) -> Decode:
     return decode
 
 
-_DECODE_PAPERS: Final = _lean_decoder(_PaperRow)
-_DECODE_LINKS: Final = _lean_decoder(_LinkRow)
+_DECODE_PAPERS: Final = _lean_decoder(_PaperDump)
+_DECODE_LINKS: Final = _lean_decoder(LinksTableRow)
 
 
 def json_batches(
-    source: SourceFile, vocab: Vocabulary | None, piece_bytes: int = PIECE_BYTES, expansion: Expansion = EXPANSION
-) -> Iterator[Batch]:
-    """A JSON dump's rows as tuples (`PAPER_COLUMNS` with `vocab`, else `LINK_COLUMNS`), a piece of the file at a
-    time (`dumps.array_pieces`): never the whole file in memory. With `vocab` (a papers table), the last two columns
-    (tasks, methods) become their record entries. A gzipped dump that expands past `expansion` is refused, before its
+    source: TableFile, vocab: Vocabulary | None, piece_bytes: int = PIECE_BYTES, expansion: Expansion = EXPANSION
+) -> Iterator[Batch[Any]]:
+    """A JSON dump's rows (`PapersTableRow`s with `vocab`, else `LinksTableRow`s), a piece of the file at a time
+    (`dumps.array_pieces`): never the whole file in memory. With `vocab` (a papers table), tasks and methods become
+    their record entries. A gzipped dump that expands past `expansion` is refused, before its
     rows are read when that shows within `expansion.floor` bytes. Sets `source.rows` once the file is read."""
     path = source.path
-    columns = PAPER_COLUMNS if vocab is not None else LINK_COLUMNS
     decode = _DECODE_PAPERS if vocab is not None else _DECODE_LINKS
-    not_a_row = (NOT_AN_OBJECT,) + (None,) * (len(columns) - 1)
     size = max(source.size, 1)
     first = 0
     try:
@@ -507,15 +456,12 @@ def json_batches(
             else:
                 chunks = plain_chunks(stream, min(piece_bytes, PIECE_BYTES))
             for rows in array_pieces(chunks, decode, first_key=source.columns[0] if source.columns else None, piece_bytes=piece_bytes):
-                if vocab is None:
-                    tuples = [_link_tuple(row, columns, not_a_row) for row in rows]
-                else:
-                    tuples = [_paper_tuple(row, columns, vocab, not_a_row) for row in rows]
                 count = len(rows)
+                named = _links_named(rows) if vocab is None else _papers_named(rows, vocab)
                 del rows
-                yield Batch(tuples, count, first, min(stream.tell() / size, 1.0))
+                yield Batch(named, count, first, min(stream.tell() / size, 1.0))
                 first += count
-                del tuples
+                del named
     except (OSError, EOFError, zlib.error) as exc:
         raise BadInput(path, _gzip_problem(exc)) from None
     except DumpError as exc:
@@ -523,36 +469,54 @@ def json_batches(
     source.rows = first
 
 
-_astuple = msgspec.structs.astuple
+_NOT_A_PAPER: Final = PapersTableRow(NOT_AN_OBJECT)
+_NOT_A_LINK: Final = LinksTableRow(NOT_AN_OBJECT)
 
 
-def _link_tuple(row: Any, columns: tuple[str, ...], not_a_row: tuple[Any, ...]) -> tuple[Any, ...]:
-    if type(row) is _LinkRow:
-        return _astuple(row)
-    if type(row) is dict:
-        return tuple(map(row.get, columns))
-    return not_a_row
+def _links_named(rows: list[Any]) -> list[LinksTableRow]:
+    """A piece's links rows: as decoded (`LinksTableRow`s), or, for a piece decoded as plain JSON, each made one."""
+    if rows and type(rows[0]) is LinksTableRow:  # a piece is decoded lean whole, or not at all
+        return rows
+    return [LinksTableRow(*map(row.get, LINK_COLUMNS)) if type(row) is dict else _NOT_A_LINK for row in rows]
 
 
-def _paper_tuple(row: Any, columns: tuple[str, ...], vocab: Vocabulary, not_a_row: tuple[Any, ...]) -> tuple[Any, ...]:
-    if type(row) is _PaperRow:
+def _papers_named(rows: list[Any], vocab: Vocabulary) -> list[PapersTableRow]:
+    return [_paper_named(row, vocab) for row in rows]
+
+
+def _paper_named(row: Any, vocab: Vocabulary) -> PapersTableRow:
+    if type(row) is _PaperDump:
         methods = row.methods
         names = [item.name if type(item) is _Named else item for item in methods] if methods else None
-        return (*_astuple(row)[:-2], vocab.tasks_of(row.tasks), vocab.methods_of(names))
+        return PapersTableRow(
+            row.paper_url,
+            row.title,
+            row.arxiv_id,
+            row.date,
+            row.proceeding,
+            row.authors,
+            row.abstract,
+            row.url_abs,
+            row.url_pdf,
+            vocab.tasks_of(row.tasks),
+            vocab.methods_of(names),
+        )
     if type(row) is dict:
         get = row.get
-        return (*map(get, columns[:-2]), vocab.tasks_of(get("tasks")), vocab.methods_of(get("methods")))
-    return not_a_row
+        given = {name: get(name) for name in PAPER_COLUMNS[:-2]}
+        return PapersTableRow(**given, tasks=vocab.tasks_of(get("tasks")), methods=vocab.methods_of(get("methods")))
+    return _NOT_A_PAPER
 
 
 # -- reading: parquet ----------------------------------------------------------------------
 
 
-def parquet_batches(source: SourceFile, vocab: Vocabulary | None) -> Iterator[Batch]:
-    """A parquet table's rows as tuples (`PAPER_COLUMNS` with `vocab`, else `LINK_COLUMNS`), a batch at a time."""
+def parquet_batches(source: TableFile, vocab: Vocabulary | None) -> Iterator[Batch[Any]]:
+    """A parquet table's rows (`PapersTableRow`s with `vocab`, else `LinksTableRow`s), a batch at a time."""
     pa, _, pq = arrow()
     path = source.path
     wanted = PAPER_COLUMNS if vocab is not None else LINK_COLUMNS
+    named = PapersTableRow if vocab is not None else LinksTableRow
     try:
         parquet = pq.ParquetFile(path)
         schema = parquet.schema_arrow
@@ -571,7 +535,7 @@ def parquet_batches(source: SourceFile, vocab: Vocabulary | None) -> Iterator[Ba
                 columns = [_column(path, name, arrays.get(name), vocab, count) for name in wanted]
             except UnicodeDecodeError:
                 raise BadInput(path, _not_utf8(arrays, wanted, first)) from None
-            yield Batch(zip(*columns, strict=True), count, first, (first + count) / max(total, 1))
+            yield Batch(map(named, *columns), count, first, (first + count) / max(total, 1))
             first += count
     except (OSError, pa.ArrowException) as exc:
         raise BadInput(path, f"cannot read the parquet data (truncated or corrupt?): {_one_line(exc)}") from None

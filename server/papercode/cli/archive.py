@@ -1,10 +1,11 @@
-"""`papercode archive build | fetch | verify`: the command line of the archive package.
+"""`papercode archive build | fetch | verify`: the archive's command line.
 
-`add_parser(subparsers)` adds the `archive` command to papercode's parser; `run(args, stall_timeout)` runs it and
-returns the exit code: 0 done, 1 the work failed (no network and nothing cached, a download refused or stalled,
-another build running, a write failed), 2 bad input (a source, `--out`, `--snapshot`, a missing optional
-dependency), each as one line on stderr. The summary goes to stdout; off a terminal, `fetch` says on stderr each
-file it downloaded. Nothing heavy is imported until a command runs.
+`add_parser(subparsers)` adds the `archive` command to papercode's parser (its flags, `--out`, `--snapshot` and
+`--stall-timeout`, come from `settings.OPTIONS` like every command's); `run(args, settings)` runs it and returns the
+exit code: 0 done, 1 the work failed (no network and nothing cached, a download refused or stalled, another build
+running, a write failed), 2 bad input (a source, `--out`, `--snapshot`, a missing optional dependency), each as one
+line on stderr (`cli.failure`). The summary goes to stdout; off a terminal, `fetch` says on stderr each file it
+downloaded. Nothing heavy is imported until a command runs.
 """
 
 from __future__ import annotations
@@ -13,15 +14,20 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .manifest import check_snapshot
-from .store import default_archive_dir, real_out
+from papercode.archive.location import default_archive_dir, real_out
+
+from .failure import fail
+
+if TYPE_CHECKING:
+    from papercode.archive.build import BuildSummary
+    from papercode.settings import Settings
 
 
 def add_parser(subparsers: Any) -> dict[str, argparse.ArgumentParser]:
-    """Add `archive build` and `archive fetch` to papercode's subcommands (`parser.add_subparsers(...)`); returns
-    their parsers by command (`archive build`, `archive fetch`), for the settings that apply to them."""
+    """Add `archive build`, `archive fetch` and `archive verify` to papercode's subcommands
+    (`parser.add_subparsers(...)`); returns their parsers by command, for the settings that apply to them."""
     archive = subparsers.add_parser("archive", help="build records from the Papers-with-Code archive (or fetch it from Hugging Face)")
     actions = archive.add_subparsers(dest="archive_command", required=True, metavar="{build,fetch,verify}")
     build = actions.add_parser(
@@ -40,82 +46,85 @@ def add_parser(subparsers: Any) -> dict[str, argparse.ArgumentParser]:
         "pwc-archive/evaluation-tables, methods and datasets) into the Hugging Face "
         "cache ($HF_HOME/hub; HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE apply), then build. Offline, it builds from the cache.",
     )
-    for command in (build, fetch):
-        command.add_argument("--out", type=Path, metavar="DIR", help="the archive directory; default: $XDG_DATA_HOME/papercode/archive")
-        command.add_argument(
-            "--snapshot",
-            metavar="YYYY-MM-DD",
-            help="the date of the data; default: the dataset commit's date when known, else the newest source file's modification date",
-        )
     verify = actions.add_parser(
         "verify",
         help="check every byte of the current build against its manifest",
         description="Read every file of the archive's current build and check its size and sha256 against the manifest the build "
         "wrote (a start checks only the sizes). Exit 0 when intact, 1 otherwise.",
     )
-    verify.add_argument("--out", type=Path, metavar="DIR", help="the archive directory; default: $XDG_DATA_HOME/papercode/archive")
     return {"archive build": build, "archive fetch": fetch, "archive verify": verify}
 
 
-def fail(message: str, code: int = 2) -> int:
-    sys.stderr.write(f"papercode: {message}\n")
-    return code
+class _Failed(Exception):
+    """A command that cannot go on: its line (`cli.failure.fail`) and exit code."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
 
 
-def run(args: argparse.Namespace, stall_timeout: float) -> int:
-    """Run `archive build`, `archive fetch` (a download that receives too little in `stall_timeout` seconds is
-    stopped) or `archive verify`; the exit code."""
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    """Run `archive build`, `archive fetch` (a download that receives too little in `settings.fetch_stall_timeout`
+    seconds is stopped) or `archive verify`, into or of `settings.archive_dir`; the exit code."""
     command = f"archive {args.archive_command}"
     if args.archive_command == "verify":
-        return verify(args.out if args.out is not None else default_archive_dir())
-    from .build import build_archive
-    from .builds import ArchiveBusy
-    from .sources import BadInput, MissingDependency
-    from .store import NotAnArchive
+        return verify(settings.archive_dir)
+    from papercode.archive.build import build_archive
 
-    if args.snapshot is not None:
-        try:
-            check_snapshot(args.snapshot)
-        except ValueError as exc:
-            return fail(f"--snapshot {exc}. Next: pass the date of the data, e.g. --snapshot 2025-07-28")
     try:
-        if args.archive_command == "fetch":
-            from .fetch import FetchError, fetch_datasets
-
-            try:
-                fetched = fetch_datasets(stall_timeout=stall_timeout, announce=None if sys.stderr.isatty() else _say)
-            except FetchError as exc:
-                return fail(f"{command}: {exc}", 1)
-            if fetched.offline_reason:
-                commits = ", ".join(f"{item.dataset}@{item.commit[:7]}" for item in fetched.datasets)
-                sys.stderr.write(
-                    f"papercode: {fetched.offline_reason}; building from the cached download in {fetched.cache_dir} ({commits})\n"
-                )
-            for skipped in fetched.skipped:
-                sys.stderr.write(f"papercode: {skipped}; building without it\n")
-            sources: list[Path] = [item.folder for item in fetched.datasets]
-            commit_dates = fetched.commit_dates
-        else:
-            sources, commit_dates = list(args.sources), {}
-        summary = build_archive(sources, args.out, snapshot=args.snapshot, commit_dates=commit_dates)
-    except MissingDependency as exc:
-        return fail(f"{command}: {exc}")
-    except BadInput as exc:
-        return fail(f"{command}: {exc}. The previous archive is unchanged")
-    except NotAnArchive as exc:
-        return fail(f"{command}: {exc}")
-    except ArchiveBusy as exc:
-        return fail(f"{command}: {exc}", 1)
-    except OSError as exc:
-        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
-        return fail(f"{command}: cannot write the archive{where}: {exc.strerror or exc}. The previous archive is unchanged", 1)
-    except KeyboardInterrupt:
-        return fail(f"{command}: interrupted. The previous archive is unchanged", 130)
+        sources, commit_dates = _fetched(command, settings) if args.archive_command == "fetch" else (list(args.sources), {})
+        summary = build_archive(sources, settings.archive_dir, snapshot=settings.snapshot, commit_dates=commit_dates)
+    except (Exception, KeyboardInterrupt) as exc:
+        failed = _failure(command, exc)
+        if failed is None:
+            raise
+        return fail(failed.message, failed.code)
     try:
-        print_summary(summary, args.out if args.out is not None else default_archive_dir())
+        print_summary(summary, settings.archive_dir)
     except BrokenPipeError:  # `papercode archive build ... | head`: the archive is built, the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
+
+
+def _fetched(command: str, settings: Settings) -> tuple[list[Path], dict[str, str]]:
+    """The datasets `archive fetch` builds from (downloaded, or cached when the Hub cannot be asked) and their
+    commits' dates; what was left out said on stderr."""
+    from papercode.archive.fetch import FetchError, fetch_datasets
+
+    try:
+        fetched = fetch_datasets(stall_timeout=settings.fetch_stall_timeout, announce=None if sys.stderr.isatty() else _say)
+    except FetchError as exc:
+        raise _Failed(f"{command}: {exc}", 1) from None
+    if fetched.offline_reason:
+        commits = ", ".join(f"{item.dataset}@{item.commit[:7]}" for item in fetched.datasets)
+        sys.stderr.write(f"papercode: {fetched.offline_reason}; building from the cached download in {fetched.cache_dir} ({commits})\n")
+    for skipped in fetched.skipped:
+        sys.stderr.write(f"papercode: {skipped}; building without it\n")
+    return [item.folder for item in fetched.datasets], fetched.commit_dates
+
+
+def _failure(command: str, exc: BaseException) -> _Failed | None:
+    """What a build that raised `exc` says, and its exit code; None for an exception no build expects."""
+    from papercode.archive.builds import ArchiveBusy
+    from papercode.archive.location import NotAnArchive
+    from papercode.archive.tables import BadInput, MissingDependency
+
+    unchanged = "The previous archive is unchanged"
+    if isinstance(exc, _Failed):
+        return exc
+    if isinstance(exc, MissingDependency | NotAnArchive):
+        return _Failed(f"{command}: {exc}", 2)
+    if isinstance(exc, BadInput):
+        return _Failed(f"{command}: {exc}. {unchanged}", 2)
+    if isinstance(exc, ArchiveBusy):
+        return _Failed(f"{command}: {exc}", 1)
+    if isinstance(exc, OSError):
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        return _Failed(f"{command}: cannot write the archive{where}: {exc.strerror or exc}. {unchanged}", 1)
+    if isinstance(exc, KeyboardInterrupt):
+        return _Failed(f"{command}: interrupted. {unchanged}", 130)
+    return None
 
 
 def verify(archive_dir: Path) -> int:
@@ -145,7 +154,7 @@ def _say(line: str) -> None:
     sys.stderr.flush()
 
 
-def print_summary(summary: Any, given: Path) -> None:
+def print_summary(summary: BuildSummary, given: Path) -> None:
     """The build's summary on stdout: where (and which symlink led there, when `given` was one), what, and every
     reason rows were dropped, with an example."""
     out = sys.stdout.write
