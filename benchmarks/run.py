@@ -422,8 +422,11 @@ def make_calls(roots: Sequence[Path], per_tool: int, seed: int, filtered_search:
 
 def direct_call(corpus: Any, tool: str, args: dict[str, Any]) -> Any:
     from papercode.answers import queries
-    from papercode.index.search import SearchFilters
     from papercode.verified.materialize import outcome_for
+
+    from .search_names import search_name
+
+    SearchFilters = search_name("SearchFilters")
 
     # The keyed tools answer with their answers as shown (`queries.shown`: JSON-ready dicts), as the tools do.
     if tool == "get_harvested_code_for_paper":

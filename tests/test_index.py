@@ -19,7 +19,9 @@ from papercode.core.paging import Pager
 from papercode.corpus.stages import Corpus
 from papercode.index.columns import PaperColumns, StringTable
 from papercode.index.paper_index import task_key
-from papercode.index.search import SearchFilters, paper_texts, query_terms
+from papercode.index.search_documents import paper_texts
+from papercode.index.search_queries import SearchFilters
+from papercode.index.text_analysis import query_terms
 
 LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
 

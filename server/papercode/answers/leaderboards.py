@@ -22,8 +22,7 @@ from papercode.core.names import NameKind, name_key, name_keys, same_numbers
 from papercode.corpus.stages import Corpus
 from papercode.index.boards import EXTRA_NO, EXTRA_YES, LIST_SEPARATOR, ROW_OWN_CODE, Boards, Order
 from papercode.index.layers import LayeredIndex, Ordinals
-from papercode.index.paper_index import PaperRow
-from papercode.index.search import best_status
+from papercode.index.paper_index import PaperRow, best_status
 
 from . import models, queries
 

@@ -21,8 +21,10 @@ from papercode.core.load_report import Problem, relative_to_roots, shown_path
 from papercode.core.records import MAX_WORD_CHARS, REPO_KINDS
 from papercode.corpus.stages import Corpus
 from papercode.index.columns import CodeLinkRow, SampleColumns
-from papercode.index.paper_index import PaperIndex, PaperRow, SampleRow, task_key
-from papercode.index.search import Ranking, SearchFilters, best_status, paper_texts
+from papercode.index.paper_index import PaperIndex, PaperRow, SampleRow, best_status, task_key
+from papercode.index.ranking import Ranking
+from papercode.index.search_documents import paper_texts
+from papercode.index.search_queries import SearchFilters
 from papercode.verified.materialize import SampleOutcome
 
 from . import leaderboards, models, prompts

@@ -38,7 +38,7 @@ from papercode.index.columns import (
     ordered_links,
 )
 from papercode.index.paper_index import PaperIndex, PaperSources
-from papercode.index.search import LIST_SEPARATOR, SearchDocument
+from papercode.index.search_documents import LIST_SEPARATOR, SearchDocument
 
 from . import corpus_wide
 from .arrays import Ints, pick, range_positions, range_starts, view

@@ -45,7 +45,9 @@ from papercode.core import scratch
 from papercode.core.holds import hold
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, ProgressCallback
-from papercode.index.search import SearchBuilder, SearchDocument, SearchEngine, write_index
+from papercode.index.search import SearchEngine
+from papercode.index.search_documents import SearchDocument
+from papercode.index.search_writer import SearchBuilder, write_index
 
 from .builder import Admission, Admitted, IndexPart, PartBuilder, RecordSink, search_document, search_values
 from .decode import LoadedRecord, iter_records
