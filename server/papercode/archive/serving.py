@@ -26,7 +26,7 @@ from papercode.core.names import title_key
 from papercode.index.archive_layer import ARCHIVE_BASE, BLOB_COLUMN, COLUMNS, INT_COLUMNS, KEY_COLUMNS, REPO_COLUMNS, SEARCH
 from papercode.index.columns import LinkRow, details_blob, ordered_links
 from papercode.index.mapped import ColumnWriter, FileFacts, PackedWriter, file_facts
-from papercode.index.search_documents import LIST_SEPARATOR, SearchDocument
+from papercode.index.search_documents import INDEXED_LIST_SEPARATOR, SearchDocument
 from papercode.index.search_schema import LOCK_FILES
 from papercode.index.search_writer import IndexWriting
 
@@ -154,7 +154,7 @@ class ServingWriter:
                 key=key,
                 title=title,
                 abstract=record.get("abstract") or "",
-                authors=LIST_SEPARATOR.join(authors),
+                authors=INDEXED_LIST_SEPARATOR.join(authors),
                 tasks=tasks,
                 methods=methods,
                 frameworks=sorted({link[4] for link in links if link[4]}),

@@ -38,7 +38,7 @@ from papercode.index.columns import (
     ordered_links,
 )
 from papercode.index.paper_index import PaperIndex, PaperSources
-from papercode.index.search_documents import LIST_SEPARATOR, SearchDocument
+from papercode.index.search_documents import INDEXED_LIST_SEPARATOR, SearchDocument
 
 from . import corpus_wide
 from .arrays import Ints, pick, range_positions, range_starts, view
@@ -205,7 +205,7 @@ def search_values(item: LoadedRecord, admitted: Admitted) -> tuple[Any, ...]:
         item.arxiv_id or admitted.slug or "",  # the paper's key, as `PaperRow.key` says it
         record.title,
         record.abstract or "",
-        LIST_SEPARATOR.join(record.authors or ()),
+        INDEXED_LIST_SEPARATOR.join(record.authors or ()),
         [(task.task_slug, task.task_name or task.task_slug) for task in tasks] if tasks else [],
         list(map(_METHOD_NAME, methods)) if methods else [],
         sorted(set(filter(None, map(_FRAMEWORK, links)))) if links else [],

@@ -30,7 +30,7 @@ import orjson
 from papercode.core.days import is_day
 
 from .abstracts import ABSTRACTS, Abstracts
-from .boards import BOARDS, Boards
+from .board_columns import BOARDS, Boards
 from .columns import NONE, PaperColumns, StringTable
 from .mapped import ColumnProblem, FileFacts, MappedColumns
 from .packed import SortedKeys

@@ -18,7 +18,7 @@ from .search_schema import FACET_KEYS, HAS_SAMPLES_TERMS, OFFICIAL_CODE_TERMS, b
 if TYPE_CHECKING:
     from .paper_index import PaperIndex
 
-LIST_SEPARATOR = " ; "  # between the authors, the tasks, the methods of a paper, in the text indexed
+INDEXED_LIST_SEPARATOR = " ; "  # between the authors, the tasks, the methods of a paper, in the text indexed
 
 
 class SearchDocument(NamedTuple):
@@ -45,12 +45,12 @@ class SearchDocument(NamedTuple):
 
 def document_texts(title: str, authors: str, tasks: Iterable[tuple[str, str]], methods: Iterable[str]) -> dict[str, str]:
     """A paper's text fields, but its abstract, as they are indexed and as snippets are cut from them (`authors`
-    joined already, by `LIST_SEPARATOR`)."""
+    joined already, by `INDEXED_LIST_SEPARATOR`)."""
     return {
         "title": title,
         "authors": authors,
-        "tasks": LIST_SEPARATOR.join(name for _, name in tasks),
-        "methods": LIST_SEPARATOR.join(methods),
+        "tasks": INDEXED_LIST_SEPARATOR.join(name for _, name in tasks),
+        "methods": INDEXED_LIST_SEPARATOR.join(methods),
     }
 
 
@@ -60,7 +60,7 @@ def paper_texts(index: PaperIndex) -> Callable[[int], dict[str, str]]:
     def texts(paper: int) -> dict[str, str]:
         row = index.papers[paper]
         details = row.details()
-        return document_texts(row.title, LIST_SEPARATOR.join(details.authors), details.tasks, details.methods)
+        return document_texts(row.title, INDEXED_LIST_SEPARATOR.join(details.authors), details.tasks, details.methods)
 
     return texts
 
@@ -78,7 +78,7 @@ def documents_of(index: PaperIndex, abstract: Callable[[int], str | None]) -> It
             key=paper.key,
             title=paper.title,
             abstract=abstract(paper.ordinal) or "",
-            authors=LIST_SEPARATOR.join(details.authors),
+            authors=INDEXED_LIST_SEPARATOR.join(details.authors),
             tasks=details.tasks,
             methods=details.methods,
             frameworks=sorted({link.framework for link in links if link.framework}),
