@@ -21,7 +21,6 @@ from hub_stand_in import Dataset
 from papercode.archive.fetch import CATALOGUES
 
 PAPERS, LINKS = "pwc-archive/papers-with-abstracts", "pwc-archive/links-between-paper-and-code"
-EVALUATIONS, METHODS, DATASETS = CATALOGUES
 
 
 def hub_datasets(tmp: Path) -> dict[str, Dataset]:
@@ -42,15 +41,8 @@ def hub_datasets(tmp: Path) -> dict[str, Dataset]:
 
 
 def catalogue_datasets(tmp: Path) -> dict[str, Dataset]:
-    """The leaderboards' three datasets, a result of the bundled paper 1902.04094 on a benchmark."""
-    row = leaderboard_tables.result("BERT-MRF", {"Test perplexity": "99.9"}, paper_url="https://arxiv.org/abs/1902.04094v2")
-    tables = {
-        EVALUATIONS: [
-            leaderboard_tables.task("Language Modelling", [leaderboard_tables.benchmark("Penn Treebank", ["Test perplexity"], [row])])
-        ],
-        METHODS: [leaderboard_tables.method("BERT")],
-        DATASETS: [leaderboard_tables.dataset("Penn Treebank")],
-    }
+    """The leaderboards' three datasets (`leaderboard_tables.sample_catalogues`)."""
+    tables = dict(zip(CATALOGUES, leaderboard_tables.sample_catalogues(), strict=True))
     return {
         name: Dataset(
             {

@@ -105,6 +105,17 @@ def dataset(name: str, **fields: Any) -> Row:
     return entry
 
 
+def sample_catalogues() -> tuple[list[Row], list[Row], list[Row]]:
+    """The three tables (evaluations, methods, datasets) in their smallest useful form: the bundled paper 1902.04094
+    with a result on one benchmark, for the tests that serve or fetch a whole archive."""
+    row = result("BERT-MRF", {"Test perplexity": "99.9"}, paper_url="https://arxiv.org/abs/1902.04094v2")
+    return (
+        [task("Language Modelling", [benchmark("Penn Treebank", ["Test perplexity"], [row])])],
+        [method("BERT")],
+        [dataset("Penn Treebank")],
+    )
+
+
 def write_dump(path: Path, rows: list[Row]) -> Path:
     """The original dump's form (gzipped when the name ends in `.gz`)."""
     return write_json(path, rows)

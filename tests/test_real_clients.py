@@ -23,7 +23,11 @@ from typing import Any
 
 import pytest
 
+from archive_tables import bundled_rows, write_parquet
 from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERT_MOUTH_TITLE, BERTS_ICL, BERTS_ICL_TITLE, THIS_CHECKOUT, TOOL_NAMES
+from leaderboard_tables import sample_catalogues
+from leaderboard_tables import write_parquet as write_board_table
+from papercode.archive.build import build_archive
 from tool_answers import flat_samples
 
 pytestmark = pytest.mark.clients
@@ -85,8 +89,17 @@ def node() -> Path:
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """HOME for the servers and the clients, so nothing reads or writes the real one."""
-    return tmp_path_factory.mktemp("home")
+    """HOME for the servers and the clients, so nothing reads or writes the real one; in it an archive of the bundled
+    papers with the leaderboards' tables, so that every tool has something to answer."""
+    home = tmp_path_factory.mktemp("home")
+    sources = home / "tables"
+    papers, links = bundled_rows()
+    write_parquet(sources / "papers.parquet", papers)
+    write_parquet(sources / "links.parquet", links)
+    for name, rows in zip(("evaluations", "methods", "datasets"), sample_catalogues(), strict=True):
+        write_board_table(sources / f"{name}.parquet", rows)
+    build_archive([sources], home / "archive", snapshot="2025-07-28")
+    return home
 
 
 def server_settings(home: Path) -> dict[str, str]:
@@ -95,6 +108,8 @@ def server_settings(home: Path) -> dict[str, str]:
         "HOME": str(home),
         "PAPERCODE_CACHE_DIR": str(home / "cache"),
         "PAPERCODE_OFFLINE": "1",
+        "PAPERCODE_ARCHIVE": "1",
+        "PAPERCODE_ARCHIVE_DIR": str(home / "archive"),
         "PAPERCODE_CODE_BASE_URL": "http://127.0.0.1:9",
         **THIS_CHECKOUT,
     }
@@ -307,6 +322,18 @@ TOOL_CALLS = {
         ("--tool-args-json", '{"code_sha256": ["2a890c3f", "013a68b0ac4716fe", "deadbeef"]}'),
         lambda got: [(entry.get("withheld"), entry.get("error")) for entry in got["codes"]],
         [("not_materialized", None), ("licence_restricted", None), (None, "not_found")],
+    ),
+    "leaderboard": ToolCall(
+        "get_leaderboard",
+        ("--tool-args-json", '{"task": "language-modelling", "dataset": "penn treebank"}'),
+        lambda got: [(row["rank"], row["model"], row["paper"]["arxiv_id"], row["harvest"]) for row in got["rows"]],
+        [(1, "BERT-MRF", BERT_MOUTH, {"samples": 10, "best_status": "ran_honours"})],  # the result joined to the harvest
+    ),
+    "describe-task": ToolCall(
+        "describe",
+        ("--tool-arg", "kind=task", "name=Language Modelling"),
+        lambda got: (got["name"], [board["dataset"] for board in got["benchmarks"]]),
+        ("Language Modelling", ["Penn Treebank"]),
     ),
     "stats": ToolCall("corpus_stats", (), lambda got: (got["papers"], got["samples"]), (2, 36)),
 }

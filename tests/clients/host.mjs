@@ -30,6 +30,8 @@ const CALLS = {
   find_papers_for_repo: { repo: "https://github.com/nyu-dl/bert-gen" },
   get_code: { code_sha256: "2a890c3f8ff19f47" },
   corpus_stats: {},
+  get_leaderboard: { task: "Language Modelling", dataset: "Penn Treebank" },
+  describe: { kind: "dataset", name: "Penn Treebank" },
 };
 // The tools that also take a list, called with one too: their answers to a list are checked the same way, under
 // "<tool>[]" in the summary.
