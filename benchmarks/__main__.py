@@ -97,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     from .score_agreement import add_arguments as add_agreement_arguments
 
     add_agreement_arguments(agreement)
+    suite = sub.add_parser("suite-time", help="issue #24: the default test suite's wall time in two checkouts, run alternately")
+    from .suite_time import add_arguments as add_suite_arguments
+
+    add_suite_arguments(suite)
     plot = sub.add_parser("plot", help="plot load time and peak RSS against size from `run --json` output")
     plot.add_argument("--json", type=Path, required=True)
     plot.add_argument("--out", type=Path, default=Path(__file__).parent / "load_rss.png")
@@ -145,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
         from .boards_bench import main as boards_main
 
         return boards_main(args)
+    if args.command == "suite-time":
+        from .suite_time import main as suite_main
+
+        return suite_main(args)
     if args.command == "score-agreement":
         from .score_agreement import main as agreement_main
 

@@ -44,6 +44,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from .archive_bench import _peak, _start, _usage, run_step
@@ -66,6 +67,8 @@ def _papercode() -> dict[str, Any]:
         import papercode.edge.app  # noqa: F401
         from papercode.answers import queries
         from papercode.corpus import snapshot, stages
+
+        queries = _answers(queries)
         from papercode.settings import bundled_records_dir
     except ImportError:  # a papercode from before the move into subpackages
         queries = importlib.import_module("papercode.queries")
@@ -82,6 +85,22 @@ def _papercode() -> dict[str, Any]:
         "bundled": bundled_records_dir,
         "archive": archive,
     }
+
+
+def _answers(queries: Any) -> Any:
+    """The answers the steps call, by their names in `queries` before `answers` was cut into a module a job (the model
+    twins in `twins`, corpus_stats in `overview`)."""
+    try:
+        from papercode.answers import overview, twins
+    except ImportError:
+        return queries
+    return SimpleNamespace(
+        harvested_code=twins.harvested_code,
+        search_papers=queries.search_papers,
+        paper_detail=twins.paper_detail,
+        papers_for_repo=queries.papers_for_repo,
+        corpus_stats=overview.corpus_stats,
+    )
 
 
 def _limits() -> Any:
@@ -216,9 +235,12 @@ def worker_warm(payload: dict[str, Any]) -> dict[str, Any]:
 def record_files(roots: Sequence[Path]) -> list[Path]:
     """The files papercode's loader would read under `roots`: record suffixes, plain or gzipped, no dot-names."""
     try:
-        from papercode.build.files import RECORD_SUFFIXES
-    except ImportError:  # a papercode from before `build.files` (run with its own PYTHONPATH)
-        RECORD_SUFFIXES = (".json", ".txt", ".jsonl")
+        from papercode.ingest.files import RECORD_SUFFIXES
+    except ImportError:  # a papercode from before `ingest.files` (run with its own PYTHONPATH)
+        try:
+            from papercode.build.files import RECORD_SUFFIXES  # type: ignore[no-redef]
+        except ImportError:  # a papercode from before `build.files`
+            RECORD_SUFFIXES = (".json", ".txt", ".jsonl")
 
     suffixes = RECORD_SUFFIXES + tuple(s + ".gz" for s in RECORD_SUFFIXES)
     files: list[Path] = []
@@ -327,7 +349,7 @@ def _time_direct(corpus: Any, calls: dict[str, list[dict[str, Any]]], pc: dict[s
 
     def call(tool: str, args: dict[str, Any]) -> Any:
         if tool == "get_harvested_code_for_paper":
-            return queries.harvested_code(corpus, args["arxiv_id"], None, None, 25, None)
+            return queries.harvested_code(corpus, args["arxiv_id"], limit=25)
         if tool == "search_papers":
             return queries.search_papers(
                 corpus, args["query"], filters_type(None, None, None, args.get("has_samples"), None, None, None, None), 10, None

@@ -94,6 +94,28 @@ def _agreement_figures(result: dict[str, Any]) -> list[tuple[str, str]]:
     return [("papers compared", compared), ("score ratio, 5th-95th percentile (min, max)", spread)]
 
 
+def _suite_floor(result: dict[str, Any]) -> str:
+    before = (result.get("commits") or {}).get("before", "")
+    runs = len((result.get("runs") or {}).get("before") or [])
+    return (
+        f"the default suite at `{before[:7]}`, {_seconds((result.get('median_s') or {}).get('before'))} (median of {runs})"
+        if before
+        else ""
+    )
+
+
+def _suite_figures(result: dict[str, Any]) -> list[tuple[str, str]]:
+    runs = result.get("runs") or {}
+    walls = {side: ", ".join(f"{run['wall']:.1f}" for run in runs.get(side) or []) for side in ("before", "after")}
+    tests = {
+        side: "/".join(str(count) for count in sorted({run["passed"] for run in runs.get(side) or []})) for side in ("before", "after")
+    }
+    return [
+        ("wall seconds before / after, each run (alternating)", f"{walls['before']} / {walls['after']} s"),
+        ("tests passed before / after", f"{tests['before']} / {tests['after']}"),
+    ]
+
+
 def _boards_floor(result: dict[str, Any]) -> str:
     build = result.get("build") or {}
     runs = len((build.get("runs") or {}).get("without") or [])
@@ -173,7 +195,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         " process, and the leaderboards' own phase inside it; their open time and bytes; `get_leaderboard` and `describe`"
         " latency in-process.",
         "python -m benchmarks boards --archive ../bench-data/archive-600k --boards ../bench-data/boards-600k"
-        " --out ../bench-data/built-boards-600k --runs 3 --json benchmarks/results",
+        " --out ../bench-data/built-boards-600k --runs 3",
         _boards_floor,
         _boards_figures,
     ),
@@ -217,6 +239,15 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         log_section="Why the three cold-start misses are blocked",
     ),
     Benchmark(
+        "suite-time",
+        "The default test suite's time",
+        "The default suite (`python -m pytest -q`) in a checkout before a change and in one after it, run alternately,"
+        " each run in a fresh process; the test counts beside, since fewer tests is not faster.",
+        "python -m benchmarks suite-time --before ../before --after . --runs 3",
+        _suite_floor,
+        _suite_figures,
+    ),
+    Benchmark(
         "answer-sizes",
         "Answer sizes",
         "The bytes of every default answer on the bundled records: deterministic, and held by `tests/test_budgets.py`.",
@@ -232,15 +263,31 @@ BENCHMARKS: tuple[Benchmark, ...] = (
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """A change measured on both sides: runs of `before` and of `after` (None: the benchmark's current commit)."""
+    """A change measured on both sides: runs of `before` and of `after` (None: the benchmark's current commit), and
+    what a reader needs to read the table (`why`, per benchmark: what moved, and what it was traded for)."""
 
     title: str
     before: str
     benchmarks: tuple[str, ...]
     after: str | None = None
+    why: dict[str, str] = field(default_factory=dict)
 
 
-CHANGES: tuple[Change, ...] = (Change("issue #22, the archive built once into its serving form", "944b038", ("archive", "archive-serve")),)
+CHANGES: tuple[Change, ...] = (
+    Change(
+        "issue #22, the archive built once into its serving form",
+        "944b038",
+        ("archive", "archive-serve"),
+        why={
+            "archive": "The search index moved from every start into the build: the build now writes it (tantivy, on"
+            " both cores), so it takes about 50 s more, once; no start builds anything any more (the first start's 87 s"
+            " and 2.4 GB, and each reload's three minutes, in the table below).",
+            "archive-serve": "Before, every start built the archive's search index and loaded its columns into Python"
+            " objects; after, a start maps the build's files and lays the records over its index (the build's cost is"
+            " in the table above).",
+        },
+    ),
+)
 
 
 # -- the saved runs ----------------------------------------------------------------------------------------------------
@@ -427,6 +474,8 @@ def section(runs: Sequence[Run], benchmark: Benchmark) -> str:
         lines += ["", "| figure or target | before | after |", "|---|---:|---:|"]
         for name in [*news, *(name for name in olds if name not in news)]:
             lines.append(f"| {_cell(name)} | {_mark(olds.get(name), was)} | {_mark(news.get(name), now)} |")
+        if benchmark.command in what.why:
+            lines += ["", _wrap(what.why[benchmark.command])]
     return "\n".join(lines) + "\n"
 
 

@@ -259,10 +259,14 @@ def wrap_phases(timer: _Timer) -> None:
     """Timing wrappers around what the cold build calls (records stream through it, so its phases interleave: what it
     calls per record and once), on whatever of those functions the papercode measured has. About 1 us a call."""
     try:
-        from papercode.build import builder, parallel
-        from papercode.build import decode as loading
-    except ImportError:  # a papercode from before the build package
-        return
+        from papercode.ingest import builder, parallel
+        from papercode.ingest import decode as loading
+    except ImportError:  # a papercode from before `build/` became `ingest/`
+        try:
+            from papercode.build import builder, parallel  # type: ignore[no-redef]
+            from papercode.build import decode as loading  # type: ignore[no-redef]
+        except ImportError:  # a papercode from before the build package
+            return
     for owner, attr, label in (
         (loading, "_decode", "decode + checks (loading._decode, this process's records)"),
         (builder.IndexBuilder, "add", "index, per record (IndexBuilder.add, with shipping)"),
@@ -278,8 +282,8 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     """Cold build in this fresh process (keyed ready, then search ready), then in-process tool latency over it."""
     roots = [Path(p) for p in payload["roots"]]
     import papercode.edge.app  # noqa: F401 - imported before the load so that the baseline RSS includes the SDK
-    from papercode.build import decode as loading
     from papercode.cli.main import gc_policy
+    from papercode.core.limits import Limits
     from papercode.corpus import stages as corpus_module
 
     gc_policy()
@@ -290,7 +294,7 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     start = time.perf_counter()
     stages: dict[str, float] = {}
     corpus = None
-    for corpus in corpus_module.build_stages(roots, loading.Limits()):
+    for corpus in corpus_module.build_stages(roots, Limits()):
         stages["search_ready_s" if corpus.search is not None else "keyed_s"] = time.perf_counter() - start
     assert corpus is not None
     load_s = stages["search_ready_s"]
@@ -301,10 +305,10 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     if phases:
         phases["walk + read + the rest of keyed"] = keyed_s - sum(phases.values())
         phases["search index, after keyed ready (built beside)"] = load_s - keyed_s
-    from papercode.answers import queries
+    from papercode.answers import overview, queries
 
     report = corpus.index.report
-    stats = queries.corpus_stats(corpus)
+    stats = overview.corpus_stats(corpus)
     result: dict[str, Any] = {
         "load_s": load_s,
         "keyed_s": keyed_s,
@@ -421,21 +425,21 @@ def make_calls(roots: Sequence[Path], per_tool: int, seed: int, filtered_search:
 
 
 def direct_call(corpus: Any, tool: str, args: dict[str, Any]) -> Any:
-    from papercode.answers import queries
+    from papercode.answers import overview, queries, resolving
     from papercode.verified.materialize import outcome_for
 
     from .search_names import search_name
 
     SearchFilters = search_name("SearchFilters")
 
-    # The keyed tools answer with their answers as shown (`queries.shown`: JSON-ready dicts), as the tools do.
+    # The keyed tools answer with their answers as shown (`shaping.shown`: JSON-ready dicts), as the tools do.
     if tool == "get_harvested_code_for_paper":
         return queries.harvested_code_shown(
-            corpus, args["arxiv_id"], args.get("status"), args.get("repo_kind"), args.get("limit", 25), None
+            corpus, args["arxiv_id"], status=args.get("status"), repo_kind=args.get("repo_kind"), limit=args.get("limit", 25)
         )
     if tool == "list_samples_by_status":
         return queries.samples_by_status_shown(
-            corpus, args["status"], args.get("repo_kind"), None, None, args.get("inline_only", False), args.get("limit", 25), None
+            corpus, args["status"], repo_kind=args.get("repo_kind"), inline_only=args.get("inline_only", False), limit=args.get("limit", 25)
         )
     if tool == "search_papers":
         filters = SearchFilters(None, None, None, args.get("has_samples"), None, None, None, None)
@@ -446,10 +450,10 @@ def direct_call(corpus: Any, tool: str, args: dict[str, Any]) -> Any:
         return queries.papers_for_repo(corpus, args["repo"], args.get("limit", 25), None)
     if tool == "get_code":
         # Offline and nothing stored: the index work of get_code and its answer.
-        found = queries.find_code(corpus, args["code_sha256"])
+        found = resolving.find_code(corpus, args["code_sha256"])
         return queries.code_answer(corpus, found, outcome_for(found.rows[0], "not_materialized"))
     if tool == "corpus_stats":
-        return queries.corpus_stats(corpus)
+        return overview.corpus_stats(corpus)
     raise ValueError(tool)
 
 

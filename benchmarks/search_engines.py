@@ -32,10 +32,10 @@ ENGINES = ("fts5", "tantivy")
 
 
 def documents(roots: list[Path]) -> Iterator[Any]:
-    from papercode.build.builder import Admission, search_document
-    from papercode.build.decode import iter_records
     from papercode.core.limits import Limits
     from papercode.core.load_report import LoadReport
+    from papercode.ingest.builder import Admission, search_document
+    from papercode.ingest.decode import iter_records
 
     report = LoadReport()
     admission = Admission(report)

@@ -388,9 +388,13 @@ def build_recording(sources: list[Path], out: Path, snapshot: str) -> tuple[Any,
     class Recording(ServingWriter):
         def add(self, *, slug: str, arxiv_id: str | None, record: Row, links: list[Any]) -> None:
             code_links = [
-                {"repo_url": url, "is_official": int(official), "mentioned_in_paper": None if mentioned is None else int(mentioned)}
-                | ({} if framework is None else {"framework": framework})
-                for _, url, official, mentioned, framework, *_ in links
+                {
+                    "repo_url": link.repo_url,
+                    "is_official": int(link.is_official),
+                    "mentioned_in_paper": None if link.mentioned_in_paper is None else int(link.mentioned_in_paper),
+                }
+                | ({} if link.framework is None else {"framework": link.framework})
+                for link in links
             ]
             source = {"archive": "pwc-archive (Hugging Face), CC BY-SA 4.0", "snapshot": snapshot, "licence_url": LICENCE_URL}
             records.append({**record, "code_links": code_links, "source": source})

@@ -12,7 +12,7 @@ import hashlib
 import os
 import subprocess
 import tempfile
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,8 @@ from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport
 from papercode.corpus.stages import Corpus
 from papercode.edge.app import PapercodeServer, build_server
-from papercode.index.columns import PaperRow
+from papercode.index.columns import PaperRow, SampleRow
+from papercode.index.paper_index import PaperIndex
 from papercode.settings import bundled_records_dir
 
 
@@ -96,6 +97,13 @@ BERT_MOUTH_ORDER = [
     ("seanrjohnson/protein_gibbs_sampler", "ran", "delete_msa_cols"),
     ("swastishreya/BERT_as_a_conditional_generative_model", "ran_draft_wrong", "detokenize"),
 ]
+
+
+def list_samples(index: PaperIndex, statuses: Iterable[str], **filters: Any) -> tuple[int, list[SampleRow]]:
+    """(total, one page of samples in listing order) as rows: `PaperIndex.list_sample_ids` (same filters), materialised
+    for a test to read each sample's fields."""
+    total, ids = index.list_sample_ids(statuses, **filters)
+    return total, index.samples.rows(ids)
 
 
 def sha_for(*parts: object) -> str:

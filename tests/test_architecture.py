@@ -1,7 +1,7 @@
 """ARCHITECTURE.md is held to the code: the modules its package table names are the modules there are, its layer list
 is the import-linter contract, and what it says about where errors are shaped is where they are.
 
-Each failure says what to change. When a module moves (`build/` becoming `ingest/`, a module split in two), the
+Each failure says what to change. When a module moves (a package renamed, a module split in two), the
 failures list every row of the table to fix, in the words the table uses.
 """
 

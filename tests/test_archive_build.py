@@ -34,7 +34,7 @@ from archive_tables import (
 )
 from papercode.archive import build as build_module
 from papercode.archive import build_archive, builds, default_archive_dir, serving
-from papercode.archive.progress import BuildProgress
+from papercode.archive.progress import ArchiveBuildProgress
 from papercode.archive.rows import LICENCE, LICENCE_URL, Vocabulary, day, flag, name_slug, repo_url
 from papercode.cli import main as cli
 from papercode.index import mapped
@@ -694,12 +694,12 @@ class _Terminal(StringIO):
 
 def test_progress_is_drawn_on_a_terminal_only() -> None:
     quiet = StringIO()
-    progress = BuildProgress(1_000, quiet, interval=0)
+    progress = ArchiveBuildProgress(1_000, quiet, interval=0)
     progress.update(500, "papers.json.gz", 10, 5)
     progress.finish()
     assert quiet.getvalue() == ""
     terminal = _Terminal()
-    progress = BuildProgress(1_000, terminal, interval=0)
+    progress = ArchiveBuildProgress(1_000, terminal, interval=0)
     progress.update(500, "papers.json.gz", 1_234, 5)
     assert terminal.getvalue().startswith("\rbuilding archive:  50% papers.json.gz, 1,234 papers, 5 links, ETA ")
     progress.finish()

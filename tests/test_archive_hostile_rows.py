@@ -35,12 +35,11 @@ from archive_tables import (
     write_parquet,
 )
 from conftest import SERVER_DIR, make_record
-from papercode.answers import queries
+from papercode.answers import overview, queries
 from papercode.archive import build as build_module
 from papercode.archive import build_archive, rows
 from papercode.archive.build import EmptyArchive
 from papercode.archive.rows import URL_PROBLEMS, Vocabulary, link_key, paper_url_problem, repo_url, web_url, within_caps
-from papercode.build import decode
 from papercode.cli import main as cli
 from papercode.core.errors import QueryError
 from papercode.core.ids import MAX_SLUG_CHARS, normalize_repo, parse_slug, repo_key, slug_from_record_url
@@ -48,6 +47,7 @@ from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport
 from papercode.core.records import MAX_LIST_ENTRIES, MAX_NAME_CHARS, MAX_URL_CHARS
 from papercode.corpus.stages import Corpus
+from papercode.ingest import decode
 
 SNAPSHOT = "2025-07-28"
 CAP = Limits()  # the server's caps as it applies them by default
@@ -456,7 +456,7 @@ def test_a_file_deleted_cut_or_changed_since_the_build_is_found(
     else:
         assert corpus.archive is None and corpus.archive_note is not None
         assert f"the archive's build {summary.build_id} is damaged: title.data " in corpus.archive_note
-        assert queries.corpus_stats(corpus).archive == corpus.archive_note and str(archive) not in corpus.archive_note
+        assert overview.corpus_stats(corpus).archive == corpus.archive_note and str(archive) not in corpus.archive_note
     assert cli.main(["archive", "verify", "--out", str(archive)]) == 1
     err = capsys.readouterr().err
     if damage == "changed":  # every byte read: the one changed is found

@@ -23,9 +23,9 @@ import pytest
 from archive_tables import bundled_rows, contents, generated_rows, write_json
 from conftest import SERVER_DIR
 from papercode.archive import build_archive
-from papercode.build import parallel
 from papercode.index.archive_layer import BUILDS, current_build_id
 from papercode.index.overlay import OVERLAY_PREFIX
+from papercode.ingest import parallel
 from papercode.settings import bundled_records_dir
 from test_leftovers import children, end_all, gone_within, kill_hard, wait_for
 

@@ -18,11 +18,9 @@ import pytest
 
 from archive_tables import NO_PROCESS, link_row, paper_row, write_json
 from conftest import make_record, make_sample, sha_for, write_records
-from papercode.answers import models, queries
+from papercode.answers import models, overview, prompts, queries, shaping, twins
 from papercode.archive import build_archive
 from papercode.archive.builds import NewBuild, new_build_id
-from papercode.build import parallel
-from papercode.build.files import find_record_files
 from papercode.cli.main import main
 from papercode.core.errors import QueryError
 from papercode.core.limits import Limits
@@ -32,6 +30,8 @@ from papercode.corpus.snapshot import records_part, served_key
 from papercode.corpus.stages import Corpus, open_stages
 from papercode.index.archive_layer import BUILDS, CURRENT, current_build
 from papercode.index.overlay import OVERLAY_PREFIX
+from papercode.ingest import parallel
+from papercode.ingest.files import find_record_files
 from papercode.settings import bundled_records_dir
 
 SNAPSHOT = "2025-07-28"
@@ -88,21 +88,21 @@ def load(layered: tuple[Path, Path]) -> Corpus:
 
 def test_a_record_wins_over_the_archive_row_for_the_same_arxiv_id(layered: tuple[Path, Path]) -> None:
     corpus = load(layered)
-    assert queries.paper_detail(corpus, "2001.00001").title == "The harvested record"
-    by_archive_slug = queries.paper_detail(corpus, "the-archive-slug")
+    assert twins.paper_detail(corpus, "2001.00001").title == "The harvested record"
+    by_archive_slug = twins.paper_detail(corpus, "the-archive-slug")
     assert (by_archive_slug.title, by_archive_slug.query.resolved) == ("The harvested record", "2001.00001")
     assert by_archive_slug.attribution == models.ATTRIBUTION
 
 
 def test_a_record_wins_over_the_archive_row_for_the_same_slug_and_the_archive_arxiv_id_leads_to_it(layered: tuple[Path, Path]) -> None:
     corpus = load(layered)
-    assert queries.paper_detail(corpus, "slug-only-paper").title == "A record known by slug"
-    assert queries.paper_detail(corpus, "2002.00002").title == "A record known by slug"
+    assert twins.paper_detail(corpus, "slug-only-paper").title == "A record known by slug"
+    assert twins.paper_detail(corpus, "2002.00002").title == "A record known by slug"
 
 
 def test_layering_is_counted_not_reported_as_a_load_problem(layered: tuple[Path, Path]) -> None:
     corpus = load(layered)
-    stats = queries.corpus_stats(corpus)
+    stats = overview.corpus_stats(corpus)
     assert stats.papers == 4
     assert stats.by_source == {"records": 2, "archive": 2, "archive_rows_replaced": 2}
     assert corpus.index.report.problems == []
@@ -112,7 +112,7 @@ def test_layering_is_counted_not_reported_as_a_load_problem(layered: tuple[Path,
 
 def test_without_the_archive_corpus_stats_reads_as_before(layered: tuple[Path, Path]) -> None:
     records, _ = layered
-    stats = queries.corpus_stats(Corpus.load([records]))
+    stats = overview.corpus_stats(Corpus.load([records]))
     assert stats.by_source is None and stats.attribution == models.ATTRIBUTION
 
 
@@ -128,14 +128,14 @@ def test_the_same_papers_given_as_a_second_records_directory_are_duplicates_not_
     )
     corpus = Corpus.load([records, again])
     assert "duplicate" in {problem.code for problem in corpus.index.report.problems}
-    assert queries.corpus_stats(corpus).by_source is None
+    assert overview.corpus_stats(corpus).by_source is None
 
 
 def test_a_paper_without_samples_gets_its_repositories_official_first_in_one_call(layered: tuple[Path, Path]) -> None:
     corpus = load(layered)
-    answer = queries.harvested_code(corpus, "2003.00003")
+    answer = twins.harvested_code(corpus, "2003.00003")
     assert answer.samples == [] and answer.counts.total == 0
-    assert answer.repos is not None and len(answer.repos) == queries.CODE_LINKS_SHOWN
+    assert answer.repos is not None and len(answer.repos) == shaping.CODE_LINKS_SHOWN
     assert answer.repos[0] == "https://gitlab.com/group/sub/official"
     assert answer.note is not None
     assert "10 of its 13 repositories, the first 1 official (3 more not listed)" in answer.note
@@ -145,24 +145,24 @@ def test_a_paper_without_samples_gets_its_repositories_official_first_in_one_cal
 
 def test_a_list_of_papers_names_the_sources_of_the_papers_it_answers(layered: tuple[Path, Path]) -> None:
     corpus = load(layered)
-    assert queries.paper_list(corpus, ["2001.00001", "slug-only-paper"]).attribution == models.ATTRIBUTION
-    assert queries.paper_list(corpus, ["2003.00003", "9999.99999"]).attribution == models.ARCHIVE_ATTRIBUTION
-    both = queries.paper_list(corpus, ["2003.00003", "2001.00001"])
+    assert twins.paper_list(corpus, ["2001.00001", "slug-only-paper"]).attribution == models.ATTRIBUTION
+    assert twins.paper_list(corpus, ["2003.00003", "9999.99999"]).attribution == models.ARCHIVE_ATTRIBUTION
+    both = twins.paper_list(corpus, ["2003.00003", "2001.00001"])
     assert both.attribution == models.BOTH_ATTRIBUTION
     assert [(paper.arxiv_id, paper.samples is None) for paper in both.papers or []] == [("2003.00003", True), ("2001.00001", False)]
 
 
 def test_a_paper_without_samples_or_repositories_says_what_to_do(layered: tuple[Path, Path]) -> None:
-    answer = queries.harvested_code(load(layered), "no-arxiv-archive-paper")
+    answer = twins.harvested_code(load(layered), "no-arxiv-archive-paper")
     assert answer.repos is None
     assert answer.note == "no harvested code samples and no known repositories for this paper. Next: search_papers for related work"
 
 
 def test_an_archive_paper_answers_carry_the_archive_attribution(layered: tuple[Path, Path]) -> None:
     corpus = load(layered)
-    assert queries.paper_detail(corpus, "only-in-the-archive").attribution == models.ARCHIVE_ATTRIBUTION
-    assert models.ARCHIVE_ATTRIBUTION in queries.implement_prompt(corpus, "2003.00003")
-    detail = queries.paper_detail(corpus, "2003.00003")
+    assert twins.paper_detail(corpus, "only-in-the-archive").attribution == models.ARCHIVE_ATTRIBUTION
+    assert models.ARCHIVE_ATTRIBUTION in prompts.implement_prompt(corpus, "2003.00003")
+    detail = twins.paper_detail(corpus, "2003.00003")
     assert (detail.snapshot, detail.abstract) == (SNAPSHOT, "A paper only the archive has: an abstract from the archive.")
 
 
@@ -198,9 +198,9 @@ def test_the_two_processes_layer_as_one_process_does(layered: tuple[Path, Path],
         assert 0 < parallel.split_point(files) < len(files)
         *_, split = open_stages([records], Limits(), None, archive_dir=archive)
         assert split.corpus.search is not None
-        assert queries.corpus_stats(split.corpus).model_dump() == queries.corpus_stats(here.corpus).model_dump()
-        assert [queries.paper_detail(split.corpus, key).title for key in ("the-archive-slug", "2002.00002", "2003.00003")] == [
-            queries.paper_detail(here.corpus, key).title for key in ("the-archive-slug", "2002.00002", "2003.00003")
+        assert overview.corpus_stats(split.corpus).model_dump() == overview.corpus_stats(here.corpus).model_dump()
+        assert [twins.paper_detail(split.corpus, key).title for key in ("the-archive-slug", "2002.00002", "2003.00003")] == [
+            twins.paper_detail(here.corpus, key).title for key in ("the-archive-slug", "2002.00002", "2003.00003")
         ]
         assert split.corpus.index.fingerprint == here.corpus.index.fingerprint
 
@@ -294,10 +294,10 @@ async def test_a_rebuilt_archive_is_reloaded(tmp_path: Path, how: str) -> None:
     first = current_build(archive)
     live = live_over(bundled_records_dir(), archive)
     await live.load()
-    assert queries.paper_detail(live(), "2105.00000").title == "First build"
+    assert twins.paper_detail(live(), "2105.00000").title == "First build"
     await reloaded(live, how, lambda: _build(tmp_path / "v2", archive, ["Second build", "A paper the first build lacked"]))
-    assert queries.paper_detail(live(), "2105.00000").title == "Second build"
-    assert queries.corpus_stats(live()).by_source == {"records": 2, "archive": 2, "archive_rows_replaced": 0}
+    assert twins.paper_detail(live(), "2105.00000").title == "Second build"
+    assert overview.corpus_stats(live()).by_source == {"records": 2, "archive": 2, "archive_rows_replaced": 0}
     assert [hit.title for hit in queries.search_papers(live(), "lacked").hits] == ["A paper the first build lacked"]
     # The first build was held by the corpus that served it while the second was made current: it is still there,
     # until a build finds no server holding it.
@@ -316,13 +316,13 @@ async def test_a_removed_record_brings_the_archive_row_back(tmp_path: Path, how:
     archive = build_small_archive(tmp_path / "sources", tmp_path / "archive")
     live = live_over(records, archive)
     await live.load()
-    assert queries.paper_detail(live(), "2001.00001").title == "The harvested record"
+    assert twins.paper_detail(live(), "2001.00001").title == "The harvested record"
     (removed,) = [path for path in records.iterdir() if b"2001.00001" in path.read_bytes()]
     await reloaded(live, how, removed.unlink)
-    detail = queries.paper_detail(live(), "2001.00001")
+    detail = twins.paper_detail(live(), "2001.00001")
     assert (detail.title, detail.attribution) == ("The archive's title", models.ARCHIVE_ATTRIBUTION)
-    assert queries.paper_detail(live(), "the-archive-slug").title == "The archive's title"
-    assert queries.corpus_stats(live()).by_source == {"records": 1, "archive": 3, "archive_rows_replaced": 1}
+    assert twins.paper_detail(live(), "the-archive-slug").title == "The archive's title"
+    assert overview.corpus_stats(live()).by_source == {"records": 1, "archive": 3, "archive_rows_replaced": 1}
     assert "The archive's title" in [hit.title for hit in queries.search_papers(live(), "archive title").hits]
     assert [paper.arxiv_id for paper in queries.papers_for_repo(live(), "a/b").papers] == ["2001.00001"]
 
@@ -381,6 +381,6 @@ def test_when_the_build_child_fails_the_build_here_keeps_the_archive(
     monkeypatch.setattr(parallel.ChildSearchBuild, when, fail)
     *_, rebuilt = open_stages([records], Limits(), None, archive_dir=archive)
     assert rebuilt.corpus.search is not None
-    assert queries.corpus_stats(rebuilt.corpus).model_dump() == queries.corpus_stats(here.corpus).model_dump()
-    assert queries.paper_detail(rebuilt.corpus, "the-archive-slug").title == "The harvested record"  # still layered
-    assert queries.paper_detail(rebuilt.corpus, "2003.00003").attribution == models.ARCHIVE_ATTRIBUTION
+    assert overview.corpus_stats(rebuilt.corpus).model_dump() == overview.corpus_stats(here.corpus).model_dump()
+    assert twins.paper_detail(rebuilt.corpus, "the-archive-slug").title == "The harvested record"  # still layered
+    assert twins.paper_detail(rebuilt.corpus, "2003.00003").attribution == models.ARCHIVE_ATTRIBUTION

@@ -50,7 +50,7 @@ from archive_tables import (
     write_json,
 )
 from conftest import make_record, make_sample, sha_for, write_records
-from papercode.answers import models, queries
+from papercode.answers import completions, models, overview, prompts, queries, twins
 from papercode.archive import build_archive
 from papercode.cli.main import main
 from papercode.core.errors import QueryError
@@ -387,7 +387,7 @@ def test_browsing_is_the_same_order(forms: Forms, filters: SearchFilters) -> Non
 
 
 def test_corpus_stats_counts_alike(forms: Forms) -> None:
-    layered, one = (queries.corpus_stats(corpus).model_dump() for corpus in (forms.layered, forms.one_index))
+    layered, one = (overview.corpus_stats(corpus).model_dump() for corpus in (forms.layered, forms.one_index))
     layered_load, one_load = layered.pop("load"), one.pop("load")
     assert layered == one
     assert layered["by_source"] == {
@@ -409,18 +409,18 @@ def test_list_samples_by_status_answers_alike(forms: Forms) -> None:
 def test_prompts_and_completions_answer_alike(forms: Forms) -> None:
     layered, one = forms.layered, forms.one_index
     for paper in one.index.papers:
-        assert queries.implement_prompt(layered, paper.key) == queries.implement_prompt(one, paper.key)
-        assert queries.compare_prompt(layered, paper.key) == queries.compare_prompt(one, paper.key)
+        assert prompts.implement_prompt(layered, paper.key) == prompts.implement_prompt(one, paper.key)
+        assert prompts.compare_prompt(layered, paper.key) == prompts.compare_prompt(one, paper.key)
     replaced_ids = {paper["arxiv_id"] for paper in forms.replaced if paper.get("arxiv_id")} - {
         record["arxiv_id"] for record in forms.records
     }
     for prefix in ("", "1", "1000.", "1000.0001", "1000.00003", "2", "2999.", "1902.04094", "arXiv:1000.001", "9"):
         parsed = prefix.removeprefix("arXiv:")
         known = one.index.arxiv_ids_with_prefix(parsed, 10_000)
-        expected = sorted({*known, *(arxiv for arxiv in replaced_ids if arxiv.startswith(parsed))})[: queries.COMPLETIONS]
-        assert queries.complete(layered, "arxiv_id", prefix) == expected, prefix
-        assert queries.complete(layered, "status", prefix) == queries.complete(one, "status", prefix)
-        assert queries.complete(layered, "code_sha256", prefix) == queries.complete(one, "code_sha256", prefix)
+        expected = sorted({*known, *(arxiv for arxiv in replaced_ids if arxiv.startswith(parsed))})[: completions.COMPLETIONS]
+        assert completions.complete(layered, "arxiv_id", prefix) == expected, prefix
+        assert completions.complete(layered, "status", prefix) == completions.complete(one, "status", prefix)
+        assert completions.complete(layered, "code_sha256", prefix) == completions.complete(one, "code_sha256", prefix)
 
 
 # -- a record wins -----------------------------------------------------------------------------------
@@ -432,7 +432,7 @@ def test_a_record_wins_by_arxiv_id_by_slug_and_by_both_at_once(replacing: Forms,
 
     def answered(asked: str) -> tuple[str, str | None, str | None, str, int]:
         """The paper an id leads to: its title, arXiv id, slug (shown without an arXiv id), attribution, samples."""
-        detail = queries.paper_detail(corpus, asked)
+        detail = twins.paper_detail(corpus, asked)
         return detail.title, detail.arxiv_id, detail.slug, detail.attribution, detail.samples.total
 
     by_arxiv = ("Graph attention networks for robust vision", one["arxiv_id"], None, models.ATTRIBUTION, 2)
@@ -441,14 +441,14 @@ def test_a_record_wins_by_arxiv_id_by_slug_and_by_both_at_once(replacing: Forms,
     assert answered(slug(twenty)) == answered(twenty["arxiv_id"]) == by_slug  # the archive's arXiv id leads to the record
     both = ("A record with the arXiv id of paper three and the slug of paper twelve", three["arxiv_id"], None, models.ATTRIBUTION, 1)
     assert answered(three["arxiv_id"]) == answered(slug(three)) == answered(slug(twelve)) == answered(twelve["arxiv_id"]) == both
-    assert queries.paper_detail(corpus, slug(twelve)).query.resolved == three["arxiv_id"]  # the record's key
+    assert twins.paper_detail(corpus, slug(twelve)).query.resolved == three["arxiv_id"]  # the record's key
     for record in bundled_records():
         assert answered(record["arxiv_id"])[3:] == (models.ATTRIBUTION, len(record["syntology"]["samples"]))
     # every replaced row's arXiv id and slug lead to a record
     titles = {record["title"] for record in replacing.records}
     for paper in replacing.replaced:
         for asked in filter(None, (paper.get("arxiv_id"), slug_of(paper))):
-            assert queries.paper_detail(corpus, asked).title in titles, asked
+            assert twins.paper_detail(corpus, asked).title in titles, asked
 
 
 def test_search_finds_a_replaced_paper_once_as_its_record(replacing: Forms) -> None:
@@ -477,7 +477,7 @@ def test_repository_lists_show_the_record_not_the_archive_row(replacing: Forms, 
 
 
 def test_by_source_counts_the_records_the_archive_and_the_rows_replaced(replacing: Forms, built: Built) -> None:
-    stats = queries.corpus_stats(replacing.layered)
+    stats = overview.corpus_stats(replacing.layered)
     # the bundled records replace their own rows; the others one row each, and one of them two
     assert len(replacing.replaced) == 2 + 1 + 1 + 2
     assert stats.by_source == {"records": 7, "archive": len(built.written) - 6, "archive_rows_replaced": 6}
@@ -514,8 +514,8 @@ def test_a_paper_scores_the_same_from_the_archive_as_from_a_record_of_its_text_b
     paper = next(paper for paper in built.written if paper.get("arxiv_id") and paper.get("abstract") and paper.get("tasks"))
     key = paper["arxiv_id"]
     as_record = served_both_ways(built, [*adding.records, paper], "same-text").layered
-    assert queries.paper_detail(as_record, key).attribution == models.ATTRIBUTION
-    assert queries.paper_detail(adding.layered, key).attribution == models.ARCHIVE_ATTRIBUTION
+    assert twins.paper_detail(as_record, key).attribution == models.ATTRIBUTION
+    assert twins.paper_detail(adding.layered, key).attribution == models.ARCHIVE_ATTRIBUTION
     ranking = adding.layered.search
     assert isinstance(ranking, Ranking)
     documents = len(adding.layered.index.papers)  # no document deleted: every one is a paper
@@ -551,7 +551,7 @@ def test_an_archive_segment_whose_every_paper_a_record_replaces_is_served(tmp_pa
     records = write_records(tmp_path / "records", [make_record("2101.00001", "only-one", title="Its record")])
     corpus = Corpus.load([records], archive_dir=tmp_path / "archive")
     assert corpus.archive_note is None
-    assert queries.corpus_stats(corpus).by_source == {"records": 1, "archive": 0, "archive_rows_replaced": 1}
+    assert overview.corpus_stats(corpus).by_source == {"records": 1, "archive": 0, "archive_rows_replaced": 1}
     assert [hit.title for hit in queries.search_papers(corpus, "paper record").hits] == ["Its record"]
 
 
@@ -579,7 +579,7 @@ def test_starts_reloads_and_searches_never_write_the_archive(built: Built, tmp_p
             queries.paper_detail_shown(corpus, paper.key)
             queries.harvested_code_shown(corpus, paper.key)
         queries.papers_for_repo(corpus, SHARED)
-        queries.corpus_stats(corpus)
+        overview.corpus_stats(corpus)
         for stage in open_stages([records], Limits(), tmp_path / "cache", archive_dir=archive):  # cold, then warm
             assert stage.corpus.archive_note is None
         assert (
@@ -639,9 +639,9 @@ def test_an_archive_of_another_format_or_none_leaves_the_records_served_alone_sa
         why in corpus.archive_note and "papercode archive build" in corpus.archive_note and "papercode archive fetch" in corpus.archive_note
     )
     assert str(tmp_path) not in corpus.archive_note
-    stats = queries.corpus_stats(corpus)
+    stats = overview.corpus_stats(corpus)
     assert (stats.papers, stats.by_source) == (2, None)
-    assert queries.paper_detail(corpus, "2999.00001").title == "Deep language models for robust data"
+    assert twins.paper_detail(corpus, "2999.00001").title == "Deep language models for robust data"
     assert main(["check", "--records", str(records), "--archive", "--archive-dir", str(archive), "--code-dir", str(tmp_path / "code")]) == 1
     out = capsys.readouterr().out
     assert f"archive: {corpus.archive_note}\n" in out
@@ -655,12 +655,12 @@ def test_corpus_stats_the_load_notice_and_not_found_say_why_the_archive_is_not_s
     )
     note = corpus.archive_note
     assert note is not None and why in note
-    assert queries.corpus_stats(corpus).archive == note
-    assert queries.load_notice(corpus) == ("warning", f"loaded 2 papers; {note}")
+    assert overview.corpus_stats(corpus).archive == note
+    assert overview.load_notice(corpus) == ("warning", f"loaded 2 papers; {note}")
     reason, _, next_step = note.partition(". Next: ")
     asks: list[Callable[[], object]] = [
-        lambda: queries.paper_detail(corpus, "2003.00003"),  # an arXiv id the archive might have had
-        lambda: queries.paper_detail(corpus, "old-form"),  # a slug
+        lambda: twins.paper_detail(corpus, "2003.00003"),  # an arXiv id the archive might have had
+        lambda: twins.paper_detail(corpus, "old-form"),  # a slug
         lambda: queries.papers_for_repo(corpus, "owner/never-linked"),  # a repository
     ]
     for ask in asks:
@@ -672,9 +672,9 @@ def test_corpus_stats_the_load_notice_and_not_found_say_why_the_archive_is_not_s
 
 def test_an_archive_served_or_not_asked_for_says_nothing_of_it(adding: Forms, built: Built, tmp_path: Path) -> None:
     for corpus in (adding.layered, Corpus.load([write_records(tmp_path / "records", records_that_add(built.papers))])):
-        assert corpus.archive_note is None and queries.corpus_stats(corpus).archive is None and queries.load_notice(corpus) is None
+        assert corpus.archive_note is None and overview.corpus_stats(corpus).archive is None and overview.load_notice(corpus) is None
         with pytest.raises(QueryError) as error:
-            queries.paper_detail(corpus, "2998.99999")
+            twins.paper_detail(corpus, "2998.99999")
         assert "archive" not in str(error.value)
 
 
@@ -704,7 +704,7 @@ def test_a_build_a_server_holds_is_kept_and_the_next_build_after_it_is_gone_remo
     assert sorted(os.listdir(archive / BUILDS)) == sorted([held.name, newer.build_id])
     assert os.readlink(archive / CURRENT) == f"{BUILDS}/{newer.build_id}"
     still = next(paper["arxiv_id"] for paper in built.written[20:] if paper.get("arxiv_id"))
-    assert queries.paper_detail(corpus, still).attribution == models.ARCHIVE_ATTRIBUTION  # still served, whole
+    assert twins.paper_detail(corpus, still).attribution == models.ARCHIVE_ATTRIBUTION  # still served, whole
     assert queries.search_papers(corpus, "graph").total > 0
     opened = open_archive(archive)  # a server starting now gets the new build
     assert (opened.build_id, len(opened)) == (newer.build_id, 1)

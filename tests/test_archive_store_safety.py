@@ -25,7 +25,7 @@ import pytest
 from archive_tables import assert_bundled_papers_back, bundled_rows, current_manifest, served_papers, write_json, write_parquet
 from conftest import THIS_CHECKOUT
 from papercode.archive import build_archive, builds, check_snapshot, store
-from papercode.archive.progress import BuildProgress
+from papercode.archive.progress import ArchiveBuildProgress
 from papercode.cli import main as cli
 from papercode.core.paths import given_path
 from papercode.index.archive_layer import BUILDS, CURRENT, MANIFEST
@@ -106,7 +106,7 @@ def test_a_file_put_into_the_archive_while_the_build_runs_is_not_removed_with_it
     build_archive(sources(tmp_path / "src"), archive, snapshot=SNAPSHOT)
     before = files_of(archive)
 
-    class Meanwhile(BuildProgress):
+    class Meanwhile(ArchiveBuildProgress):
         def update(self, *args: Any) -> None:
             (archive / "notes.txt").write_text("written during the build")
 

@@ -28,7 +28,7 @@ from benchmarks.answer_sizes import TOOLS_FOR_MODEL, TOOLS_LIST, measure, tool_d
 from mcp import Client
 
 from conftest import BERT_MOUTH, BERTS_ICL, synthetic_record_list, synthetic_records
-from papercode.answers import queries
+from papercode.answers import checks
 from papercode.core.ids import normalize_repo, parse_slug
 from papercode.corpus.stages import Corpus
 from papercode.edge.app import build_server
@@ -286,8 +286,8 @@ async def test_a_list_answer_stays_under_4000_tokens_and_says_what_it_left_out(c
     answers = {}
     async with Client(build_server(lambda: case.corpus)) as client:
         for tool, argument, key, asked in (
-            ("get_paper", "paper", "papers", keys[: queries.MAX_PAPERS_ASKED]),
-            ("get_code", "code_sha256", "codes", shas[: queries.MAX_CODES_ASKED]),
+            ("get_paper", "paper", "papers", keys[: checks.MAX_PAPERS_ASKED]),
+            ("get_code", "code_sha256", "codes", shas[: checks.MAX_CODES_ASKED]),
         ):
             text = await answer_text(client, tool, {argument: asked})
             assert tokens(text) < DEFAULT_BUDGET, (case.name, tool)

@@ -11,8 +11,9 @@ from mcp import Client
 from mcp.types import PromptReference, ResourceTemplateReference
 
 from conftest import BERT_MOUTH, make_record, make_sample, sha_for
-from papercode.answers import queries
+from papercode.answers import queries, shaping, twins
 from papercode.corpus.stages import Corpus
+from papercode.index.search_queries import SearchFilters
 
 pytestmark = pytest.mark.anyio
 
@@ -22,20 +23,19 @@ LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
 def test_long_title_and_author_names_are_cut_in_every_answer(load_corpus: LoadCorpus) -> None:
     title = "Deep " * 10_000
     corpus = load_corpus([make_record(title=title, authors=["A" * 5_000], samples=[make_sample(sha_for(1))])])
-    listed = queries.samples_by_status(corpus, "ran").papers[0].title
+    listed = twins.samples_by_status(corpus, "ran").papers[0].title
     hit = queries.search_papers(corpus, "deep").hits[0]
-    detail = queries.paper_detail(corpus, "2001.00001")
-    listed_paper = queries.paper_list(corpus, ["2001.00001"]).papers[0].title  # type: ignore[index]
+    detail = twins.paper_detail(corpus, "2001.00001")
+    listed_paper = twins.paper_list(corpus, ["2001.00001"]).papers[0].title  # type: ignore[index]
     for shown in (listed, hit.title, detail.title, listed_paper):
-        assert len(shown) == queries.TITLE_CHARS and shown.endswith("…") and title.startswith(shown[:-1])
-    assert [len(name) for name in hit.authors] == [queries.AUTHOR_CHARS]
-    assert [len(name) for name in detail.authors] == [queries.AUTHOR_CHARS]
+        assert len(shown) == shaping.TITLE_CHARS and shown.endswith("…") and title.startswith(shown[:-1])
+    assert [len(name) for name in hit.authors] == [shaping.AUTHOR_CHARS]
+    assert [len(name) for name in detail.authors] == [shaping.AUTHOR_CHARS]
 
 
 def test_realistic_titles_are_shown_whole(corpus: Corpus) -> None:
     assert (
-        queries.paper_detail(corpus, BERT_MOUTH).title
-        == "BERT has a Mouth, and It Must Speak: BERT as a Markov Random Field Language Model"
+        twins.paper_detail(corpus, BERT_MOUTH).title == "BERT has a Mouth, and It Must Speak: BERT as a Markov Random Field Language Model"
     )
 
 
@@ -59,7 +59,7 @@ def test_search_status_filter_takes_several_statuses(load_corpus: LoadCorpus) ->
             make_record("2001.00003", "unverified", [make_sample(sha_for(3), status="unverified")], title="Gamma"),
         ]
     )
-    found = queries.search_papers(corpus, "", queries.SearchFilters(status="ran_honours,ran_violates"))
+    found = queries.search_papers(corpus, "", SearchFilters(status="ran_honours,ran_violates"))
     assert sorted(hit.arxiv_id or "" for hit in found.hits) == ["2001.00001", "2001.00002"]
     assert found.total == 2
 

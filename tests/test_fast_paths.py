@@ -1,6 +1,6 @@
 """The fast paths of the keyed tools, each proven to say what the slower way it replaced says.
 
-- Answers as shown: the keyed tools build their answers as JSON-ready dicts (`queries.shown`), once, with no answer
+- Answers as shown: the keyed tools build their answers as JSON-ready dicts (`shaping.shown`), once, with no answer
   model and no dump; the answer models stay the schema the model sees. Each shown answer, validated into its model
   and dumped as the edge used to dump it (`model_dump(mode="json", exclude_none=True)`), gives the same JSON bytes
   (values and key order), for every paper and every page of every listing of the test corpora.
@@ -17,13 +17,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from papercode.answers import models, queries
+from papercode.answers import checks, models, queries, shaping, twins
 from papercode.core.ids import _arxiv_id_by_patterns, parse_arxiv_id
 from papercode.corpus.stages import Corpus
 from papercode.index import search_writer
@@ -79,7 +80,9 @@ def test_every_paper_and_every_page_of_its_samples(any_corpus: Corpus) -> None:
         if len(paper.samples) <= PAGE:  # one page, of the shape just checked
             continue
         for status, kind in ((None, None), (statuses[0], None), (statuses[1:3], "listed"), (None, "official")):
-            for page in pages(queries.harvested_code_shown, corpus, paper.key, status, kind, PAGE, stored=some_stored):
+            for page in pages(
+                queries.harvested_code_shown, corpus, paper.key, status=status, repo_kind=kind, limit=PAGE, stored=some_stored
+            ):
                 same_as_model(models.HarvestedCode, page)
 
 
@@ -95,7 +98,7 @@ def test_every_page_of_every_listing(any_corpus: Corpus) -> None:
     # Every page of all of them, unfiltered, is held to the model (every sample once); of the others, the first two
     # pages and the last, each walked to its end.
     for status, chosen in [*((status, {}) for status in statuses), *((statuses, chosen) for chosen in filters)]:
-        walked = list(pages(queries.samples_by_status_shown, corpus, status, limit=queries.MAX_LIMIT, **chosen))
+        walked = list(pages(queries.samples_by_status_shown, corpus, status, limit=checks.MAX_LIMIT, **chosen))
         for page in walked if status == statuses and not chosen else [*walked[:2], *walked[2:][-1:]]:
             same_as_model(models.SampleList, page)
         assert sum(len(flat_samples(page)) for page in walked) == walked[-1]["total"]
@@ -104,18 +107,18 @@ def test_every_page_of_every_listing(any_corpus: Corpus) -> None:
 def test_every_list_of_papers(any_corpus: Corpus) -> None:
     corpus = any_corpus
     keys = [paper.key for paper in corpus.index.papers]
-    for start in range(0, len(keys), queries.MAX_PAPERS_ASKED):
-        asked = keys[start : start + queries.MAX_PAPERS_ASKED]
+    for start in range(0, len(keys), checks.MAX_PAPERS_ASKED):
+        asked = keys[start : start + checks.MAX_PAPERS_ASKED]
         same_as_model(models.PaperAnswer, queries.paper_list_shown(corpus, asked))
     same_as_model(models.PaperAnswer, queries.paper_list_shown(corpus, [*keys[:3], "9999.99999", "not an id!"]))
 
 
 def test_the_model_twins_are_the_shown_answers_validated(corpus: Corpus) -> None:
     paper = corpus.index.papers[0].key
-    assert queries.paper_detail(corpus, paper) == models.PaperAnswer.model_validate(queries.paper_detail_shown(corpus, paper))
-    assert queries.paper_list(corpus, [paper]) == models.PaperAnswer.model_validate(queries.paper_list_shown(corpus, [paper]))
-    assert queries.harvested_code(corpus, paper) == models.HarvestedCode.model_validate(queries.harvested_code_shown(corpus, paper))
-    assert queries.samples_by_status(corpus, "ran") == models.SampleList.model_validate(queries.samples_by_status_shown(corpus, "ran"))
+    assert twins.paper_detail(corpus, paper) == models.PaperAnswer.model_validate(queries.paper_detail_shown(corpus, paper))
+    assert twins.paper_list(corpus, [paper]) == models.PaperAnswer.model_validate(queries.paper_list_shown(corpus, [paper]))
+    assert twins.harvested_code(corpus, paper) == models.HarvestedCode.model_validate(queries.harvested_code_shown(corpus, paper))
+    assert twins.samples_by_status(corpus, "ran") == models.SampleList.model_validate(queries.samples_by_status_shown(corpus, "ran"))
 
 
 def said(row: SampleRow, stored: Callable[[str], bool] | None = None, **listed: str) -> dict[str, Any]:
@@ -163,15 +166,17 @@ def test_grouped_samples_say_every_field_of_every_sample(any_corpus: Corpus) -> 
     for paper in index.papers:
         for status, kind in ((None, None), (index.statuses()[1:3], None), (None, "listed")):
             ids = index.samples.select(paper.samples, status, kind)
-            for number, page in enumerate(pages(queries.harvested_code_shown, corpus, paper.key, status, kind, PAGE, stored=some_stored)):
+            for number, page in enumerate(
+                pages(queries.harvested_code_shown, corpus, paper.key, status=status, repo_kind=kind, limit=PAGE, stored=some_stored)
+            ):
                 rows = index.samples.rows(ids[number * PAGE : (number + 1) * PAGE])
                 assert flat_samples(page) == [said(row, some_stored) for row in grouped_order(rows, by_paper=False)]
     for statuses in [[status] for status in index.statuses()] + [index.statuses()]:
         for number, page in enumerate(pages(queries.samples_by_status_shown, corpus, statuses, limit=PAGE)):
-            _, ids = index.list_sample_ids(statuses, None, None, None, False, number * PAGE, PAGE)
+            _, ids = index.list_sample_ids(statuses, offset=number * PAGE, limit=PAGE)
             rows = index.samples.rows(ids)
             expected = [
-                said(row, paper=index.papers.key(row.paper), title=queries.shorten(index.papers.title[row.paper], queries.TITLE_CHARS))
+                said(row, paper=index.papers.key(row.paper), title=shaping.shorten(index.papers.title[row.paper], shaping.TITLE_CHARS))
                 for row in grouped_order(rows, by_paper=True)
             ]
             assert flat_samples(page) == expected
@@ -226,7 +231,9 @@ def test_every_listing_page_read_from_runs_or_buckets_is_the_listing_walked(any_
             for offset, limit in [(0, None), (0, 1), (0, 25), (3, 7), (len(expected) - 2, 5), (len(expected) + 1, 5)]:
                 offset = max(offset, 0)
                 end = None if limit is None else offset + limit
-                got = index.list_sample_ids(wanted, kind, language, licence, inline_only, offset, limit)
+                got = index.list_sample_ids(
+                    wanted, repo_kind=kind, language=language, licence=licence, inline_only=inline_only, offset=offset, limit=limit
+                )
                 assert got == (len(expected), expected[offset:end])
 
 
@@ -357,4 +364,4 @@ def test_the_documents_an_overlay_lays_are_those_the_build_indexed(
         )
     assert isinstance(corpus.search, SearchEngine) and written
     again = list(documents_of(corpus.index, corpus.search.abstract))
-    assert again == [document._replace(replacing=False) for document in written]
+    assert again == [msgspec.structs.replace(document, replacing=False) for document in written]

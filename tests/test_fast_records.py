@@ -1,4 +1,4 @@
-"""The fast path (msgspec `RecordData`) and the exact path (pydantic `Record`) accept exactly the same records.
+"""The fast path (msgspec `RecordData`) and the exact path (pydantic `Record`, `record_model`) accept exactly the same records.
 
 The loader trusts the fast path for every record it accepts, and asks pydantic only about the ones it rejects: if
 msgspec ever accepted what pydantic rejects, a bad record would slip in unreported. Each case is a record that
@@ -17,7 +17,7 @@ import pytest
 from pydantic import ValidationError
 
 from conftest import load_papers
-from papercode.core.records import LEVEL_MAX, RECORD_DECODER, Record
+from papercode.core.records import LEVEL_MAX, RECORD_DECODER, record_model
 
 
 def _good() -> dict[str, Any]:
@@ -132,7 +132,7 @@ def test_fast_and_exact_paths_agree(path: str, value: Any) -> None:
     record = _with(path, copy.deepcopy(value))
     raw = orjson.dumps(record)
     try:
-        Record.model_validate(orjson.loads(raw))
+        record_model().model_validate(orjson.loads(raw))
         exact = True
     except ValidationError:
         exact = False
@@ -146,7 +146,7 @@ def test_fast_and_exact_paths_agree(path: str, value: Any) -> None:
 
 def test_the_good_record_is_good() -> None:
     raw = orjson.dumps(_good())
-    Record.model_validate(orjson.loads(raw))
+    record_model().model_validate(orjson.loads(raw))
     assert RECORD_DECODER.decode(raw).title == "A good paper"
 
 
@@ -165,3 +165,25 @@ def test_an_unknown_field_is_skipped_whatever_it_holds(tmp_path: Path) -> None:
     )
     _, papers, report = load_papers([tmp_path])
     assert len(papers) == 1 and report.problems == []
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "said"),
+    [
+        ("code_links.0", 3, "Input should be a valid dictionary or instance of CodeLink"),
+        ("code_links.0.is_official", "yes", "Input should be a valid boolean"),
+        ("syntology.samples.0.code_sha256_prefix", "0123456789ABCDEF", "String should match pattern '^[0-9a-f]{16}$'"),
+        ("syntology.samples.0.code_sha256_prefix", "abc", "String should match pattern '^[0-9a-f]{16}$'"),
+        ("syntology.samples.0.inline_ok", 1, "Input should be a valid boolean"),
+        ("syntology.samples.0.verification_level", LEVEL_MAX + 1, f"Input should be less than or equal to {LEVEL_MAX}"),
+        ("syntology.samples.0.repo", "ab", "String should have at least 3 characters"),
+        ("title", "", "String should have at least 1 character"),
+        ("authors", "Ann", "Input should be a valid list"),
+    ],
+)
+def test_the_exact_path_says_what_is_wrong_in_the_same_words(path: str, value: Any, said: str) -> None:
+    """The pydantic models are derived from the Structs, and say what the load report has always said of a fault: the
+    model's name, a sample hash's pattern (not its length), the bound crossed."""
+    with pytest.raises(ValidationError) as caught:
+        record_model().model_validate(_with(path, value))
+    assert [(".".join(map(str, error["loc"])), error["msg"]) for error in caught.value.errors()] == [(path, said)]

@@ -22,12 +22,12 @@ import orjson
 import pytest
 
 from conftest import load_papers
-from papercode.answers import queries
-from papercode.build import decode as loading
+from papercode.answers import overview
 from papercode.cli import main as cli
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, Problem
 from papercode.corpus.stages import Corpus
+from papercode.ingest import decode as loading
 from tool_answers import answer, code_answer, shown
 
 REAL_RECORDS = Path(__file__).resolve().parents[1] / "records"
@@ -594,8 +594,8 @@ def test_check_stats_and_load_report_show_the_same_counts(hostile: Path, corpus:
     code, out = _check(hostile, *_limit_flags(), capsys=capsys)
     assert code == 1
     report = corpus.index.report
-    stats = shown(queries.corpus_stats(corpus))  # what corpus_stats answers (test_mcp_roundtrip.py: the wire is this)
-    load = queries.load_report(corpus)  # what corpus://load-report holds
+    stats = shown(overview.corpus_stats(corpus))  # what corpus_stats answers (test_mcp_roundtrip.py: the wire is this)
+    load = overview.load_report(corpus)  # what corpus://load-report holds
     summary = load["summary"]
     for key in ("files_seen", "files_read", "records_read", "records_indexed", "rejected", "warnings", "by_reason"):
         assert stats["load"][key] == summary[key], key

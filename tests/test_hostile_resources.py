@@ -20,7 +20,7 @@ from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS
 
 from conftest import MODES
-from papercode.answers import queries
+from papercode.answers import overview, prompts, twins
 from papercode.core.errors import QueryError
 from papercode.corpus.stages import Corpus
 from papercode.edge.app import PapercodeServer
@@ -125,7 +125,7 @@ def test_the_good_forms_still_work(live: Live, corpus: Corpus) -> None:
     assert orjson.loads(code.contents[0].text)["query"]["resolved"].startswith("2a890c3f")
     assert orjson.loads(report.contents[0].text)["summary"]["rejected"] == 0
     assert "BERT has a Mouth" in prompt.messages[0].content.text
-    assert prompt.messages[0].content.text == queries.implement_prompt(corpus, "arXiv:1902.04094v2")
+    assert prompt.messages[0].content.text == prompts.implement_prompt(corpus, "arXiv:1902.04094v2")
 
 
 # -- properties: any text after the scheme, any argument value -------------------------------
@@ -133,7 +133,7 @@ def test_the_good_forms_still_work(live: Live, corpus: Corpus) -> None:
 EXAMPLES = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # Mostly text that is not a known id (plus a few that are), so nearly every read is an error.
 tails = st.one_of(st.text(max_size=300), st.sampled_from(["1902.04094", "2406.04823", "2a890c3f", "..", "%00", "%2F"]))
-PROMPTS = {"implement_paper": queries.implement_prompt, "compare_implementations": queries.compare_prompt}
+PROMPTS = {"implement_paper": prompts.implement_prompt, "compare_implementations": prompts.compare_prompt}
 
 
 def _read(live: Live, corpus: Corpus, uri: str, scheme: str, tail: str) -> None:
@@ -149,7 +149,7 @@ def _read(live: Live, corpus: Corpus, uri: str, scheme: str, tail: str) -> None:
     asked = unquote(tail)
     if scheme == "paper://":
         assert got["query"]["asked"] == asked
-        assert got == shown(queries.paper_detail(corpus, asked))
+        assert got == shown(twins.paper_detail(corpus, asked))
         assert got["query"].get("resolved", asked) in ("1902.04094", "2406.04823")
     elif scheme == "code://":
         assert got["query"]["asked"] == asked
@@ -157,7 +157,7 @@ def _read(live: Live, corpus: Corpus, uri: str, scheme: str, tail: str) -> None:
         assert got["withheld"] in ("licence_restricted", "not_materialized") and "code" not in got
     else:
         assert tail in ("stats", "load-report"), uri
-        assert got == (shown(queries.corpus_stats(corpus)) if tail == "stats" else queries.load_report(corpus))
+        assert got == (shown(overview.corpus_stats(corpus)) if tail == "stats" else overview.load_report(corpus))
 
 
 @EXAMPLES

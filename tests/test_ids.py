@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from papercode.core.ids import (
     ArxivId,
     arxiv_id_from_number,
+    arxiv_id_prefix,
+    bare_repo_url,
     canonical_arxiv_id,
+    is_github_owner,
+    is_github_repo_name,
     is_sha_prefix,
     normalize_hex,
     normalize_repo,
+    paper_key,
     parse_arxiv_id,
     parse_slug,
     slug_from_record_url,
@@ -87,6 +94,27 @@ def test_canonical_arxiv_id_of_record_fields() -> None:
     assert canonical_arxiv_id(None) is None
     assert canonical_arxiv_id(1902.04094) is None
     assert canonical_arxiv_id("not an id") is None
+    assert canonical_arxiv_id(" 1902.04094v2 ") == "1902.04094"
+
+
+@given(st.text(alphabet="0123456789.v: arXiv/hep-thAG٣", max_size=16))
+def test_the_record_field_resolves_as_a_pasted_id_does(text: str) -> None:
+    """`canonical_arxiv_id` (what a build keys a record by) takes its own short cut: it must agree with the resolver."""
+    parsed = parse_arxiv_id(text)
+    assert canonical_arxiv_id(text) == (parsed.canonical if parsed else None)
+
+
+@pytest.mark.parametrize(
+    ("text", "prefix"),
+    [("1902.04094", "1902.04094"), ("arXiv:1902.04094v2", "1902.04094"), ("arXiv: 1902.0", "1902.0"), ("ARXIV:19", "19"), ("19", "19")],
+)
+def test_a_partly_typed_arxiv_id_completes_from_what_it_begins_with(text: str, prefix: str) -> None:
+    assert arxiv_id_prefix(text) == prefix
+
+
+def test_a_paper_is_keyed_by_its_arxiv_id_else_its_slug() -> None:
+    assert paper_key("1902.04094", "bert") == "1902.04094"
+    assert paper_key(None, "bert") == paper_key("", "bert") == "bert"
 
 
 @pytest.mark.parametrize(
@@ -141,6 +169,22 @@ def test_repo_forms_normalise_to_owner_name(text: str) -> None:
 @pytest.mark.parametrize("text", ["", "bert-gen", "https://github.com/nyu-dl", "nyu dl/bert gen", "owner/na;me"])
 def test_non_repos(text: str) -> None:
     assert normalize_repo(text) is None
+
+
+def test_a_bare_owner_name_means_github() -> None:
+    assert bare_repo_url("Owner/Name") == "https://github.com/Owner/Name"  # as written
+    assert bare_repo_url("owner/name.git") == "https://github.com/owner/name.git"
+    for text in ("owner", "owner/name/more", "https://github.com/owner/name", "../..", "owner/na me"):
+        assert bare_repo_url(text) is None, text
+
+
+def test_github_owner_and_name_as_github_allows_them() -> None:
+    assert is_github_owner("nyu-dl") and is_github_owner("a" * 39)
+    for owner in ("", "-lead", "a" * 40, "under_score", "dot.ted"):
+        assert not is_github_owner(owner), owner
+    assert is_github_repo_name("bert-gen") and is_github_repo_name(".github") and is_github_repo_name("a" * 100)
+    for name in ("", ".", "..", "a" * 101, "sp ace", "sl/ash"):
+        assert not is_github_repo_name(name), name
 
 
 def test_normalize_hex() -> None:

@@ -6,22 +6,25 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, make_record, make_sample, sha_for
-from papercode.build import builder
+from conftest import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, list_samples, make_record, make_sample, sha_for
+from papercode.answers.models import SampleCounts
 from papercode.core.errors import QueryError
 from papercode.core.ids import normalize_repo, repo_key
 from papercode.core.ordering import status_rank
 from papercode.core.paging import Pager
 from papercode.corpus.stages import Corpus
-from papercode.index.columns import PaperColumns, StringTable
+from papercode.index.columns import CodeLinkRow, PaperColumns, PaperDetails, PaperRow, StringTable, details_blob, link_row
 from papercode.index.paper_index import task_key
 from papercode.index.search_documents import paper_texts
 from papercode.index.search_queries import SearchFilters
 from papercode.index.text_analysis import query_terms
+from papercode.ingest import builder
 
 LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
 
@@ -100,7 +103,7 @@ def test_arxiv_id_prefix_lookup(corpus: Corpus) -> None:
 
 
 def test_list_samples_totals_and_order(corpus: Corpus) -> None:
-    total, rows = corpus.index.list_samples(["ran_honours", "ran"])
+    total, rows = list_samples(corpus.index, ["ran_honours", "ran"])
     listed = list(rows)
     assert total == len(listed) == 19
     # status first, then official first, then showable first
@@ -111,11 +114,11 @@ def test_list_samples_totals_and_order(corpus: Corpus) -> None:
 
 def test_list_samples_filters(corpus: Corpus) -> None:
     index = corpus.index
-    assert index.list_samples(["ran"], licence="mit")[0] == 6
-    assert index.list_samples(["ran"], repo_kind="official")[0] == 11
-    assert index.list_samples(["ran_honours"], inline_only=True)[0] == 1
-    assert index.list_samples(["ran_draft_wrong"], language="PYTHON")[0] == 3
-    assert index.list_samples(["ran"], language="rust")[0] == 0
+    assert list_samples(index, ["ran"], licence="mit")[0] == 6
+    assert list_samples(index, ["ran"], repo_kind="official")[0] == 11
+    assert list_samples(index, ["ran_honours"], inline_only=True)[0] == 1
+    assert list_samples(index, ["ran_draft_wrong"], language="PYTHON")[0] == 3
+    assert list_samples(index, ["ran"], language="rust")[0] == 0
 
 
 def test_statuses_keep_unknown_values_after_the_known_ones(load_corpus: LoadCorpus) -> None:
@@ -246,7 +249,7 @@ def test_a_later_duplicate_replaces_the_earlier_paper_everywhere(load_corpus: Lo
     paper = index.paper_by_arxiv("2001.00001")
     assert paper is not None and [row.code_sha256 for row in index.samples_of(paper)] == [sha_for("new", 0)]
     assert index.live_samples == 2 and dict(index.status_counts) == {"unverified": 1, "ran": 1}
-    assert index.list_samples(index.statuses())[0] == 2
+    assert list_samples(index, index.statuses())[0] == 2
     assert index.shas_with_prefix(sha_for("old", 0)) == [] and index.sample_ids_for_sha(sha_for("new", 0)) == list(paper.samples)
     assert index.papers_for_repo("old/repo") is None and index.papers_for_repo("new/repo") == [paper.ordinal]
 
@@ -260,9 +263,9 @@ def test_list_samples_buckets_with_many_distinct_values(load_corpus: LoadCorpus)
     ]
     index = load_corpus([make_record(samples=samples)]).index
     for i in (0, 1, 1_234, 2_499):
-        total, rows = index.list_samples(index.statuses(), language=f"LANG{i}", licence=f"lic-{i}")
+        total, rows = list_samples(index, index.statuses(), language=f"LANG{i}", licence=f"lic-{i}")
         assert total == 1 and rows[0].code_sha256 == sha_for("many", i)
-    total, rows = index.list_samples(["ran"], inline_only=True)
+    total, rows = list_samples(index, ["ran"], inline_only=True)
     assert total == len([i for i in range(2_500) if i % 2 == 0 and i % 3 == 0]) == len(rows)
 
 
@@ -303,8 +306,79 @@ def test_sample_counts_read_from_the_columns_match_the_rows(corpus: Corpus, synt
         for paper in index.papers:
             rows = index.samples_of(paper)
             tally = index.samples.counts(paper.samples)
-            assert tally.total == len(rows)
-            assert list(tally.by_status.items()) == list(Counter(row.status for row in rows).items())  # first-seen order too
-            assert list(tally.by_repo_kind.items()) == list(Counter(row.repo_kind for row in rows).items())
-            assert tally.pointer_only == sum(not row.inline_ok for row in rows)
+            assert tally.keys() == SampleCounts.model_fields.keys()  # the answer's shape, declared there only
+            assert tally["total"] == len(rows)
+            assert list(tally["by_status"].items()) == list(Counter(row.status for row in rows).items())  # first-seen order too
+            assert list(tally["by_repo_kind"].items()) == list(Counter(row.repo_kind for row in rows).items())
+            assert tally["pointer_only"] == sum(not row.inline_ok for row in rows)
             assert index.samples.counts(list(paper.samples)) == tally  # ids as a list, not a range: the same tally
+
+
+# -- the details blob: its bytes are a format (snapshots and every archive build hold them) ---------------------------
+
+_OPTIONAL_TEXT = st.none() | st.text(max_size=8)
+_LINKS = st.lists(
+    st.builds(
+        CodeLinkRow,
+        _OPTIONAL_TEXT,
+        st.text(max_size=12),
+        st.booleans(),
+        st.none() | st.booleans(),
+        _OPTIONAL_TEXT,
+        _OPTIONAL_TEXT,
+        _OPTIONAL_TEXT,
+    ),
+    max_size=3,
+)
+
+
+_DETAILS = st.builds(
+    PaperDetails,
+    authors=st.lists(st.text(max_size=8), max_size=3),
+    tasks=st.lists(st.tuples(st.text(max_size=6), st.text(max_size=6)), max_size=3),
+    methods=st.lists(st.text(max_size=6), max_size=3),
+    code_links=_LINKS,
+    proceeding=_OPTIONAL_TEXT,
+    url_pdf=_OPTIONAL_TEXT,
+)
+
+
+def _blob_as_written_before(details: PaperDetails) -> bytes:
+    """The blob as papercode wrote it before the details had a declared shape: a dict of lists, each link a plain
+    tuple of `CodeLinkRow`'s fields, `p` and `pdf` only when given, written by orjson."""
+    links = [tuple(msgspec.structs.astuple(link)) for link in details.code_links]
+    written: dict[str, object] = {"a": details.authors, "t": details.tasks, "m": details.methods, "l": links}
+    for key, value in (("p", details.proceeding), ("pdf", details.url_pdf)):
+        if value is not None:
+            written[key] = value
+    return orjson.dumps(written)
+
+
+@given(_DETAILS)
+def test_the_details_blob_keeps_its_bytes_and_reads_back(details: PaperDetails) -> None:
+    blob = details_blob(
+        authors=details.authors,
+        tasks=details.tasks,
+        methods=details.methods,
+        links=details.code_links,
+        proceeding=details.proceeding,
+        url_pdf=details.url_pdf,
+    )
+    assert blob == _blob_as_written_before(details)
+    row = PaperRow(0, None, "s", "T", None, None, None, None, None, None, len(details.authors), range(0), blob)
+    assert row.details() == details
+
+
+def test_the_details_blob_of_a_paper_is_these_bytes() -> None:
+    links = [
+        link_row("https://github.com/Owner/Name", True, None, "pytorch"),
+        link_row("https://gitlab.com/g/p", False, True, None, reach="ok", licence="MIT"),
+    ]
+    blob = details_blob(
+        authors=["Ann", "Bé"], tasks=[("qa", "Question Answering")], methods=["Adam"], links=links, proceeding=None, url_pdf="u"
+    )
+    assert blob == (
+        b'{"a":["Ann","B\xc3\xa9"],"t":[["qa","Question Answering"]],"m":["Adam"],'
+        b'"l":[["owner/name","https://github.com/Owner/Name",true,null,"pytorch",null,null],'
+        b'["gitlab.com/g/p","https://gitlab.com/g/p",false,true,null,"ok","MIT"]],"pdf":"u"}'
+    )

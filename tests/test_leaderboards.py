@@ -19,7 +19,7 @@ import pytest
 from archive_tables import link_row, paper_row, write_json
 from conftest import make_record, make_sample, sha_for, write_records
 from leaderboard_tables import benchmark, dataset, deep_subtasks, method, result, task, write_deep_dump, write_dump, write_parquet
-from papercode.answers import leaderboards, models, queries
+from papercode.answers import leaderboards, models, queries, twins
 from papercode.archive import build_archive
 from papercode.archive.build import BuildSummary
 from papercode.core import names
@@ -586,7 +586,7 @@ def test_get_paper_lists_a_papers_results_with_its_rank_by_each_boards_first_met
         }
     ]
     assert "results" not in queries.paper_detail_shown(corpus, "2101.00001")
-    assert queries.paper_detail(corpus, "1606.00915").results is not None  # the model twin agrees
+    assert twins.paper_detail(corpus, "1606.00915").results is not None  # the model twin agrees
 
 
 def test_get_paper_caps_the_results_and_counts_the_rest(tmp_path: Path) -> None:

@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 import papercode
-from papercode.build import parallel
 from papercode.core import scratch
+from papercode.ingest import parallel
 from papercode.settings import bundled_records_dir
 
 pytestmark = pytest.mark.process

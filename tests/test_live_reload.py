@@ -18,7 +18,7 @@ from mcp.shared.subscriptions import ResourceUpdated
 from mcp.types import INVALID_PARAMS, LoggingMessageNotificationParams
 
 from conftest import make_record, write_records
-from papercode.answers import queries
+from papercode.answers import twins
 from papercode.core.limits import Limits
 from papercode.corpus.reload import LiveCorpus, StagesBuilder
 from papercode.corpus.snapshot import records_key
@@ -74,7 +74,7 @@ async def test_reload_swaps_and_old_corpus_keeps_answering(records: Path) -> Non
     assert after is not before
     assert len(after.index.papers) == 1
     # A call that started on the old corpus finishes on it, unchanged.
-    assert queries.harvested_code(before, "1902.04094").counts.total == 10
+    assert twins.harvested_code(before, "1902.04094").counts.total == 10
 
 
 async def test_failed_rebuild_keeps_the_old_index_and_says_why(records: Path) -> None:

@@ -19,7 +19,7 @@ from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS, PromptReference, ResourceTemplateReference, TextContent, TextResourceContents
 
 from conftest import BERT_MOUTH, BERT_MOUTH_TITLE, BERTS_ICL, TOOL_NAMES, make_record, make_sample, sha_for, write_records
-from papercode.answers import queries
+from papercode.answers import checks, completions, overview, prompts
 from papercode.corpus.stages import Corpus
 from papercode.edge.app import PapercodeServer, build_server
 from tool_answers import answer, code_answer, code_refusal, refusal
@@ -168,7 +168,7 @@ async def test_lists_of_ids_and_hashes_arrive_in_every_form_clients_send(client:
 
 @pytest.mark.parametrize(
     ("tool", "argument", "most"),
-    [("get_paper", "paper", queries.MAX_PAPERS_ASKED), ("get_code", "code_sha256", queries.MAX_CODES_ASKED)],
+    [("get_paper", "paper", checks.MAX_PAPERS_ASKED), ("get_code", "code_sha256", checks.MAX_CODES_ASKED)],
 )
 async def test_a_list_is_bounded_at_the_edge(client: Client, tool: str, argument: str, most: int) -> None:
     for too_many, problem in (([], "at least 1 item"), ([BERT_MOUTH] * (most + 1), f"at most {most} items")):
@@ -334,9 +334,9 @@ async def test_stats_resource_is_corpus_stats(client: Client, corpus: Corpus) ->
 
 
 async def test_load_report_resource_is_the_load_report(client: Client, small_client: Client, corpus: Corpus, small_corpus: Corpus) -> None:
-    assert await read_json(client, "corpus://load-report") == queries.load_report(corpus)
+    assert await read_json(client, "corpus://load-report") == overview.load_report(corpus)
     with_a_problem = await read_json(small_client, "corpus://load-report")
-    assert with_a_problem == json.loads(orjson.dumps(queries.load_report(small_corpus)))
+    assert with_a_problem == json.loads(orjson.dumps(overview.load_report(small_corpus)))
     assert [problem["code"] for problem in with_a_problem["problems"]] == ["no_key"]
 
 
@@ -357,7 +357,7 @@ async def test_prompt_listing(client: Client) -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "render"), [("implement_paper", queries.implement_prompt), ("compare_implementations", queries.compare_prompt)]
+    ("name", "render"), [("implement_paper", prompts.implement_prompt), ("compare_implementations", prompts.compare_prompt)]
 )
 @pytest.mark.parametrize("arxiv_id", [BERT_MOUTH, "https://arxiv.org/abs/2406.04823v2"])
 async def test_a_prompt_is_the_queries_text_as_one_user_message(
@@ -377,7 +377,7 @@ async def test_prompt_missing_argument_is_invalid_params(client: Client, name: s
 
 
 @pytest.mark.parametrize(
-    ("name", "render"), [("implement_paper", queries.implement_prompt), ("compare_implementations", queries.compare_prompt)]
+    ("name", "render"), [("implement_paper", prompts.implement_prompt), ("compare_implementations", prompts.compare_prompt)]
 )
 @pytest.mark.parametrize("arxiv_id", ["9999.99999", "hep-th/9901001", "not an id!"])
 async def test_prompt_unknown_id_is_invalid_params_with_the_query_errors_text(
@@ -400,7 +400,7 @@ async def test_unknown_prompt_is_invalid_params(client: Client) -> None:
 
 async def test_paper_template_completes_arxiv_ids(client: Client, corpus: Corpus) -> None:
     for value in ("19", "", "arXiv:24", "3"):
-        assert await completion_values(client, PAPER_TEMPLATE, "arxiv_id", value) == queries.complete(corpus, "arxiv_id", value)
+        assert await completion_values(client, PAPER_TEMPLATE, "arxiv_id", value) == completions.complete(corpus, "arxiv_id", value)
     completion = (await client.complete(PAPER_TEMPLATE, {"name": "arxiv_id", "value": ""})).completion
     assert completion.values == [BERT_MOUTH, BERTS_ICL] and completion.total == 2 and completion.has_more is False
 

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from mcp import Client, MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult
 
-from papercode.answers import queries
+from papercode.answers import completions, prompts, twins
 from papercode.core.errors import QueryError
 from papercode.corpus.stages import Corpus
 from papercode.edge.app import PapercodeServer
@@ -253,7 +253,7 @@ def test_any_typed_arguments_get_an_answer_or_a_query_error(corpus: Corpus, tool
 @QUERY_EXAMPLES
 @given(arxiv_id=typed_paper_ids)
 def test_any_id_renders_both_prompts_or_is_a_query_error(corpus: Corpus, arxiv_id: str) -> None:
-    for render in (queries.implement_prompt, queries.compare_prompt):
+    for render in (prompts.implement_prompt, prompts.compare_prompt):
         text = assert_answer_or_query_error(render, corpus, arxiv_id)
         assert text is None or (text and len(text.encode()) / 4 < 4_000)
 
@@ -261,8 +261,8 @@ def test_any_id_renders_both_prompts_or_is_a_query_error(corpus: Corpus, arxiv_i
 @QUERY_EXAMPLES
 @given(argument=st.sampled_from(["arxiv_id", "paper", "status", "code_sha256", "style"]) | strings, value=strings)
 def test_any_value_completes_to_at_most_20_values(corpus: Corpus, argument: str, value: str) -> None:
-    values = queries.complete(corpus, argument, value)
-    assert values is None or (isinstance(values, list) and len(values) <= queries.COMPLETIONS)
+    values = completions.complete(corpus, argument, value)
+    assert values is None or (isinstance(values, list) and len(values) <= completions.COMPLETIONS)
 
 
 # -- through the client, in both eras -------------------------------------------------------
@@ -318,11 +318,11 @@ def test_unknown_tool_names_are_not_found(live: tuple[BlockingPortal, Client], n
 
 
 def test_a_cursor_from_another_query_is_refused(corpus: Corpus) -> None:
-    first = queries.samples_by_status(corpus, "ran", limit=2)
+    first = twins.samples_by_status(corpus, "ran", limit=2)
     assert first.next_cursor is not None
-    assert queries.samples_by_status(corpus, "ran", limit=2, cursor=first.next_cursor).papers
+    assert twins.samples_by_status(corpus, "ran", limit=2, cursor=first.next_cursor).papers
     with pytest.raises(QueryError) as other:
-        queries.samples_by_status(corpus, "unverified", limit=2, cursor=first.next_cursor)
+        twins.samples_by_status(corpus, "unverified", limit=2, cursor=first.next_cursor)
     assert str(other.value).startswith("invalid_argument: cursor")
 
 

@@ -27,7 +27,7 @@ from conftest import (
     sha_for,
     write_records,
 )
-from papercode.answers import queries
+from papercode.answers import checks, completions, overview, prompts, queries, resolving
 from papercode.corpus.stages import Corpus
 from papercode.verified.materialize import SampleOutcome
 from tool_answers import answer, code_answer, code_refusal, flat_samples, refusal, shown
@@ -816,7 +816,7 @@ def test_get_paper_list_entry_of_a_paper_without_samples_leaves_them_out(load_co
     assert got["papers"] == [{"arxiv_id": "2001.00001", "title": "A Test Paper", "n_authors": 0, "date": "2020-01-01"}]
 
 
-@pytest.mark.parametrize("count", [0, queries.MAX_PAPERS_ASKED + 1])
+@pytest.mark.parametrize("count", [0, checks.MAX_PAPERS_ASKED + 1])
 def test_get_paper_list_takes_1_to_25_ids(corpus: Corpus, count: int) -> None:
     text = refusal(queries.paper_list_shown, corpus, [BERT_MOUTH] * count)
     assert text == f"invalid_argument: a list takes 1 to 25 paper ids, got {count}. Next: call again with at most 25."
@@ -847,9 +847,9 @@ async def test_get_code_list_marks_unknown_ambiguous_and_malformed_hashes_in_pla
     )
 
 
-@pytest.mark.parametrize("count", [0, queries.MAX_CODES_ASKED + 1])
+@pytest.mark.parametrize("count", [0, checks.MAX_CODES_ASKED + 1])
 def test_get_code_list_takes_1_to_10_hashes(corpus: Corpus, count: int) -> None:
-    text = refusal(queries.find_codes, corpus, ["2a890c3f"] * count)
+    text = refusal(resolving.find_codes, corpus, ["2a890c3f"] * count)
     assert text == f"invalid_argument: a list takes 1 to 10 code hashes, got {count}. Next: call again with at most 10."
 
 
@@ -857,11 +857,11 @@ def test_get_code_list_cut_to_size_says_how_many_were_left_out(corpus: Corpus) -
     # Ten hashes whose verified code is 3,000 characters each: the answer stops before its entries pass
     # `LIST_ENTRY_BYTES`, counts the hashes left out and says how to get them.
     shas = [row.code_sha256 for row in corpus.index.samples_of(corpus.index.papers[1])[:10]]
-    found = queries.find_codes(corpus, shas)
+    found = resolving.find_codes(corpus, shas)
     big = [
         SampleOutcome(item.sha, item.rows[0].repo, item.rows[0].path, item.rows[0].entry, "verified", code="x" * 3_000, source="store")
         for item in found
-        if isinstance(item, queries.FoundCode)
+        if isinstance(item, resolving.FoundCode)
     ]
     got = shown(queries.code_list_answer(corpus, shas, found, big))
     answered = len(got["codes"])
@@ -1067,7 +1067,7 @@ def test_corpus_stats_reports_load_problems(load_corpus: LoadCorpus) -> None:
 
 
 def test_load_report_on_clean_records(corpus: Corpus) -> None:
-    assert queries.load_report(corpus) == {
+    assert overview.load_report(corpus) == {
         "summary": {
             "files_seen": 2,
             "files_read": 2,
@@ -1083,7 +1083,7 @@ def test_load_report_on_clean_records(corpus: Corpus) -> None:
 
 
 def test_load_report_lists_problems(load_corpus: LoadCorpus) -> None:
-    report = queries.load_report(load_corpus([make_record(), {"title": "no key at all"}]))
+    report = overview.load_report(load_corpus([make_record(), {"title": "no key at all"}]))
     assert report["summary"]["rejected"] == 1
     (problem,) = report["problems"]
     assert problem["severity"] == "error" and problem["code"] == "no_key"
@@ -1094,7 +1094,7 @@ def test_load_report_lists_problems(load_corpus: LoadCorpus) -> None:
 def test_no_answer_reveals_where_the_server_keeps_its_files(tmp_path: Any) -> None:
     corpus = Corpus.load([write_records(tmp_path / "secret-place" / "records", [make_record(), {"title": "no key"}])])
     stats = answer(corpus, "corpus_stats")
-    report = json.dumps(queries.load_report(corpus))  # corpus://load-report is this, as JSON
+    report = json.dumps(overview.load_report(corpus))  # corpus://load-report is this, as JSON
     assert stats["load"]["first_problems"] == ["error no_key 001.json: record has neither a valid arxiv_id nor a /paper/<slug> url"]
     assert "secret-place" not in json.dumps(stats) and "secret-place" not in report
     assert json.loads(report)["problems"][0]["path"] == "001.json"
@@ -1234,7 +1234,7 @@ def test_an_oversized_status_list_is_refused(corpus: Corpus, status: str | list[
 
 
 def test_implement_paper_prompt(corpus: Corpus) -> None:
-    text = queries.implement_prompt(corpus, BERT_MOUTH)
+    text = prompts.implement_prompt(corpus, BERT_MOUTH)
     assert BERT_MOUTH_TITLE in text
     assert "We show that BERT (Devlin et al., 2018) is a Markov random field language" in text  # the abstract
     assert "get_code" in text
@@ -1245,7 +1245,7 @@ def test_implement_paper_prompt(corpus: Corpus) -> None:
 
 
 def test_implement_paper_marks_pointer_only_samples(corpus: Corpus) -> None:
-    text = queries.implement_prompt(corpus, BERT_MOUTH)
+    text = prompts.implement_prompt(corpus, BERT_MOUTH)
     (line,) = [line for line in text.splitlines() if "013a68b0ac4716fe" in line]
     assert "POINTER ONLY" in line and "NONE" in line
     (showable,) = [line for line in text.splitlines() if "2a890c3f8ff19f47" in line]
@@ -1254,16 +1254,16 @@ def test_implement_paper_marks_pointer_only_samples(corpus: Corpus) -> None:
 
 def test_implement_paper_without_samples(load_corpus: LoadCorpus) -> None:
     corpus = load_corpus([make_record("2001.00001", "no-harvest", title="Lonely Paper", syntology=False)])
-    text = queries.implement_prompt(corpus, "2001.00001")
+    text = prompts.implement_prompt(corpus, "2001.00001")
     assert "Lonely Paper" in text and "No code samples" in text
 
 
 def test_implement_paper_accepts_any_id_form(corpus: Corpus) -> None:
-    assert BERTS_ICL_TITLE in queries.implement_prompt(corpus, "https://arxiv.org/abs/2406.04823v2")
+    assert BERTS_ICL_TITLE in prompts.implement_prompt(corpus, "https://arxiv.org/abs/2406.04823v2")
 
 
 def test_compare_implementations_prompt(corpus: Corpus) -> None:
-    text = queries.compare_prompt(corpus, BERT_MOUTH)
+    text = prompts.compare_prompt(corpus, BERT_MOUTH)
     assert BERT_MOUTH_TITLE in text
     assert "licence" in text.lower()
     assert "https://github.com/nyu-dl/bert-gen: official" in text
@@ -1274,12 +1274,12 @@ def test_compare_implementations_prompt(corpus: Corpus) -> None:
 
 
 def test_compare_implementations_flags_pointer_only_repos(corpus: Corpus) -> None:
-    text = queries.compare_prompt(corpus, BERT_MOUTH)
+    text = prompts.compare_prompt(corpus, BERT_MOUTH)
     (line,) = [line for line in text.splitlines() if "opqrstuvcut/BertMouth" in line]
     assert "NONE" in line or "pointer" in line.lower()
 
 
-@pytest.mark.parametrize("prompt", [queries.implement_prompt, queries.compare_prompt])
+@pytest.mark.parametrize("prompt", [prompts.implement_prompt, prompts.compare_prompt])
 @pytest.mark.parametrize("arxiv_id", ["9999.99999", "hep-th/9901001", "not an id!", ""])
 def test_prompt_for_an_unknown_or_bad_id_is_refused(corpus: Corpus, prompt: Callable[[Corpus, str], str], arxiv_id: str) -> None:
     text = refusal(prompt, corpus, arxiv_id)
@@ -1302,7 +1302,7 @@ def test_prompt_for_an_unknown_or_bad_id_is_refused(corpus: Corpus, prompt: Call
     ],
 )
 def test_arxiv_ids_complete_by_prefix(corpus: Corpus, value: str, expected: list[str]) -> None:
-    assert queries.complete(corpus, "arxiv_id", value) == expected
+    assert completions.complete(corpus, "arxiv_id", value) == expected
 
 
 @pytest.mark.parametrize(
@@ -1316,18 +1316,18 @@ def test_arxiv_ids_complete_by_prefix(corpus: Corpus, value: str, expected: list
     ],
 )
 def test_status_values_complete_by_prefix(corpus: Corpus, value: str, expected: list[str]) -> None:
-    assert queries.complete(corpus, "status", value) == expected
+    assert completions.complete(corpus, "status", value) == expected
 
 
 def test_code_hashes_complete_by_prefix(corpus: Corpus) -> None:
-    assert queries.complete(corpus, "code_sha256", "1e") == ["1ecf520984f04d3a", "1edc73f4d0b284d9"]
-    assert queries.complete(corpus, "code_sha256", "zz") == []
+    assert completions.complete(corpus, "code_sha256", "1e") == ["1ecf520984f04d3a", "1edc73f4d0b284d9"]
+    assert completions.complete(corpus, "code_sha256", "zz") == []
 
 
 def test_unknown_argument_completes_nothing(corpus: Corpus) -> None:
-    assert queries.complete(corpus, "style", "s") is None  # the edge sends an empty completion for it
+    assert completions.complete(corpus, "style", "s") is None  # the edge sends an empty completion for it
 
 
 def test_arxiv_completion_is_capped_at_20(load_corpus: LoadCorpus) -> None:
     corpus = load_corpus([make_record(f"2001.{i:05d}", f"paper-{i}") for i in range(25)])
-    assert queries.complete(corpus, "arxiv_id", "2001") == [f"2001.{i:05d}" for i in range(20)]
+    assert completions.complete(corpus, "arxiv_id", "2001") == [f"2001.{i:05d}" for i in range(20)]

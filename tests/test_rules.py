@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from conftest import BERT_MOUTH, make_record, make_sample, sha_for
-from papercode.answers import models, prompts, queries
+from conftest import BERT_MOUTH, list_samples, make_record, make_sample, sha_for
+from papercode.answers import models, prompts, resolving
 from papercode.core.errors import QueryError
 from papercode.core.ids import GITHUB_URL, MAX_OWNER_CHARS, MAX_REPO_NAME_CHARS, SHA_PREFIX_LENGTH, is_sha_prefix
 from papercode.core.ordering import LISTING_ORDER, PAPER_ORDER, PAPER_ORDER_GIST, PAPER_TIES, STATUS_BEST_FIRST, group, status_order
@@ -85,7 +85,7 @@ def test_the_corpus_listing_is_in_the_order_its_definition_states(load_corpus: L
         ((arxiv_id, sample, position) for arxiv_id, listed in samples.items() for position, sample in enumerate(listed)),
         key=lambda item: listing_key(*item),
     )
-    total, rows = corpus.index.list_samples(corpus.index.statuses())
+    total, rows = list_samples(corpus.index, corpus.index.statuses())
     assert total == len(expected)
     assert [row.code_sha256 for row in rows] == [sample["code_sha256_prefix"] for _, sample, _ in expected]
 
@@ -97,7 +97,7 @@ def test_the_listing_and_a_paper_put_the_same_criteria_in_a_different_order() ->
 
 def test_what_the_prompt_says_of_the_order_is_generated_from_it(corpus: Corpus) -> None:
     assert PAPER_ORDER_GIST == f"{PAPER_ORDER[0].words} and {PAPER_ORDER[1].words} first" == "official repositories and working code first"
-    text = queries.implement_prompt(corpus, BERT_MOUTH)
+    text = prompts.implement_prompt(corpus, BERT_MOUTH)
     assert f"Best harvested code samples ({PAPER_ORDER_GIST}):" in text
     paper = corpus.index.paper_by_arxiv(BERT_MOUTH)
     assert paper is not None
@@ -130,7 +130,7 @@ def test_the_code_hash_length_is_one_constant_everywhere(load_corpus: LoadCorpus
 def test_the_code_hash_prose_is_generated_from_its_length(corpus: Corpus) -> None:
     assert f"sha256(code)[:{SHA_PREFIX_LENGTH}] == code_sha256" in str(models.CodeAnswer.model_fields["code"].description)
     with pytest.raises(QueryError, match=f"pass the full {SHA_PREFIX_LENGTH}-character code_sha256"):
-        queries.find_code(corpus, "abc")
+        resolving.find_code(corpus, "abc")
 
 
 # -- the bounds on a sample's path and repository ------------------------------------------

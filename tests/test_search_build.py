@@ -11,10 +11,8 @@ from typing import Any
 import orjson
 import pytest
 
-from conftest import make_record, write_records
-from papercode.answers import queries
-from papercode.build import parallel as search_build
-from papercode.build.files import find_record_files
+from conftest import list_samples, make_record, write_records
+from papercode.answers import overview, queries, twins
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport
 from papercode.corpus.stages import Corpus, build_stages
@@ -22,6 +20,11 @@ from papercode.index import snippets
 from papercode.index.search import SearchEngine
 from papercode.index.search_documents import paper_texts
 from papercode.index.search_queries import SearchFilters
+from papercode.ingest import parallel as search_build
+from papercode.ingest.builder import Admission, search_document
+from papercode.ingest.decode import iter_records
+from papercode.ingest.duplicates import facts
+from papercode.ingest.files import find_record_files
 from test_hostile_records import LIMITS as HOSTILE_LIMITS
 from test_hostile_records import _record, _sample, write_hostile_set
 
@@ -36,7 +39,7 @@ def test_duplicate_winner_replaces_the_loser_in_search(load_corpus: LoadCorpus) 
     assert queries.search_papers(corpus, "quokka").total == 0
     found = queries.search_papers(corpus, "wombat")
     assert [hit.arxiv_id for hit in found.hits] == ["2001.00001"] and found.hits[0].title == "Wombat estimation"
-    assert queries.paper_detail(corpus, "2001.00001").abstract == "About wombats."
+    assert twins.paper_detail(corpus, "2001.00001").abstract == "About wombats."
     assert queries.search_papers(corpus, "").total == 2  # browsing counts each paper once
 
 
@@ -50,6 +53,25 @@ def records(tmp_path: Path) -> Path:
     newer = make_record("2001.00001", "same", title="Wombat estimation", abstract="About wombats and quokkas.")
     older["syntology"]["read_at"], newer["syntology"]["read_at"] = "2026-01-01T00:00:00+00:00", "2026-06-01T00:00:00+00:00"
     return write_records(tmp_path / "records", [older, make_record("2001.00002", "other", title="Quokka habitats"), newer])
+
+
+def test_a_shipped_record_reads_back_as_its_facts_and_its_search_document(records: Path, tmp_path: Path) -> None:
+    """What crosses to the child per record (`parallel.ship`, msgpack arrays): its facts and, when admitted, its search
+    document, read back field for field; a record not admitted ships no document."""
+    items = list(iter_records([records], LoadReport()))
+    admission = Admission(LoadReport())
+    expected: list[tuple[Any, Any]] = []
+    with open(tmp_path / "documents", "wb") as stream:
+        for item in [*items, items[0]]:
+            admitted = admission.admit(item) if len(expected) < len(items) else None
+            search_build.ship(stream, item, admitted)
+            expected.append((facts(item), None if admitted is None else search_document(item, admitted)))
+    shipped = search_build._Documents(tmp_path / "documents")
+    read = [(fact, shipped.document(where, length) if length else None) for fact, where, length in shipped.frames()]
+    shipped.close()
+    assert read == expected
+    assert [document is None for _, document in expected] == [False] * len(items) + [True]
+    assert any(document.replacing for _, document in expected if document is not None)  # the duplicate's winner
 
 
 @pytest.mark.process
@@ -70,7 +92,7 @@ def test_the_search_child_process_builds_what_this_process_would(records: Path, 
     child = stages[-1]
     for query in ("quokka", "wombat", "estimation", ""):
         assert _hits(child, query) == _hits(here, query)
-    assert queries.paper_detail(child, "2001.00001").abstract == "About wombats and quokkas."
+    assert twins.paper_detail(child, "2001.00001").abstract == "About wombats and quokkas."
 
 
 @pytest.mark.process
@@ -113,13 +135,13 @@ def test_an_abstract_never_waits_behind_a_search(records: Path, monkeypatch: pyt
 def _everything(corpus: Corpus) -> tuple[object, ...]:
     """What every tool can read of a corpus, and its load report."""
     index, report = corpus.index, corpus.index.report
-    papers = [queries.paper_detail(corpus, paper.key).model_dump() for paper in index.papers]
-    samples = [queries.harvested_code(corpus, paper.key, limit=100).model_dump() for paper in index.papers]
-    listing = index.list_samples(index.statuses())
+    papers = [twins.paper_detail(corpus, paper.key).model_dump() for paper in index.papers]
+    samples = [twins.harvested_code(corpus, paper.key, limit=100).model_dump() for paper in index.papers]
+    listing = list_samples(index, index.statuses())
     repos = [index.papers_for_repo(name) for name in index.repo_names]
     found = [queries.search_papers(corpus, query, limit=100).model_dump() for query in ("", "good", "harvest newer", "paper")]
     counters = (report.files_seen, report.files_read, report.records_read, report.records_indexed)
-    return report.problems, counters, papers, samples, listing, repos, found, queries.corpus_stats(corpus).model_dump()
+    return report.problems, counters, papers, samples, listing, repos, found, overview.corpus_stats(corpus).model_dump()
 
 
 @pytest.mark.process

@@ -24,7 +24,7 @@ from mcp.types import TextResourceContents
 
 from conftest import make_record, make_sample, write_records
 from fixture_server import FixtureServer, reply, serve
-from papercode.answers import queries
+from papercode.answers import overview, twins
 from papercode.cli import main as cli
 from papercode.corpus.stages import Corpus
 from papercode.edge.app import build_server
@@ -228,7 +228,7 @@ async def test_get_code_lists_answer_each_hash_on_its_own_in_order(
 
 def test_harvested_code_marks_the_samples_whose_code_is_stored(corpus: Corpus, store: CodeStore) -> None:
     store.write(ENTRY_CODE)
-    got = shown(queries.harvested_code(corpus, "2001.00001", stored=VerifiedCode(store).is_stored))
+    got = shown(twins.harvested_code(corpus, "2001.00001", stored=VerifiedCode(store).is_stored))
     assert {sample["entry"]: sample.get("stored") for sample in flat_samples(got)} == {"entry": True, "other": None}
 
 
@@ -237,8 +237,8 @@ async def test_a_tampered_store_file_is_never_served_and_is_reported(corpus: Cor
     store.write_dir.mkdir(parents=True)
     (store.write_dir / f"{ENTRY_SHA}.py").write_text(ENTRY_CODE.replace("SCALE = 2", "SCALE = 3"))
     got = await code_answer(corpus, ENTRY_SHA, verified())
-    stats = shown(queries.corpus_stats(corpus, store.problems))
-    report = queries.load_report(corpus, store.problems)
+    stats = shown(overview.corpus_stats(corpus, store.problems))
+    report = overview.load_report(corpus, store.problems)
     assert "code" not in got and got["withheld"] == "not_materialized"
     assert stats["load"]["by_reason"] == {"code_mismatch": 1} and stats["load"]["rejected"] == 1
     assert [problem["code"] for problem in report["problems"]] == ["code_mismatch"]
@@ -272,7 +272,7 @@ async def test_corpus_stats_looks_at_reported_bad_files_off_the_event_loop(
 
 
 def _stored(corpus: Corpus, store: CodeStore) -> dict[str, Any]:
-    got = shown(queries.harvested_code(corpus, "2001.00001", stored=VerifiedCode(store).is_stored))
+    got = shown(twins.harvested_code(corpus, "2001.00001", stored=VerifiedCode(store).is_stored))
     return {sample["entry"]: sample.get("stored") for sample in flat_samples(got)}
 
 
@@ -335,15 +335,15 @@ async def test_a_bad_store_file_fixed_or_deleted_is_no_longer_counted(
     path = store.write_dir / f"{ENTRY_SHA}.py"
     path.write_text(ENTRY_CODE.replace("SCALE = 2", "SCALE = 3"))
     assert (await code_answer(corpus, ENTRY_SHA, verified()))["withheld"] == "not_materialized"
-    before = shown(queries.corpus_stats(corpus, store.problems))
+    before = shown(overview.corpus_stats(corpus, store.problems))
     if repair == "fixed":
         path.write_text(ENTRY_CODE)
         answer = await code_answer(corpus, ENTRY_SHA, verified())
         assert answer["verified"] is True and answer["code"] == ENTRY_CODE
     else:
         path.unlink()
-    after = shown(queries.corpus_stats(corpus, store.problems))
-    report = queries.load_report(corpus, store.problems)
+    after = shown(overview.corpus_stats(corpus, store.problems))
+    report = overview.load_report(corpus, store.problems)
     assert before["load"]["by_reason"] == {"code_mismatch": 1} and before["load"]["rejected"] == 1
     assert after["load"]["by_reason"] == {} and after["load"]["rejected"] == 0
     assert report["problems"] == [] and store.problems == []
@@ -360,7 +360,7 @@ async def test_a_bad_store_file_fixed_or_deleted_is_no_longer_counted(
 def _held(corpus: Corpus, code: VerifiedCode) -> dict[str, Any]:
     lookup = code.stored_lookup
     assert lookup is not None
-    got = shown(queries.harvested_code(corpus, "2001.00001", stored=lookup))
+    got = shown(twins.harvested_code(corpus, "2001.00001", stored=lookup))
     return {sample["entry"]: sample.get("stored") for sample in flat_samples(got)}
 
 

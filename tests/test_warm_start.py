@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from papercode.answers import queries
-from papercode.build import parallel as search_build
+from papercode.answers import completions, overview, queries, resolving, twins
 from papercode.core.limits import Limits
 from papercode.corpus import snapshot
 from papercode.corpus import stages as corpus_module
 from papercode.corpus.stages import Corpus, Stage, open_stages
+from papercode.ingest import parallel as search_build
 from papercode.settings import bundled_records_dir
 
 
@@ -47,16 +47,16 @@ def builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def _answers(corpus: Corpus) -> tuple[object, ...]:
     """Every kind of lookup, so a restored index is compared on all its parts."""
     return (
-        queries.harvested_code(corpus, "1902.04094").model_dump(),
+        twins.harvested_code(corpus, "1902.04094").model_dump(),
         queries.search_papers(corpus, "generative").model_dump(),
-        queries.corpus_stats(corpus).model_dump(),
-        queries.samples_by_status(corpus, "ran,ran_honours", licence="mit", limit=3).model_dump(),
-        queries.samples_by_status(corpus, "unverified", repo_kind="official", inline_only=True, language="Python").model_dump(),
-        queries.paper_detail(corpus, "/paper/berts-are-generative-in-context-learners").model_dump(),
+        overview.corpus_stats(corpus).model_dump(),
+        twins.samples_by_status(corpus, "ran,ran_honours", licence="mit", limit=3).model_dump(),
+        twins.samples_by_status(corpus, "unverified", repo_kind="official", inline_only=True, language="Python").model_dump(),
+        twins.paper_detail(corpus, "/paper/berts-are-generative-in-context-learners").model_dump(),
         queries.papers_for_repo(corpus, "https://github.com/nyu-dl/bert-gen").model_dump(),
-        queries.find_code(corpus, "013a68b0"),
-        queries.complete(corpus, "arxiv_id", "19"),
-        queries.complete(corpus, "code_sha256", "1e"),
+        resolving.find_code(corpus, "013a68b0"),
+        completions.complete(corpus, "arxiv_id", "19"),
+        completions.complete(corpus, "code_sha256", "1e"),
     )
 
 
@@ -69,9 +69,9 @@ def test_second_open_is_a_warm_start_with_identical_answers(records: Path, tmp_p
 
 def test_cursors_from_before_a_warm_start_still_work(records: Path, tmp_path: Path) -> None:
     cold = Corpus.open([records], cache_dir=tmp_path / "cache")
-    cursor = queries.harvested_code(cold, "2406.04823", limit=5).next_cursor
+    cursor = twins.harvested_code(cold, "2406.04823", limit=5).next_cursor
     warm = Corpus.open([records], cache_dir=tmp_path / "cache")
-    assert queries.harvested_code(warm, "2406.04823", limit=5, cursor=cursor) == queries.harvested_code(
+    assert twins.harvested_code(warm, "2406.04823", limit=5, cursor=cursor) == twins.harvested_code(
         cold, "2406.04823", limit=5, cursor=cursor
     )
 
@@ -250,7 +250,7 @@ def test_stages_of_a_first_start_are_keyed_then_complete(records: Path, tmp_path
     keyed, complete = stages
     assert keyed.corpus.search is None and complete.corpus.search is not None
     assert keyed.built_at is None and complete.built_at is None
-    assert queries.harvested_code(keyed.corpus, "1902.04094") == queries.harvested_code(complete.corpus, "1902.04094")
+    assert twins.harvested_code(keyed.corpus, "1902.04094") == twins.harvested_code(complete.corpus, "1902.04094")
     assert keyed.corpus.records_key == complete.corpus.records_key == snapshot.records_key([records], Limits())
 
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from papercode.answers import leaderboards, models, queries
+from papercode.answers import leaderboards, models, overview, queries, twins
 from papercode.answers.models import CodeAnswer
 from papercode.core.errors import QueryError
 from papercode.corpus.stages import Corpus
@@ -85,19 +85,19 @@ def shown(answer: BaseModel) -> dict[str, Any]:
 def ask(corpus: Corpus, tool: str, **arguments: Any) -> BaseModel:
     """What `tool` answers for these arguments (named as in tools/list); get_code has its own `ask_code`."""
     if tool == "get_harvested_code_for_paper":
-        return queries.harvested_code(corpus, **arguments)
+        return twins.harvested_code(corpus, **arguments)
     if tool == "list_samples_by_status":
-        return queries.samples_by_status(corpus, **arguments)
+        return twins.samples_by_status(corpus, **arguments)
     if tool == "search_papers":
         filters = SearchFilters(**{name: arguments.pop(name) for name in FILTERS if name in arguments})
         return queries.search_papers(corpus, filters=filters, **arguments)
     if tool == "get_paper":
         asked = arguments["paper"]
-        return queries.paper_detail(corpus, asked) if isinstance(asked, str) else queries.paper_list(corpus, asked)
+        return twins.paper_detail(corpus, asked) if isinstance(asked, str) else twins.paper_list(corpus, asked)
     if tool == "find_papers_for_repo":
         return queries.papers_for_repo(corpus, **arguments)
     if tool == "corpus_stats":
-        return queries.corpus_stats(corpus, **arguments)
+        return overview.corpus_stats(corpus, **arguments)
     if tool == "get_leaderboard":
         return models.Leaderboard.model_validate(leaderboards.leaderboard_shown(corpus, **arguments))
     if tool == "describe":

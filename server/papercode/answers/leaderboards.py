@@ -4,7 +4,7 @@ A benchmark's rows come best first by one of its metrics, in the order the build
 paper is the archive paper it joined, or the record that replaces that paper (`index.layers.Ordinals`), so the rows of
 a paper with harvested samples say how many there are and how the best of them ran. Names are resolved as people
 write them (`core.names`), within the task for its benchmarks and metrics. Answers are built as shown
-(`queries.shown`), as the keyed tools' are.
+(`shaping.shown`), as the keyed tools' are.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ from papercode.index.board_columns import EXTRA_NO, EXTRA_YES, LIST_SEPARATOR, R
 from papercode.index.layers import LayeredIndex, Ordinals
 from papercode.index.paper_index import PaperRow, best_status
 
-from . import models, queries
+from . import models
+from .checks import check_statuses
+from .shaping import TITLE_CHARS, shorten, shown
 
 NAME_CHARS: Final = 300
 DESCRIPTION_CHARS: Final = 1_500
@@ -76,8 +78,8 @@ def _asked(value: str, what: str) -> str:
 
 
 def _listed(names: Sequence[str | None]) -> str:
-    shown = [repr(name) for name in names[:NAMES_SHOWN] if name]
-    return ", ".join(shown) + (f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else "")
+    quoted = [repr(name) for name in names[:NAMES_SHOWN] if name]
+    return ", ".join(quoted) + (f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else "")
 
 
 def resolve(boards: Boards, kind: NameKind, asked: str) -> int:
@@ -170,6 +172,7 @@ def leaderboard_shown(
     corpus: Corpus,
     task: str,
     dataset: str | None = None,
+    *,
     metric: str | None = None,
     order: str | None = None,
     has_code: bool | None = None,
@@ -188,7 +191,7 @@ def leaderboard_shown(
         raise QueryError(
             "invalid_argument", f"order must be asc or desc, not {str(order)[:20]!r}", "call again with order asc or desc, or without it"
         )
-    statuses = queries.resolve_statuses(corpus, status) if status else None
+    statuses = check_statuses(corpus, status) if status else None
     if dataset is None:
         if metric is not None or order is not None or has_code is not None or statuses:
             raise QueryError(
@@ -210,14 +213,14 @@ def leaderboard_shown(
         total = n
         places: Sequence[int] = range(offset, min(offset + limit, n))
     else:
-        matching = _filtered(corpus, boards, view.rows.start, boards.metric_places(m, chosen), has_code, statuses)
+        matching = _filtered(corpus, boards, view.rows.start, boards.metric_places(m, chosen), has_code=has_code, statuses=statuses)
         total = len(matching)
         places = matching[offset : offset + limit].tolist()
     shown_metrics = _shown_metrics(view.metrics, m)
-    rows, harvested = _rows(corpus, boards, view.rows.start, shown_metrics, m, chosen, places)
+    rows, harvested = _rows(corpus, boards, view.rows.start, metrics=shown_metrics, metric=m, order=chosen, places=places)
     direction = direction_text(lower) + ("" if chosen == default else f"; shown {chosen} as asked")
     end = offset + len(rows)
-    return queries.shown(
+    return shown(
         task=boards.strings["task.name"][t],
         dataset=view.dataset,
         metric=boards.strings["metric.name"][m],
@@ -248,7 +251,7 @@ def _note(total: int, rows: int, has_code: bool | None, statuses: list[str] | No
 
 
 def _filtered(
-    corpus: Corpus, boards: Boards, row_start: int, places: np.ndarray, has_code: bool | None, statuses: list[str] | None
+    corpus: Corpus, boards: Boards, row_start: int, places: np.ndarray, *, has_code: bool | None, statuses: list[str] | None
 ) -> np.ndarray:
     """The places (in the order's sequence) whose rows pass the filters: code as the build knew it, corrected for the
     rows whose paper a record replaces (its links are the record's), and harvested samples of a status."""
@@ -281,7 +284,7 @@ def _replaced(ordinals: Ordinals) -> np.ndarray:
 
 
 def _rows(
-    corpus: Corpus, boards: Boards, row_start: int, metrics: list[int], metric: int, order: Order, places: Sequence[int]
+    corpus: Corpus, boards: Boards, row_start: int, *, metrics: list[int], metric: int, order: Order, places: Sequence[int]
 ) -> tuple[list[dict[str, Any]], bool]:
     """The rows at `places` of a board-metric's order, as shown (their values: of `metrics`); and whether any carries
     harvest facts."""
@@ -295,7 +298,7 @@ def _rows(
     out: list[dict[str, Any]] = []
     harvested = False
     for r, rank in zip(local, ranks, strict=True):
-        row = _row(corpus, boards, row_start + r, r, metrics, rank)
+        row = _row(corpus, boards, row_start + r, local=r, metrics=metrics, rank=rank)
         harvested = harvested or "harvest" in row
         out.append(row)
     return out, harvested
@@ -321,15 +324,15 @@ def _aligned(boards: Boards, metrics: Sequence[int], local: int) -> list[str]:
     return [boards.value(m, local)[0] or "" for m in metrics]
 
 
-def _row(corpus: Corpus, boards: Boards, g: int, local: int, metrics: Sequence[int], rank: int) -> dict[str, Any]:
+def _row(corpus: Corpus, boards: Boards, g: int, *, local: int, metrics: Sequence[int], rank: int) -> dict[str, Any]:
     paper, record = _paper_of_row(corpus, boards, g)
     own = (boards.strings["row.links"][g] or "").split(LIST_SEPARATOR)
     extra = boards.ints["row.extra"][g]
     harvest = None
     if record is not None and record.samples:
         status = best_status(corpus.index, record)
-        harvest = queries.shown(samples=len(record.samples), best_status=status) if status else None
-    return queries.shown(
+        harvest = shown(samples=len(record.samples), best_status=status) if status else None
+    return shown(
         rank=rank or None,
         model=boards.strings["row.model"][g],
         values=_aligned(boards, metrics, local),
@@ -347,10 +350,10 @@ def _paper_of_row(corpus: Corpus, boards: Boards, g: int) -> tuple[dict[str, Any
     if a >= 0:
         index, ordinals = _layers(corpus)
         paper = index.papers[ordinals.of_archive(a)]
-        ref = queries.shown(
+        ref = shown(
             arxiv_id=paper.arxiv_id,
             slug=None if paper.arxiv_id else paper.slug,
-            title=queries.shorten(paper.title, queries.TITLE_CHARS),
+            title=shorten(paper.title, TITLE_CHARS),
             date=date or paper.date,
         )
         return ref, paper
@@ -359,10 +362,10 @@ def _paper_of_row(corpus: Corpus, boards: Boards, g: int) -> tuple[dict[str, Any
         return None, None
     arxiv = parse_arxiv_id(key) if key else None
     return (
-        queries.shown(
+        shown(
             arxiv_id=arxiv.canonical if arxiv else None,
             slug=key if key and arxiv is None else None,
-            title=queries.shorten(title or key or "", queries.TITLE_CHARS),
+            title=shorten(title or key or "", TITLE_CHARS),
             date=date,
         ),
         None,
@@ -384,7 +387,7 @@ def _code(own: list[str], paper: PaperRow | None) -> dict[str, Any] | None:
     if not ordered:
         return None
     url, official = next(iter(ordered.values()))
-    return queries.shown(repo=url, official=official, more=len(ordered) - 1 or None)
+    return shown(repo=url, official=official, more=len(ordered) - 1 or None)
 
 
 def _benchmarks(corpus: Corpus, boards: Boards, task: int, limit: int, cursor: str | None) -> dict[str, Any]:
@@ -398,7 +401,7 @@ def _benchmarks(corpus: Corpus, boards: Boards, task: int, limit: int, cursor: s
         view = boards.board(b)
         metrics = [boards.strings["metric.name"][m] or "" for m in view.metrics]
         listed.append(
-            queries.shown(
+            shown(
                 dataset=view.dataset,
                 metrics=metrics[:METRICS_SHOWN],
                 rows=len(view.rows),
@@ -412,7 +415,7 @@ def _benchmarks(corpus: Corpus, boards: Boards, task: int, limit: int, cursor: s
         note = "this task has no benchmarks of its own" + ("; its subtasks may: call get_leaderboard with one" if children else "")
     elif len(children) > SUBTASKS_SHOWN:
         note = f"{len(children) - SUBTASKS_SHOWN} more subtasks: describe(task, ...) lists them"
-    return queries.shown(
+    return shown(
         task=boards.strings["task.name"][task],
         total=len(ordered),
         benchmarks=listed,
@@ -464,7 +467,7 @@ def describe_shown(corpus: Corpus, kind: str, name: str) -> dict[str, Any]:
 
 
 def _description(text: str | None) -> str | None:
-    return None if text is None else queries.shorten(text, DESCRIPTION_CHARS)
+    return None if text is None else shorten(text, DESCRIPTION_CHARS)
 
 
 def _list(text: str | None) -> list[str] | None:
@@ -480,7 +483,7 @@ def _describe_task(boards: Boards, t: int) -> dict[str, Any]:
     parent = boards.ints["task.parent"][t]
     children = [strings["task.name"][c] or "" for c in boards.children(t)]
     ids = _by_rows(boards, boards.task_boards(t))
-    return queries.shown(
+    return shown(
         kind="task",
         name=strings["task.name"][t],
         description=_description(strings["task.description"][t]),
@@ -496,7 +499,7 @@ def _describe_task(boards: Boards, t: int) -> dict[str, Any]:
 
 def _benchmark_ref(boards: Boards, b: int, *, with_task: bool) -> dict[str, Any]:
     view = boards.board(b)
-    return queries.shown(task=boards.strings["task.name"][view.task] if with_task else None, dataset=view.dataset, rows=len(view.rows))
+    return shown(task=boards.strings["task.name"][view.task] if with_task else None, dataset=view.dataset, rows=len(view.rows))
 
 
 def _describe_method(corpus: Corpus, boards: Boards, i: int) -> dict[str, Any]:
@@ -506,13 +509,11 @@ def _describe_method(corpus: Corpus, boards: Boards, i: int) -> dict[str, Any]:
     if a >= 0:
         index, ordinals = _layers(corpus)
         row = index.papers[ordinals.of_archive(a)]
-        paper = queries.shown(
-            arxiv_id=row.arxiv_id, slug=None if row.arxiv_id else row.slug, title=queries.shorten(row.title, queries.TITLE_CHARS)
-        )
+        paper = shown(arxiv_id=row.arxiv_id, slug=None if row.arxiv_id else row.slug, title=shorten(row.title, TITLE_CHARS))
     elif title := strings["method.paper_title"][i]:
-        paper = queries.shown(title=queries.shorten(title, queries.TITLE_CHARS))
+        paper = shown(title=shorten(title, TITLE_CHARS))
     year = ints["method.year"][i]
-    return queries.shown(
+    return shown(
         kind="method",
         name=strings["method.name"][i],
         full_name=strings["method.full_name"][i],
@@ -528,7 +529,7 @@ def _describe_method(corpus: Corpus, boards: Boards, i: int) -> dict[str, Any]:
 def _describe_dataset(boards: Boards, i: int) -> dict[str, Any]:
     strings = boards.strings
     ids = _by_rows(boards, boards.dataset_boards(i))
-    return queries.shown(
+    return shown(
         kind="dataset",
         name=strings["dataset.name"][i],
         full_name=strings["dataset.full_name"][i],
@@ -575,7 +576,7 @@ def _result(boards: Boards, g: int) -> dict[str, Any]:
         m = view.metrics.start
         order: Order = "asc" if boards.lower_is_better(m) else "desc"
         rank = boards.rank_at(m, order, boards.place_of(m, order, local)) or None
-    return queries.shown(
+    return shown(
         task=boards.strings["task.name"][view.task],
         dataset=view.dataset,
         model=boards.strings["row.model"][g],

@@ -111,7 +111,7 @@ class SampleList(Answer):
     attribution: str = ATTRIBUTION
 
 
-class SearchHit(PaperRef):
+class PaperHit(PaperRef):
     year: int | None = None
     authors: list[str]
     n_authors: int
@@ -124,11 +124,11 @@ class SearchHit(PaperRef):
 class SearchResult(Answer):
     query: str
     total: int
-    hits: list[SearchHit]
+    hits: list[PaperHit]
     next_cursor: str | None = None
 
 
-class CodeLink(Answer):
+class RepoLink(Answer):
     repo: str
     official: bool | None = Field(default=None, description="Absent: false")
     framework: str | None = None
@@ -180,7 +180,7 @@ class PaperAnswer(Answer):
     tasks: list[str] | None = None
     methods: list[str] | None = None
     more_methods: int | None = None
-    code_links: list[CodeLink] | None = None
+    code_links: list[RepoLink] | None = None
     more_code_links: int | None = None
     samples: SampleCounts | None = Field(default=None, description="Absent: none")
     claim: str | None = Field(default=None, description="What the statuses mean")

@@ -1,7 +1,7 @@
-"""What the prompts say: the texts of `implement_paper` and `compare_implementations`.
+"""The prompts `implement_paper` and `compare_implementations`: the paper resolved, then its text.
 
-Prose only, over a paper and rows that `queries` has already resolved and cut to size; what is said
-of the sample order and of licences is generated from their definitions (`ordering`, `records`).
+The texts are prose over the paper's rows, cut to size; what is said of the sample order and of licences is
+generated from their definitions (`ordering`, `records`).
 """
 
 from __future__ import annotations
@@ -11,7 +11,11 @@ from collections.abc import Sequence
 
 from papercode.core.ordering import PAPER_ORDER_GIST
 from papercode.core.records import NO_LICENCE, STATUS_ORDER_TEXT
+from papercode.corpus.stages import Corpus
 from papercode.index.paper_index import CodeLinkRow, SampleRow
+
+from .resolving import full_text, resolve_paper
+from .shaping import ABSTRACT_CHARS, CODE_LINKS_SHOWN, TITLE_CHARS, attribution, shorten
 
 PROMPT_SAMPLES = 8  # the samples `implement_paper` names (the best ones: they come in the paper's order)
 
@@ -21,9 +25,36 @@ def _sample_line(row: SampleRow) -> str:
     return f"- {row.entry} in {row.repo}/{row.path} [{row.status}, {row.repo_kind}, licence {row.licence or 'unknown'}, {showable}] code_sha256={row.code_sha256}"
 
 
-def implement(title: str, key: str, abstract: str | None, samples: Sequence[SampleRow], claim: str | None, attribution: str) -> str:
+def implement_prompt(corpus: Corpus, arxiv_id: str) -> str:
+    """The `implement_paper` prompt for the paper `arxiv_id` names."""
+    paper, _ = resolve_paper(corpus, arxiv_id)
+    abstract = full_text(corpus).abstract(paper.ordinal)
+    return _implement(
+        shorten(paper.title, TITLE_CHARS),
+        paper.key,
+        abstract=abstract[:ABSTRACT_CHARS] if abstract else None,
+        samples=corpus.index.samples_of(paper),
+        claim=paper.claim,
+        credit=attribution(corpus, paper),
+    )
+
+
+def compare_prompt(corpus: Corpus, arxiv_id: str) -> str:
+    """The `compare_implementations` prompt for the paper `arxiv_id` names."""
+    paper, _ = resolve_paper(corpus, arxiv_id)
+    return _compare(
+        shorten(paper.title, TITLE_CHARS),
+        paper.key,
+        samples=corpus.index.samples_of(paper),
+        links=paper.details().code_links,
+        links_shown=CODE_LINKS_SHOWN,
+        credit=attribution(corpus, paper),
+    )
+
+
+def _implement(title: str, key: str, *, abstract: str | None, samples: Sequence[SampleRow], claim: str | None, credit: str) -> str:
     """The `implement_paper` prompt for a paper (`samples` in its order: the first `PROMPT_SAMPLES` are named)."""
-    shown = samples[:PROMPT_SAMPLES]
+    named = samples[:PROMPT_SAMPLES]
     lines = [
         f'Implement the method of the paper "{title}" ({key}).',
         "",
@@ -31,8 +62,8 @@ def implement(title: str, key: str, abstract: str | None, samples: Sequence[Samp
         abstract or "(no abstract in the record)",
         "",
     ]
-    if shown:
-        lines += [f"Best harvested code samples ({PAPER_ORDER_GIST}):", *map(_sample_line, shown), ""]
+    if named:
+        lines += [f"Best harvested code samples ({PAPER_ORDER_GIST}):", *map(_sample_line, named), ""]
         lines += [
             "Fetch a sample's code with get_code(code_sha256). Respect licences: a sample marked POINTER ONLY",
             "(inline_ok false) must only be linked by its file_url, never copied or reproduced.",
@@ -41,7 +72,7 @@ def implement(title: str, key: str, abstract: str | None, samples: Sequence[Samp
         lines.append("No code samples were harvested for this paper; use get_paper for its code links.")
     if claim:
         lines += ["", f"What the statuses mean: {claim}"]
-    lines += ["", f"Attribution: {attribution}"]
+    lines += ["", f"Attribution: {credit}"]
     return "\n".join(lines)
 
 
@@ -55,7 +86,7 @@ def _samples_summary(rows: list[SampleRow]) -> str:
     return f"samples: {statuses}; sample licence {licences}; {showable}"
 
 
-def compare(title: str, key: str, samples: Sequence[SampleRow], links: Sequence[CodeLinkRow], links_shown: int, attribution: str) -> str:
+def _compare(title: str, key: str, *, samples: Sequence[SampleRow], links: Sequence[CodeLinkRow], links_shown: int, credit: str) -> str:
     """The `compare_implementations` prompt: each of the first `links_shown` code links with the paper's
     samples from its repository, then the repositories only samples name."""
     by_repo: dict[str, list[SampleRow]] = {}
@@ -79,6 +110,6 @@ def compare(title: str, key: str, samples: Sequence[SampleRow], links: Sequence[
         "Use get_harvested_code_for_paper with repo_kind to see each repository's samples, and get_code(code_sha256)",
         "to fetch a sample's code; respect each sample's licence.",
         "",
-        f"Attribution: {attribution}",
+        f"Attribution: {credit}",
     ]
     return "\n".join(lines)

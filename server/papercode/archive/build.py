@@ -23,17 +23,17 @@ from typing import Any, Final
 import orjson
 
 from papercode.core.holds import hold
-from papercode.core.ids import parse_slug
+from papercode.core.ids import canonical_arxiv_id, parse_slug
 from papercode.core.records import MAX_LIST_ENTRIES
 from papercode.index.archive_layer import FORMAT, FORMAT_VERSION, MANIFEST, current_build
-from papercode.index.columns import LinkRow, link_row
+from papercode.index.columns import CodeLinkRow, link_row
 from papercode.index.mapped import FileFacts
 
 from . import store
 from .boards import BoardsBuilder, BoardsSummary
 from .builds import NewBuild
 from .manifest import check_snapshot, commit_dates, papercode_manifest
-from .progress import BuildProgress
+from .progress import ArchiveBuildProgress
 from .rows import (
     LICENCE,
     LICENCE_URL,
@@ -43,7 +43,6 @@ from .rows import (
     Json,
     Tally,
     Vocabulary,
-    arxiv_id,
     authors_of,
     day,
     flag,
@@ -162,7 +161,7 @@ def build_archive(
     *,
     snapshot: str | None = None,
     commit_dates: Mapping[str, str] | None = None,
-    progress: BuildProgress | None = None,
+    progress: ArchiveBuildProgress | None = None,
 ) -> BuildSummary:
     """Build the archive from `sources` (files and directories, any mix of forms) into `out_dir`
     (default: `store.default_archive_dir()`), replacing the archive there only once the new one is complete.
@@ -188,7 +187,7 @@ def build_archive(
     summary = BuildSummary(Path(os.path.abspath(out)), day_of_data, basis, files)
     ordered = [f for f in files if f.table == "links"] + [f for f in files if f.table == "papers"]
     catalogues = [f for f in files if f.table in CATALOGUE_TABLES]
-    progress = progress if progress is not None else BuildProgress(sum(f.size for f in files))
+    progress = progress if progress is not None else ArchiveBuildProgress(sum(f.size for f in files))
     new = NewBuild(out)
     with new as directory:
         writer = ServingWriter(directory, results=bool(catalogues))
@@ -221,7 +220,7 @@ def build_archive(
 
 
 def _boards(
-    sources: list[SourceFile], directory: Path, writer: ServingWriter, summary: BuildSummary, progress: BuildProgress, done: float
+    sources: list[SourceFile], directory: Path, writer: ServingWriter, summary: BuildSummary, progress: ArchiveBuildProgress, done: float
 ) -> BoardsSummary:
     """The catalogue tables, read once the papers are (their results join those papers), written into the build
     while the search index commits (`ServingWriter.finish`'s `meanwhile`)."""
@@ -280,7 +279,7 @@ _Link = tuple[tuple[int, int, int, str], str, Json]  # (its order among the pape
 
 
 class _Builder:
-    def __init__(self, summary: BuildSummary, writer: ServingWriter, progress: BuildProgress) -> None:
+    def __init__(self, summary: BuildSummary, writer: ServingWriter, progress: ArchiveBuildProgress) -> None:
         self.summary = summary
         self.writer = writer
         self.progress = progress
@@ -292,7 +291,7 @@ class _Builder:
         self.by_arxiv: dict[str, str] = {}  # arXiv id -> the slug that has it
         self.pending: dict[str, list[_Link]] = {}  # slug -> its links, while the links tables are read
         self.link_papers: dict[str, tuple[Any, Any, Any, Any, SourceFile]] = {}  # slug -> the paper as its first link names it
-        self.fragments: dict[str, list[LinkRow]] = {}  # slug -> its code links
+        self.fragments: dict[str, list[CodeLinkRow]] = {}  # slug -> its code links
         self._done_bytes = 0.0
 
     # -- driving ---------------------------------------------------------------------------
@@ -413,7 +412,7 @@ class _Builder:
                 continue
             record: Json = {"url": "/paper/" + slug, "title": title}
             if raw_arxiv:
-                arxiv = arxiv_id(raw_arxiv)
+                arxiv = canonical_arxiv_id(raw_arxiv)
                 if arxiv is None:
                     warnings.add(
                         "bad_arxiv_id", f"{name} row {number}", f"arxiv_id {quoted(raw_arxiv)} of /paper/{slug}: written without it"
@@ -476,7 +475,7 @@ class _Builder:
             what = URL_PROBLEMS[problem or "malformed"]
             self.warnings.add(f"bad_{field_name}", where, f"{given} of {record['url']} ({what}), written without it: {quoted(value)}")
 
-    def _within_caps(self, record: Json, links: list[LinkRow], where: str) -> Json | None:
+    def _within_caps(self, record: Json, links: list[CodeLinkRow], where: str) -> Json | None:
         """A long record with its texts and lists cut to the server's caps (each cut a warning), or None when it is
         still over the server's cap on a record (the record rejected, its links with it)."""
         capped, cuts = within_caps(record)
@@ -511,7 +510,7 @@ class _Builder:
                 continue
             record: Json = {"url": "/paper/" + slug, "title": title}
             if raw_arxiv:
-                arxiv = arxiv_id(raw_arxiv)
+                arxiv = canonical_arxiv_id(raw_arxiv)
                 if arxiv is None:
                     self.warnings.add("bad_arxiv_id", where, f"paper_arxiv_id {quoted(raw_arxiv)}: written without it")
                 elif arxiv in self.by_arxiv:
@@ -544,7 +543,7 @@ def _sort_key(item: _Link) -> tuple[int, int, int, str]:
     return item[0]
 
 
-def _link_row(link: Json) -> LinkRow:
+def _link_row(link: Json) -> CodeLinkRow:
     """A link as the serving form keeps it (`columns.link_row`), as a server reads it from a record."""
     mentioned = link.get("mentioned_in_paper")
     return link_row(link["repo_url"], bool(link.get("is_official")), None if mentioned is None else bool(mentioned), link.get("framework"))

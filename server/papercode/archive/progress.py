@@ -7,7 +7,7 @@ from typing import TextIO
 from papercode.core.terminal import TerminalProgress, duration
 
 
-class BuildProgress(TerminalProgress):
+class ArchiveBuildProgress(TerminalProgress):
     """Share of the source bytes done (the current file counted by its rows done), counts, and an ETA."""
 
     def __init__(self, total_bytes: int, stream: TextIO | None = None, interval: float = 0.25) -> None:

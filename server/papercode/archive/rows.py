@@ -15,7 +15,7 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime
 from typing import Any, Final, cast
 
-from papercode.core.ids import GITHUB_URL, REPO_NAME_PATTERN, canonical_arxiv_id, repo_key
+from papercode.core.ids import bare_repo_url, repo_key
 from papercode.core.limits import Limits
 from papercode.core.names import name_slug
 from papercode.core.records import MAX_LIST_ENTRIES, MAX_NAME_CHARS, MAX_URL_CHARS, MAX_WORD_CHARS
@@ -23,12 +23,10 @@ from papercode.core.records import MAX_LIST_ENTRIES, MAX_NAME_CHARS, MAX_URL_CHA
 LICENCE: Final = "CC BY-SA 4.0"
 LICENCE_URL: Final = "https://creativecommons.org/licenses/by-sa/4.0/legalcode"
 
-# The server's caps as it applies them by default: a longer text is cut there (`build.decode`), a longer line lost.
+# The server's caps as it applies them by default: a longer text is cut there (`ingest.decode`), a longer line lost.
 MAX_TEXT_CHARS: Final = Limits().max_string_chars
 MAX_LINE_BYTES: Final = Limits().max_line_bytes
 
-_NEW_STYLE_ARXIV = re.compile(r"\d{4}\.\d{4,5}").fullmatch  # the common case, checked before the full parser
-_BARE_REPO = re.compile(REPO_NAME_PATTERN).fullmatch
 _EXAMPLE_CHARS = 200
 
 Json = dict[str, Any]
@@ -38,13 +36,6 @@ def paper_url_problem(paper_url: object) -> str:
     """Why a row's `paper_url` gives no slug by the server's rule (`ids.parse_slug`, which the build applies to
     `https://paperswithcode.com/paper/<slug>`): `no_paper_url` when there is none, else `bad_paper_url`."""
     return "no_paper_url" if type(paper_url) is not str or not paper_url.strip() else "bad_paper_url"
-
-
-def arxiv_id(value: object) -> str | None:
-    """The bare arXiv id (no version) of the archive's `arxiv_id`; None when it is not one."""
-    if type(value) is str and _NEW_STYLE_ARXIV(value):
-        return value
-    return canonical_arxiv_id(value)
 
 
 def text(value: object) -> str | None:
@@ -173,8 +164,8 @@ def repo_url(value: object) -> tuple[str | None, str | None]:
     url, problem = web_url(value, need_path=True)
     if url is not None:
         return url, None
-    if type(value) is str and _BARE_REPO(bare := value.strip()):
-        return GITHUB_URL + bare, None
+    if type(value) is str and (github := bare_repo_url(value.strip())) is not None:
+        return github, None
     return None, "bad_repo_url" if problem in (None, "malformed", "not_http") else f"repo_url_{problem}"
 
 

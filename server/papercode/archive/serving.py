@@ -22,9 +22,10 @@ from typing import Any, Final
 
 import orjson
 
+from papercode.core.ids import paper_key
 from papercode.core.names import title_key
 from papercode.index.archive_layer import ARCHIVE_BASE, BLOB_COLUMN, COLUMNS, INT_COLUMNS, KEY_COLUMNS, REPO_COLUMNS, SEARCH
-from papercode.index.columns import LinkRow, details_blob, ordered_links
+from papercode.index.columns import CodeLinkRow, details_blob, ordered_links
 from papercode.index.mapped import ColumnWriter, FileFacts, PackedWriter, file_facts
 from papercode.index.search_documents import INDEXED_LIST_SEPARATOR, SearchDocument
 from papercode.index.search_schema import LOCK_FILES
@@ -99,7 +100,7 @@ class ServingWriter:
         self._task_papers: Counter[str] = Counter()
         self.papers = 0
 
-    def add(self, *, slug: str, arxiv_id: str | None, record: Json, links: list[LinkRow]) -> None:
+    def add(self, *, slug: str, arxiv_id: str | None, record: Json, links: list[CodeLinkRow]) -> None:
         """The next paper: its (lower-case) slug, its arXiv id, the record the build made of its row (`url`, `title`,
         `date`, `proceeding`, `authors`, `abstract`, `url_abs`, `url_pdf`, `tasks`, `methods`: those it has) and its code
         links (`columns.link_row`)."""
@@ -108,7 +109,7 @@ class ServingWriter:
         date, authors, title = record.get("date"), record.get("authors") or [], record["title"]
         tasks = [(task["task_slug"], task.get("task_name") or task["task_slug"]) for task in record.get("tasks") or ()]
         methods = [method["method_name"] for method in record.get("methods") or ()]
-        key = arxiv_id or slug
+        key = paper_key(arxiv_id, slug)
         self._arxiv_id.append(arxiv_id)
         self._slug.append(slug)
         self._title.append(title)
@@ -141,12 +142,12 @@ class ServingWriter:
             elif tasks:
                 counts.update(set(map(_FIRST, tasks)))  # a paper counts once for a slug it names twice
         for link in links:
-            repo = link[0]
+            repo = link.repo
             if repo is not None:
                 number = self._repo_names.setdefault(repo, len(self._repo_names))
                 self._repo_paper.append(a)
                 self._repo_number.append(number)
-                self._repo_official.append(link[2])
+                self._repo_official.append(link.is_official)
         self._search.add(
             SearchDocument(
                 paper=ARCHIVE_BASE + a,
@@ -157,12 +158,12 @@ class ServingWriter:
                 authors=INDEXED_LIST_SEPARATOR.join(authors),
                 tasks=tasks,
                 methods=methods,
-                frameworks=sorted({link[4] for link in links if link[4]}),
+                frameworks=sorted({link.framework for link in links if link.framework}),
                 statuses=[],
                 date=date,
                 year=None if year < 0 else year,
                 samples=0,
-                official=any(link[2] for link in links),
+                official=any(link.is_official for link in links),
             )
         )
         self.papers += 1

@@ -27,13 +27,13 @@ import anyio
 from papercode import __version__
 from papercode.archive import command as archive_command
 from papercode.archive.builds import clear_leftovers as archive_leftovers
-from papercode.build.parallel import BUILD_PREFIX, SEARCH_PREFIX
 from papercode.core import scratch
 from papercode.core.errors import QueryError
 from papercode.corpus.snapshot import TEMPORARY_PREFIX
 from papercode.corpus.stages import Corpus
 from papercode.edge import logs
 from papercode.index.overlay import OVERLAY_PREFIX, overlay_parent
+from papercode.ingest.parallel import BUILD_PREFIX, SEARCH_PREFIX
 from papercode.settings import OPTIONS, Option, SettingError, Settings, settings_for
 from papercode.verified.harvest import interpreter
 from papercode.verified.materialize import OUTCOMES, Materializer, MaterializeSummary, VerifiedCode, materialize_corpus
@@ -214,13 +214,13 @@ def records_problem(roots: Iterable[Path]) -> str | None:
 def build_live_server(settings: Settings, auth: tuple[StaticTokens, AuthSettings] | None = None) -> tuple[PapercodeServer, LiveCorpus]:
     """The server over a live corpus of `settings.records` (built in the background once it runs),
     with verified code (and HTTP auth, when given)."""
-    from papercode.corpus.reload import BuildProgress, LiveCorpus, ready_line
+    from papercode.corpus.reload import ColdBuildProgress, LiveCorpus, ready_line
     from papercode.corpus.snapshot import records_part, served_key
     from papercode.corpus.stages import Stage, open_stages
     from papercode.edge.app import build_server
 
     roots, archive = settings.roots, settings.served_archive
-    terminal, build = LoadProgress(), BuildProgress()
+    terminal, build = LoadProgress(), ColdBuildProgress()
 
     def progress(done: int, total: int, records: int) -> None:
         build(done, total, records)
@@ -393,9 +393,10 @@ def materialize(settings: Settings, args: argparse.Namespace) -> int:
 
 def samples_to_materialize(corpus: Corpus, status: str | None, papers: Sequence[str], repos: Sequence[str]) -> list[SampleRow]:
     """Every sample of the corpus, or those with these statuses, of these papers, from these repos."""
-    from papercode.answers.queries import resolve_paper, resolve_repo, resolve_statuses
+    from papercode.answers.checks import check_statuses
+    from papercode.answers.resolving import resolve_paper, resolve_repo
 
-    statuses = set(resolve_statuses(corpus, status)) if status else None
+    statuses = set(check_statuses(corpus, status)) if status else None
     wanted_repos = set(map(resolve_repo, repos))
     chosen = [resolve_paper(corpus, paper)[0] for paper in papers] if papers else corpus.index.papers
     return [

@@ -32,6 +32,22 @@ _PAPER_URL = re.compile(
 MAX_OWNER_CHARS = 39
 MAX_REPO_NAME_CHARS = 100
 
+# What GitHub itself allows (stricter than the repository keys below, which take the archive's odd names too): what a
+# source file is fetched from.
+_GITHUB_OWNER = re.compile(rf"[A-Za-z0-9][A-Za-z0-9-]{{0,{MAX_OWNER_CHARS - 1}}}")
+_GITHUB_NAME = re.compile(rf"[A-Za-z0-9._-]{{1,{MAX_REPO_NAME_CHARS}}}")
+
+
+def is_github_owner(text: str) -> bool:
+    """An owner GitHub allows: 1 to `MAX_OWNER_CHARS` letters, digits or hyphens, not starting with a hyphen."""
+    return _GITHUB_OWNER.fullmatch(text) is not None
+
+
+def is_github_repo_name(text: str) -> bool:
+    """A repository name GitHub allows: 1 to `MAX_REPO_NAME_CHARS` letters, digits, `.`, `_` or `-`, not `.` or `..`."""
+    return _GITHUB_NAME.fullmatch(text) is not None and text not in (".", "..")
+
+
 GITHUB_HOST = "github.com"
 GITHUB_URL = f"https://{GITHUB_HOST}/"  # a repository's page is GITHUB_URL + owner/name
 # A part of owner/name: GitHub's characters, not dots alone (`.` and `..` are path steps, not names).
@@ -58,10 +74,15 @@ class ArxivId:
 def parse_arxiv_id(text: str) -> ArxivId | None:
     """Parse any accepted arXiv id form; None when `text` is not an arXiv id."""
     value = text.strip()
-    if len(value) in (9, 10) and value.isascii() and value[4] == "." and value[:4].isdigit() and value[5:].isdigit():
-        # A bare new-style id, as most are asked: what the patterns would say, without running three of them.
+    if _bare_new_style(value):
         return ArxivId(canonical=value, version=None)
     return _arxiv_id_by_patterns(value)
+
+
+def _bare_new_style(value: str) -> bool:
+    """A bare new-style id (YYMM.NNNN(N)), as most are asked and written: what the patterns would say of it, without
+    running three of them."""
+    return len(value) in (9, 10) and value.isascii() and value[4] == "." and value[:4].isdigit() and value[5:].isdigit()
 
 
 def _arxiv_id_by_patterns(value: str) -> ArxivId | None:
@@ -106,11 +127,20 @@ def arxiv_id_from_number(value: float) -> str:
 
 
 def canonical_arxiv_id(raw: object) -> str | None:
-    """The index key for a record's `arxiv_id` field (which should be bare already)."""
+    """The index key for a record's `arxiv_id` field (which should be bare already: then it is the key, as it is)."""
     if not isinstance(raw, str):
         return None
-    parsed = parse_arxiv_id(raw)
+    if _bare_new_style(raw):
+        return raw
+    parsed = _arxiv_id_by_patterns(raw.strip())
     return parsed.canonical if parsed else None
+
+
+def arxiv_id_prefix(text: str) -> str:
+    """What a partly typed arXiv id (a completion's value) begins with: the id when it is whole, else the text
+    without an `arXiv:` prefix."""
+    parsed = parse_arxiv_id(text)
+    return parsed.canonical if parsed else _ARXIV_PREFIX.sub("", text.strip())
 
 
 def parse_slug(text: str) -> str | None:
@@ -137,6 +167,11 @@ def slug_from_record_url(url: object) -> str | None:
         return None
     match = _PAPER_URL.match(url.strip())
     return _slug(match.group("slug")) if match else None
+
+
+def bare_repo_url(text: str) -> str | None:
+    """The GitHub URL a bare `owner/name` means (`GITHUB_URL` + it, as written); None when `text` is not one."""
+    return GITHUB_URL + text if _REPO_NAME.fullmatch(text) else None
 
 
 _PLAIN_REPO_URL = re.compile(f"{re.escape(GITHUB_URL)}({REPO_NAME_PATTERN})")
@@ -205,6 +240,11 @@ def normalize_hex(text: str) -> str | None:
 def is_sha_prefix(value: object) -> bool:
     """True for a record's `code_sha256_prefix`: exactly `SHA_PREFIX_LENGTH` lower-case hex characters."""
     return isinstance(value, str) and len(value) == SHA_PREFIX_LENGTH and set(value) <= HEX_DIGITS
+
+
+def paper_key(arxiv_id: str | None, slug: str | None) -> str:
+    """The id agents use for a paper: its arXiv id, else its slug (every paper has one of them)."""
+    return arxiv_id or slug or ""
 
 
 def duplicate_key(arxiv_id: str | None, slug: str | None) -> str:

@@ -3,8 +3,8 @@
 A paper's samples are kept in `PAPER_ORDER` (the builder stores them so; `get_harvested_code_for_paper`
 and the prompts show them so); `list_samples_by_status` pages through the whole corpus in
 `LISTING_ORDER`. Both sort keys are derived from these tuples: one int per sample, criterion by
-criterion (`group`: a mixed-radix number), by `build.builder.default_order` for one paper at a time
-and by `build.listing` over whole columns. What the prompts say of the order is generated here too.
+criterion (`group`: a mixed-radix number), by `ingest.builder.default_order` for one paper at a time
+and by `ingest.listing` over whole columns. What the prompts say of the order is generated here too.
 """
 
 from __future__ import annotations

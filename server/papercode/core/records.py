@@ -1,17 +1,15 @@
-"""The Code-with-Papers record schema: typed models for the fields papercode uses.
-
-Every model keeps unknown fields (`extra="allow"`): the format grows, and a new field must
-never cost a record its place. Types are strict where a wrong type would mislead an agent
-(`inline_ok` must be a real boolean: "yes" is not permission to show code).
-"""
+"""The Code-with-Papers record schema: the fields papercode uses, declared once (msgspec Structs, the fast path),
+with the pydantic models that say what is wrong with a record derived from them (`record_model`, the exact path)."""
 
 from __future__ import annotations
 
+import functools
 import operator
 from typing import Annotated, Any, Literal
 
 import msgspec
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
+import msgspec.inspect as mi
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr, create_model
 
 from .ids import LOWER_HEX, MAX_OWNER_CHARS, MAX_REPO_NAME_CHARS, SHA_PREFIX_LENGTH
 
@@ -29,55 +27,8 @@ REPO_KIND_CHOICES_TEXT = f"{', '.join(REPO_KINDS[:-1])} or {REPO_KINDS[-1]}"
 LEVEL_MIN, LEVEL_MAX = -(2**63) + 1, 2**63 - 1
 
 
-def _zero_one_flag(value: Any) -> Any:
-    # The archive writes flags as 0/1; accept real booleans too, nothing else.
-    if value in (0, 1) and not isinstance(value, float):
-        return bool(value)
-    return value
-
-
-Flag = Annotated[StrictBool, BeforeValidator(_zero_one_flag)]
-ShaPrefix = Annotated[StrictStr, Field(pattern=rf"^[0-9a-f]{{{SHA_PREFIX_LENGTH}}}$")]
-
-
-class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
-class Reach(_Open):
-    status: StrictStr | None = None
-    spdx: StrictStr | None = None
-
-
-class CodeLink(_Open):
-    repo_url: StrictStr
-    is_official: Flag = False
-    mentioned_in_paper: Flag | None = None
-    mentioned_in_github: Flag | None = None
-    framework: StrictStr | None = None
-    reach: Reach | None = None
-
-
-class Task(_Open):
-    task_slug: StrictStr
-    task_name: StrictStr | None = None
-
-
-class Method(_Open):
-    method_slug: StrictStr | None = None
-    method_name: StrictStr
-
-
-class Source(_Open):
-    archive: StrictStr | None = None
-    snapshot: StrictStr | None = None
-    licence_url: StrictStr | None = None
-    row_kind: StrictStr | None = None
-
-
 # Sample fields are identifiers shown in every listing: bounded so one hostile sample cannot
 # flood an answer (real ones are far shorter). A sample over a bound is dropped and reported.
-# Each bound holds for both schemas below (the pydantic models and the fast path).
 MAX_NAME_CHARS = 200
 MAX_WORD_CHARS = 64
 MIN_REPO_CHARS, MAX_REPO_CHARS = 3, MAX_OWNER_CHARS + 1 + MAX_REPO_NAME_CHARS  # owner/name
@@ -87,90 +38,29 @@ MAX_URL_CHARS = 1_000
 # largest collaborations sign a few thousand papers' authors, and a million tiny entries in one record would
 # cost the server gigabytes while staying under the line cap.
 MAX_LIST_ENTRIES = 10_000
-Name = Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME_CHARS)]
-Word = Annotated[StrictStr, Field(min_length=1, max_length=MAX_WORD_CHARS)]
 
-
-class Sample(_Open):
-    code_sha256_prefix: ShaPrefix
-    entry: Name
-    repo: Annotated[StrictStr, Field(min_length=MIN_REPO_CHARS, max_length=MAX_REPO_CHARS)]
-    repo_kind: Word
-    path: Annotated[StrictStr, Field(min_length=1, max_length=MAX_PATH_CHARS)]
-    file_url: Annotated[StrictStr, Field(max_length=MAX_URL_CHARS)] | None = None
-    link_basis: StrictStr | None = None
-    language: Word | None = None
-    status: Word
-    verification_level: Annotated[StrictInt, Field(ge=LEVEL_MIN, le=LEVEL_MAX)] | None = None
-    contract_check: Word | None = None
-    metamorphic_tier: StrictStr | None = None
-    behaviour_fingerprint: StrictBool | None = None
-    licence: Word | None = None
-    inline_ok: StrictBool
-
-
-class RepoKindCounts(_Open):
-    samples: StrictInt = 0
-    ran: StrictInt = 0
-    repositories: StrictInt = 0
-
-
-class Syntology(_Open):
-    read_at: StrictStr | None = None
-    claim: StrictStr | None = None
-    summary: dict[str, StrictInt] | None = None
-    by_repo_kind: dict[str, RepoKindCounts] | None = None
-    n_pointer_only_for_licence: StrictInt | None = None
-    samples: list[Sample] = Field(default_factory=list)
-
-    @field_validator("samples", mode="before")
-    @classmethod
-    def _null_is_empty(cls, value: Any) -> Any:
-        return [] if value is None else value
-
-
-class Record(_Open):
-    url: StrictStr | None = None
-    title: Annotated[StrictStr, Field(min_length=1)]
-    arxiv_id: StrictStr | None = None
-    date: StrictStr | None = None
-    proceeding: StrictStr | None = None
-    authors: list[StrictStr] = Field(default_factory=list)
-    abstract: StrictStr | None = None
-    url_abs: StrictStr | None = None
-    url_pdf: StrictStr | None = None
-    source: Source | None = None
-    code_links: list[CodeLink] = Field(default_factory=list)
-    tasks: list[Task] = Field(default_factory=list)
-    methods: list[Method] = Field(default_factory=list)
-    syntology: Syntology | None = None
-
-    @field_validator("authors", "code_links", "tasks", "methods", mode="before")
-    @classmethod
-    def _null_is_empty(cls, value: Any) -> Any:
-        return [] if value is None else value
-
-
-# -- the fast path -------------------------------------------------------------------------
+# -- the schema ----------------------------------------------------------------------------
 #
-# msgspec Structs with the same fields, types and bounds as the pydantic models above. The loader
-# decodes every record straight into these (unknown fields are skipped in C, nothing is built for
-# them); only a record they reject goes through the pydantic models, which then say exactly what
-# is wrong with it. They must never accept what the models reject: `tests/test_fast_records.py`
-# holds the two to the same answers. Not tracked by the cyclic GC (`gc=False`): they hold data
-# only, never a cycle.
+# Declared once, as msgspec Structs: the loader decodes every record straight into these (unknown fields are
+# skipped in C, nothing is built for them). Only a record they reject goes through the pydantic models derived
+# from them below (`record_model`), which then say exactly what is wrong with it. Not tracked by the cyclic GC
+# (`gc=False`): they hold data only, never a cycle. Keyword-only where a required field follows an optional one:
+# fields keep the format's order, the order in which pydantic reports a record's faults.
 
-_FastFlag = bool | Literal[0, 1]  # 0/1 as written by the archive: read it with bool()
-# Its length is checked here; its digits once per record by `RecordDecoder` (a pattern here would run a
-# regular expression per sample, a third of the decoding time).
-_FastSha = Annotated[str, msgspec.Meta(min_length=SHA_PREFIX_LENGTH, max_length=SHA_PREFIX_LENGTH)]
-_FastName = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME_CHARS)]
-_FastRepo = Annotated[str, msgspec.Meta(min_length=MIN_REPO_CHARS, max_length=MAX_REPO_CHARS)]
-_FastWord = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_WORD_CHARS)]
-_FastPath = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_PATH_CHARS)]
-_FastUrl = Annotated[str, msgspec.Meta(max_length=MAX_URL_CHARS)]
-_FastTitle = Annotated[str, msgspec.Meta(min_length=1)]
-_FastLevel = Annotated[int, msgspec.Meta(ge=LEVEL_MIN, le=LEVEL_MAX)]
+Flag = bool | Literal[0, 1]  # 0/1 as written by the archive: read it with bool()
+# Its length is checked here; its digits once per record by `RecordDecoder` (a pattern here would run a regular
+# expression per sample, a third of the decoding time). The pydantic model checks the pattern instead.
+ShaPrefix = Annotated[
+    str,
+    msgspec.Meta(min_length=SHA_PREFIX_LENGTH, max_length=SHA_PREFIX_LENGTH, extra={"pattern": rf"^[0-9a-f]{{{SHA_PREFIX_LENGTH}}}$"}),
+]
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_NAME_CHARS)]
+RepoName = Annotated[str, msgspec.Meta(min_length=MIN_REPO_CHARS, max_length=MAX_REPO_CHARS)]
+Word = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_WORD_CHARS)]
+SamplePath = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_PATH_CHARS)]
+FileUrl = Annotated[str, msgspec.Meta(max_length=MAX_URL_CHARS)]
+Title = Annotated[str, msgspec.Meta(min_length=1)]
+Level = Annotated[int, msgspec.Meta(ge=LEVEL_MIN, le=LEVEL_MAX)]
 
 
 class _Fast(msgspec.Struct, gc=False):
@@ -184,9 +74,9 @@ class ReachData(_Fast):
 
 class CodeLinkData(_Fast):
     repo_url: str
-    is_official: _FastFlag = False
-    mentioned_in_paper: _FastFlag | None = None
-    mentioned_in_github: _FastFlag | None = None
+    is_official: Flag = False
+    mentioned_in_paper: Flag | None = None
+    mentioned_in_github: Flag | None = None
     framework: str | None = None
     reach: ReachData | None = None
 
@@ -196,9 +86,9 @@ class TaskData(_Fast):
     task_name: str | None = None
 
 
-class MethodData(_Fast):
-    method_name: str
+class MethodData(_Fast, kw_only=True):
     method_slug: str | None = None
+    method_name: str
 
 
 class SourceData(_Fast):
@@ -208,22 +98,22 @@ class SourceData(_Fast):
     row_kind: str | None = None
 
 
-class SampleData(_Fast):
-    code_sha256_prefix: _FastSha
-    entry: _FastName
-    repo: _FastRepo
-    repo_kind: _FastWord
-    path: _FastPath
-    status: _FastWord
-    inline_ok: bool
-    file_url: _FastUrl | None = None
+class SampleData(_Fast, kw_only=True):
+    code_sha256_prefix: ShaPrefix
+    entry: Name
+    repo: RepoName
+    repo_kind: Word
+    path: SamplePath
+    file_url: FileUrl | None = None
     link_basis: str | None = None
-    language: _FastWord | None = None
-    verification_level: _FastLevel | None = None
-    contract_check: _FastWord | None = None
+    language: Word | None = None
+    status: Word
+    verification_level: Level | None = None
+    contract_check: Word | None = None
     metamorphic_tier: str | None = None
     behaviour_fingerprint: bool | None = None
-    licence: _FastWord | None = None
+    licence: Word | None = None
+    inline_ok: bool
 
 
 class RepoKindCountsData(_Fast):
@@ -241,11 +131,11 @@ class SyntologyData(_Fast):
     samples: list[SampleData] | None = None
 
 
-class RecordData(_Fast):
+class RecordData(_Fast, kw_only=True):
     """A validated record as the index reads it (a null list stays None: read it as empty)."""
 
-    title: _FastTitle
     url: str | None = None
+    title: Title
     arxiv_id: str | None = None
     date: str | None = None
     proceeding: str | None = None
@@ -258,6 +148,76 @@ class RecordData(_Fast):
     tasks: list[TaskData] | None = None
     methods: list[MethodData] | None = None
     syntology: SyntologyData | None = None
+
+
+# -- the exact path: pydantic models derived from the schema -------------------------------
+#
+# The same fields, types and bounds, strict where a wrong type would mislead an agent (`inline_ok` must be a real
+# boolean: "yes" is not permission to show code), and open (`extra="allow"`): the format grows, and a new field
+# must never cost a record its place. Each is named as its Struct without "Data" (pydantic names a model in its
+# messages). They must never accept what the Structs reject: `tests/test_fast_records.py` holds the two to the
+# same answers.
+
+
+def _zero_one_flag(value: Any) -> Any:
+    # The archive writes flags as 0/1; accept real booleans too, nothing else.
+    if value in (0, 1) and not isinstance(value, float):
+        return bool(value)
+    return value
+
+
+_FLAG = Annotated[StrictBool, BeforeValidator(_zero_one_flag)]
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+def _exact_type(kind: mi.Type, models: dict[type, type[BaseModel]]) -> Any:
+    """The pydantic annotation that checks what msgspec's `kind` does, strictly."""
+    extra: dict[str, Any] = {}
+    if isinstance(kind, mi.Metadata):
+        extra, kind = dict(kind.extra or {}), kind.type
+    if isinstance(kind, mi.UnionType):
+        parts = [part for part in kind.types if not isinstance(part, mi.NoneType)]
+        if len(parts) == 2 and {type(part) for part in parts} == {mi.BoolType, mi.LiteralType}:
+            exact = _FLAG
+        else:
+            (part,) = parts  # the schema's unions are "a type or null", and Flag
+            exact = _exact_type(part, models)
+        return exact | None if len(parts) < len(kind.types) else exact
+    if isinstance(kind, mi.StrType):
+        # A pattern states the length too (and pydantic's message about it is the one the load report has said).
+        bounds = {"pattern": extra["pattern"]} if "pattern" in extra else {"min_length": kind.min_length, "max_length": kind.max_length}
+        return Annotated[StrictStr, Field(**bounds)]
+    if isinstance(kind, mi.IntType):
+        return Annotated[StrictInt, Field(ge=kind.ge, le=kind.le)]
+    if isinstance(kind, mi.BoolType):
+        return StrictBool
+    if isinstance(kind, mi.ListType):
+        return list[_exact_type(kind.item_type, models)]  # type: ignore[misc]
+    if isinstance(kind, mi.DictType):
+        return dict[str, _exact_type(kind.value_type, models)]  # type: ignore[misc]
+    if isinstance(kind, mi.StructType):
+        return _exact_model(kind.cls, models)
+    raise TypeError(f"no pydantic twin for {kind!r}")
+
+
+def _exact_model(struct: type[msgspec.Struct], models: dict[type, type[BaseModel]]) -> type[BaseModel]:
+    if struct not in models:
+        info = mi.type_info(struct)
+        assert isinstance(info, mi.StructType)
+        fields: dict[str, Any] = {
+            field.name: (_exact_type(field.type, models), ... if field.required else field.default) for field in info.fields
+        }
+        models[struct] = create_model(struct.__name__.removesuffix("Data"), __base__=_Open, __module__=__name__, **fields)
+    return models[struct]
+
+
+@functools.cache
+def record_model() -> type[BaseModel]:
+    """The pydantic model of a record (`Record`), derived on first use: only a record the Structs reject needs it."""
+    return _exact_model(RecordData, {})
 
 
 _SHA = operator.attrgetter("code_sha256_prefix")

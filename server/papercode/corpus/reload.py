@@ -49,12 +49,14 @@ T = TypeVar("T")
 # everything the old one had, so the rebuild counts as failed.
 _FATAL_CODES = frozenset({"missing_directory"})
 _PROGRESS_EVERY_SECONDS = 1.0
-# The full-text index takes about 1.4x as long as the keyed index (measured at 100k records): the rest of it, after keyed-ready.
+# What is left once keyed-ready, as a share of the time to keyed-ready: the full-text index is built after the keyed
+# one, and takes longer (docs/decisions/cold-build.md), so a `loading` answer's wait is estimated from this share.
 _SEARCH_AFTER_KEYED = 0.4
 
 
-class BuildProgress:
-    """What the loader reports while it builds (files done and in all, records read), and estimates from it.
+class ColdBuildProgress:
+    """How far the records' cold build is (files done and in all, records read), and estimates from it (not the archive
+    build's: `archive.progress.ArchiveBuildProgress`).
 
     Written by the build thread, read by the event loop: plain assignments of immutable values.
     """
@@ -88,10 +90,10 @@ class BuildProgress:
 
 
 class LiveCorpus:
-    def __init__(self, stages: StagesBuilder, fingerprint: Callable[[], bytes], progress: BuildProgress | None = None) -> None:
+    def __init__(self, stages: StagesBuilder, fingerprint: Callable[[], bytes], progress: ColdBuildProgress | None = None) -> None:
         self._stages = stages
         self._fingerprint = fingerprint
-        self.progress = progress or BuildProgress()
+        self.progress = progress or ColdBuildProgress()
         self._stage: Stage | None = None
         self._changed = anyio.Event()
         self._seen = b""

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -40,8 +39,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import BinaryIO
 
+import msgspec
+
 from papercode import __version__
-from papercode.build.files import find_record_files
 from papercode.core import scratch
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport
@@ -49,6 +49,7 @@ from papercode.index.archive_layer import current_build_id
 from papercode.index.paper_index import PaperIndex
 from papercode.index.search import SearchEngine
 from papercode.index.search_schema import ENGINE_VERSION
+from papercode.ingest.files import find_record_files
 
 log = logging.getLogger(__name__)
 
@@ -174,12 +175,12 @@ def load(path: Path, key: bytes | None = None) -> Snapshot | None:
     if isinstance(checked, str):
         log.warning("snapshot %s %s; rebuilding", path, checked)
         return None
-    directory, start, files = checked
+    start = checked.start
     # Checked on two other threads (zlib releases the GIL) while the index is restored here: the pickled index's
     # CRC-32 and the search index's files (at 600k papers each takes about half a second). Nothing is served, or
     # kept, before both say it is intact; a failed check is the reason told, whatever the restore did meanwhile.
     payload_check = _Check(_payload_problem, memoryview(data)[start:], _HEADER.unpack_from(data)[5])
-    search_check = _Check(_check_search_files, directory, files)
+    search_check = _Check(_check_search_files, checked.directory, checked.files)
     try:
         index = pickle.loads(memoryview(data)[start:])
         if not isinstance(index, PaperIndex):
@@ -193,7 +194,7 @@ def load(path: Path, key: bytes | None = None) -> Snapshot | None:
         log.warning("snapshot %s %s; rebuilding", path, problem)
         return None
     try:
-        search = SearchEngine(directory)
+        search = SearchEngine(checked.directory)
     except Exception as exc:  # a snapshot from an incompatible build: rebuild, never serve
         log.warning("snapshot %s could not be restored (%s); rebuilding", path, exc)
         return None
@@ -225,22 +226,48 @@ def _payload_problem(payload: memoryview, crc: int) -> str | None:
     return None if zlib.crc32(payload) == crc else "is corrupt or truncated"
 
 
-def _check_search_files(directory: Path, files: list[tuple[str, int, int]]) -> str | None:
+class SearchFile(msgspec.Struct, array_like=True, frozen=True):
+    """A file of the search index, as the manifest lists it (a JSON array: name, size, CRC-32)."""
+
+    name: str
+    size: int
+    crc: int
+
+
+class Manifest(msgspec.Struct, frozen=True):
+    """What a snapshot file says of its search index: the directory beside it, and that directory's files."""
+
+    directory: str
+    files: list[SearchFile]
+
+
+_MANIFEST_DECODER = msgspec.json.Decoder(Manifest)
+
+
+class _Intact(msgspec.Struct, frozen=True):
+    """A snapshot whose header and manifest hold: its search directory, where its pickled index starts, and the
+    search index's files (still to check: `_check_search_files`)."""
+
+    directory: Path
+    start: int
+    files: list[SearchFile]
+
+
+def _check_search_files(directory: Path, files: list[SearchFile]) -> str | None:
     """Why the search index's files are not those the manifest lists (size and CRC-32 of each), or None."""
     where = directory.name
-    for file, size, file_crc in files:
+    for file in files:
         try:
-            if (directory / file).stat().st_size != size or _file_crc(directory / file) != file_crc:
-                return f"has a corrupt or truncated search index ({where}/{file})"
+            if (directory / file.name).stat().st_size != file.size or _file_crc(directory / file.name) != file.crc:
+                return f"has a corrupt or truncated search index ({where}/{file.name})"
         except OSError as exc:
-            return f"has no readable search index ({where}/{file}: {exc.strerror or exc})"
+            return f"has no readable search index ({where}/{file.name}: {exc.strerror or exc})"
     return None
 
 
-def _check(data: bytes, key: bytes | None, path: Path) -> str | tuple[Path, int, list[tuple[str, int, int]]]:
-    """Why the snapshot in `data` must not be served (`key` None: any records); else its search
-    directory, where the pickled index starts, and the search index's files (name, size, CRC-32).
-    The caller checks the CRC-32 of the pickled index and those files (`_check_search_files`)."""
+def _check(data: bytes, key: bytes | None, path: Path) -> str | _Intact:
+    """Why the snapshot in `data` must not be served (`key` None: any records); else what holds of it. The caller
+    checks the CRC-32 of the pickled index and the search index's files."""
     if len(data) < _HEADER.size:
         return "is truncated"
     magic, version, stored_key, _, length, _, manifest_length, manifest_crc = _HEADER.unpack_from(data)
@@ -255,14 +282,13 @@ def _check(data: bytes, key: bytes | None, path: Path) -> str | tuple[Path, int,
     if len(manifest) != manifest_length or zlib.crc32(manifest) != manifest_crc or len(payload) != length:
         return "is corrupt or truncated"
     try:
-        listed = json.loads(bytes(manifest))
-        where = str(listed["directory"])
-        files = [(str(file), int(size), int(file_crc)) for file, size, file_crc in listed["files"]]
-    except (ValueError, KeyError, TypeError):
+        listed = _MANIFEST_DECODER.decode(manifest)
+    except msgspec.DecodeError:
         return "has a manifest that is not one"
-    if not where.startswith(_search_prefix(path)) or not all(map(_plain_name, [where, *(file for file, _, _ in files)])):
+    where = listed.directory
+    if not where.startswith(_search_prefix(path)) or not all(map(_plain_name, [where, *(file.name for file in listed.files)])):
         return "names files that are not its own"
-    return path.parent / where, _HEADER.size + manifest_length, files
+    return _Intact(path.parent / where, _HEADER.size + manifest_length, listed.files)
 
 
 def _plain_name(name: str) -> bool:
@@ -295,8 +321,8 @@ def save(path: Path, key: bytes, index: PaperIndex, search: SearchEngine) -> Non
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         writing = scratch.directory(TEMPORARY_PREFIX, path.parent)
         directory = path.parent / f"{_search_prefix(path)}{writing.path.name.removeprefix(TEMPORARY_PREFIX)}"
-        files = [[name, size, crc] for name, size, crc in search.save_image(writing.path)]
-        manifest = json.dumps({"directory": directory.name, "files": files}).encode()
+        files = [SearchFile(name, size, crc) for name, size, crc in search.save_image(writing.path)]
+        manifest = msgspec.json.encode(Manifest(directory.name, files))
         with _temporary(path.parent, TEMPORARY_PREFIX) as index_temporary:
             with open(index_temporary, "wb") as out:
                 # The index is pickled straight into the file (never whole in memory: at 600k papers it is about as
@@ -340,8 +366,8 @@ def _names(path: Path, directory: Path) -> bool:
         with open(path, "rb") as stream:
             head = stream.read(_HEADER.size)
             *_, manifest_length, _ = _HEADER.unpack(head)
-            return bool(json.loads(stream.read(manifest_length)).get("directory") == directory.name)
-    except (OSError, ValueError, struct.error):
+            return _MANIFEST_DECODER.decode(stream.read(manifest_length)).directory == directory.name
+    except (OSError, msgspec.DecodeError, struct.error):
         return False
 
 

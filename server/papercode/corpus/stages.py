@@ -17,10 +17,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from papercode.build.builder import IndexBuilder
-from papercode.build.decode import iter_records
-from papercode.build.files import find_record_files
-from papercode.build.parallel import SearchBuildFailed, start_search_build
 from papercode.core import scratch
 from papercode.core.holds import hold
 from papercode.core.limits import Limits
@@ -32,6 +28,10 @@ from papercode.index.overlay import LayeredSearch, OverlayProblem
 from papercode.index.paper_index import PaperIndex
 from papercode.index.ranking import Ranking
 from papercode.index.search import SearchEngine
+from papercode.ingest.builder import IndexBuilder
+from papercode.ingest.decode import iter_records
+from papercode.ingest.files import find_record_files
+from papercode.ingest.parallel import SearchBuildFailed, start_search_build
 
 from . import snapshot
 

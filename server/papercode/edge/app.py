@@ -1,6 +1,6 @@
 """The MCP edge: `build_server`, the one factory of papercode's MCP server.
 
-Each handler validates nothing itself: it calls one function in `queries` and turns the answer
+Each handler validates nothing itself: it calls one function in `answers` and turns the answer
 into compact JSON (text) plus structured content. Errors are shaped once, in `server`: every tool
 error the model reads starts with a machine code and ends with the next step. One module per
 concern: `server` (the server class), `tools`, `resources`, `prompts` (with completions), `schema`
@@ -16,7 +16,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.types import Icon
 
 from papercode import __version__
-from papercode.answers import queries
+from papercode.answers import overview
 from papercode.core.records import STATUS_ORDER_TEXT
 from papercode.corpus.reload import LiveCorpus
 from papercode.verified.materialize import VerifiedCode
@@ -69,7 +69,7 @@ def build_server(
         ready_timeout=ready_timeout,
     )
     verified = code or VerifiedCode(CodeStore(None))
-    server.client_log.greeting = lambda: queries.load_notice(source(), verified.store.problems)
+    server.client_log.greeting = lambda: overview.load_notice(source(), verified.store.problems)
     server.background.append(verified.keep_current)
     PapercodeTools(source, verified, server.readiness).register(server)
     register_resources(server, source, verified)

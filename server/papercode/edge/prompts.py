@@ -9,7 +9,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, Completion, CompletionArgument, CompletionContext, PromptReference, ResourceTemplateReference
 
-from papercode.answers import queries
+from papercode.answers import completions, prompts
 from papercode.core.errors import QueryError
 from papercode.corpus.stages import Corpus
 
@@ -20,12 +20,12 @@ def register_prompts(server: MCPServer, source: CorpusSource) -> None:
     @server.prompt(title="Implement a paper")
     def implement_paper(arxiv_id: str) -> str:
         """Start implementing a paper from its best harvested code samples."""
-        return _prompt_text(lambda corpus: queries.implement_prompt(corpus, arxiv_id), source)
+        return _prompt_text(lambda corpus: prompts.implement_prompt(corpus, arxiv_id), source)
 
     @server.prompt(title="Compare implementations")
     def compare_implementations(arxiv_id: str) -> str:
         """Choose among a paper's repositories using their samples' statuses and licences."""
-        return _prompt_text(lambda corpus: queries.compare_prompt(corpus, arxiv_id), source)
+        return _prompt_text(lambda corpus: prompts.compare_prompt(corpus, arxiv_id), source)
 
 
 def _prompt_text(render: Callable[[Corpus], str], source: CorpusSource) -> str:
@@ -47,5 +47,5 @@ def register_completions(server: PapercodeServer, source: CorpusSource) -> None:
             return None
         if server.live is not None and server.live.ready_for("index") is None:  # still loading: nothing to offer yet
             return Completion(values=[], total=0, has_more=False)
-        values = await anyio.to_thread.run_sync(queries.complete, source(), argument.name, argument.value)
+        values = await anyio.to_thread.run_sync(completions.complete, source(), argument.name, argument.value)
         return Completion(values=values, total=len(values), has_more=False) if values is not None else None

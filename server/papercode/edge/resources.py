@@ -8,7 +8,7 @@ import orjson
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError
 from pydantic import BaseModel
 
-from papercode.answers import queries
+from papercode.answers import overview, queries
 from papercode.core.errors import QueryError
 from papercode.verified.materialize import VerifiedCode
 
@@ -19,7 +19,7 @@ CODE_TEMPLATE = "code://{code_sha256}"
 
 
 def json_text(answer: BaseModel | dict[str, Any]) -> str:
-    """An answer as compact JSON; a dict is one already as shown (`queries.shown`)."""
+    """An answer as compact JSON; a dict is one already as shown (`shaping.shown`)."""
     return orjson.dumps(answer if isinstance(answer, dict) else answer.model_dump(mode="json", exclude_none=True)).decode()
 
 
@@ -50,7 +50,7 @@ def register_resources(server: PapercodeServer, source: CorpusSource, code: Veri
 
     @server.resource("corpus://stats", mime_type="application/json", title="Corpus statistics")
     def stats_resource() -> str:
-        return json_text(queries.corpus_stats(source(), code.store.problems, server.readiness()))
+        return json_text(overview.corpus_stats(source(), code.store.problems, server.readiness()))
 
     @server.resource(
         "corpus://load-report",
@@ -59,4 +59,4 @@ def register_resources(server: PapercodeServer, source: CorpusSource, code: Veri
         description="Every rejected or suspect record, with path, line and reason",
     )
     def load_report_resource() -> str:
-        return orjson.dumps(queries.load_report(source(), code.store.problems)).decode()
+        return orjson.dumps(overview.load_report(source(), code.store.problems)).decode()

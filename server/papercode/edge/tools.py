@@ -1,11 +1,10 @@
 """The tools: typed methods over `queries` and `leaderboards`, each turning one answer into compact JSON (text) plus
 structured content. The keyed tools and the leaderboard tools get theirs already as shown (JSON-ready dicts,
-`queries.shown`), so `reply` only serialises them; the others' answer models are dumped here.
+`shaping.shown`), so `reply` only serialises them; the others' answer models are dumped here.
 
-Where a tool runs follows what it costs. Lookups in the in-memory index take microseconds (well under a
-millisecond at 100k papers; docs/decisions/stdio-edge.md), so those tools are `async` and answer on the event loop: a hop to a
-worker thread and back costs more than the lookup (0.1-0.25 ms a call on a busy 2-core host; over stdio it kept
-them at 1.2-1.3x the SDK's own floor). They are get_harvested_code_for_paper (its `stored` flags come from the
+Where a tool runs follows what it costs. Lookups in the in-memory index take microseconds, so those tools are `async`
+and answer on the event loop: a hop to a worker thread and back costs more than the lookup (the figures are in
+docs/decisions/stdio-edge.md). They are get_harvested_code_for_paper (its `stored` flags come from the
 hashes the code store holds in memory, `CodeStore.holds`, once its start-up scan is done; before, they are a file
 check per showable sample, so the call runs in a worker thread), get_paper (its abstract is a slice of the abstracts file kept beside the
 full-text index, a memory map: a few microseconds),
@@ -29,7 +28,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, BeforeValidator, Field
 
-from papercode.answers import leaderboards, models, queries
+from papercode.answers import checks, leaderboards, models, overview, queries, resolving
 from papercode.core.ids import arxiv_id_from_number
 from papercode.core.records import REPO_KIND_CHOICES_TEXT, STATUS_CHOICES_TEXT, STATUS_ORDER_TEXT
 from papercode.corpus.stages import Corpus
@@ -70,11 +69,11 @@ def _each(read: Callable[[object], object]) -> Callable[[object], object]:
 _ID_TEXT = "arXiv id in any form (1902.04094, arXiv:1902.04094v2, URL, hep-th/9901001) or paper slug"
 PaperId = Annotated[str, BeforeValidator(_id_from_number), Field(description=_ID_TEXT)]
 PaperIds = Annotated[
-    str | Annotated[list[str], Field(min_length=1, max_length=queries.MAX_PAPERS_ASKED)],
+    str | Annotated[list[str], Field(min_length=1, max_length=checks.MAX_PAPERS_ASKED)],
     BeforeValidator(_each(_id_from_number)),
-    Field(description=f"{_ID_TEXT}; or a list of up to {queries.MAX_PAPERS_ASKED}"),
+    Field(description=f"{_ID_TEXT}; or a list of up to {checks.MAX_PAPERS_ASKED}"),
 ]
-Limit = Annotated[int, Field(ge=1, le=queries.MAX_LIMIT)]
+Limit = Annotated[int, Field(ge=1, le=checks.MAX_LIMIT)]
 Cursor = Annotated[str | None, Field(description="From next_cursor")]
 Statuses = Annotated[
     str | list[str],
@@ -82,9 +81,9 @@ Statuses = Annotated[
 ]
 RepoKind = Annotated[str | None, Field(description=REPO_KIND_CHOICES_TEXT)]
 CodeHashes = Annotated[
-    str | Annotated[list[str], Field(min_length=1, max_length=queries.MAX_CODES_ASKED)],
+    str | Annotated[list[str], Field(min_length=1, max_length=checks.MAX_CODES_ASKED)],
     BeforeValidator(_each(_text_from_number)),
-    Field(description=f"A sample's code_sha256 (16 hex), or a unique prefix of 8+; or a list of up to {queries.MAX_CODES_ASKED}"),
+    Field(description=f"A sample's code_sha256 (16 hex), or a unique prefix of 8+; or a list of up to {checks.MAX_CODES_ASKED}"),
 ]
 SearchQuery = Annotated[
     str, BeforeValidator(_id_from_number), Field(description="Plain words, e.g. 'bert generative in-context'; empty to browse newest first")
@@ -93,7 +92,7 @@ SearchQuery = Annotated[
 
 def reply(answer: BaseModel | dict[str, Any]) -> CallToolResult:
     """An answer as structured content and the same as compact JSON text. A dict is an answer already as shown
-    (`queries.shown`: the keyed tools build theirs so, and skip the model and its dump)."""
+    (`shaping.shown`: the keyed tools build theirs so, and skip the model and its dump)."""
     structured = answer if isinstance(answer, dict) else answer.model_dump(mode="json", exclude_none=True)
     text = orjson.dumps(structured).decode()
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
@@ -104,9 +103,9 @@ async def obtain_code_answer(corpus: Corpus, code: VerifiedCode, code_sha256: st
     (from the store, or downloaded and verified), and shape both into the answer; for a list of hashes, each
     hash's answer, their code obtained side by side."""
     if isinstance(code_sha256, str):
-        found = await anyio.to_thread.run_sync(queries.find_code, corpus, code_sha256)
+        found = await anyio.to_thread.run_sync(resolving.find_code, corpus, code_sha256)
         return queries.code_answer(corpus, found, await code.obtain(found.rows))
-    each = await anyio.to_thread.run_sync(queries.find_codes, corpus, code_sha256)
+    each = await anyio.to_thread.run_sync(resolving.find_codes, corpus, code_sha256)
     obtained: list[SampleOutcome | None] = [None] * len(each)
 
     async def obtain(position: int, rows: list[SampleRow]) -> None:
@@ -114,7 +113,7 @@ async def obtain_code_answer(corpus: Corpus, code: VerifiedCode, code_sha256: st
 
     async with anyio.create_task_group() as tasks:
         for position, item in enumerate(each):
-            if isinstance(item, queries.FoundCode):
+            if isinstance(item, resolving.FoundCode):
                 tasks.start_soon(obtain, position, item.rows)
     return queries.code_list_answer(corpus, code_sha256, each, obtained)
 
@@ -164,7 +163,9 @@ class PapercodeTools:
         corpus, stored = self.source(), self.code.stored_lookup
 
         def answer(stored: Callable[[str], bool]) -> dict[str, Any]:
-            return queries.harvested_code_shown(corpus, arxiv_id, status, repo_kind, limit, cursor, stored)
+            return queries.harvested_code_shown(
+                corpus, arxiv_id, status=status, repo_kind=repo_kind, limit=limit, cursor=cursor, stored=stored
+            )
 
         # Until the store has been scanned, `stored` is a file check per sample: in a worker thread.
         return reply(answer(stored) if stored is not None else await anyio.to_thread.run_sync(answer, self.code.is_stored))
@@ -183,7 +184,16 @@ class PapercodeTools:
         Next: get_code(code_sha256)."""
 
         def listing() -> dict[str, Any]:
-            return queries.samples_by_status_shown(self.source(), status, repo_kind, language, licence, inline_only, limit, cursor)
+            return queries.samples_by_status_shown(
+                self.source(),
+                status,
+                repo_kind=repo_kind,
+                language=language,
+                licence=licence,
+                inline_only=inline_only,
+                limit=limit,
+                cursor=cursor,
+            )
 
         return reply(listing() if cursor is None else await anyio.to_thread.run_sync(listing))
 
@@ -198,7 +208,7 @@ class PapercodeTools:
         official_code: Annotated[bool | None, Field(description="Only papers with (true) or without (false) an official repo")] = None,
         year_from: int | None = None,
         year_to: int | None = None,
-        limit: Annotated[int, Field(ge=1, le=queries.MAX_LIMIT)] = 10,
+        limit: Annotated[int, Field(ge=1, le=checks.MAX_LIMIT)] = 10,
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, models.SearchResult]:
         """Ranked full-text search of titles, abstracts, authors, tasks and methods; filters combine.
@@ -238,7 +248,7 @@ class PapercodeTools:
         corpus, store, readiness = self.source(), self.code.store, self.readiness()
 
         def stats() -> models.CorpusStats:
-            return queries.corpus_stats(corpus, store.problems, readiness)
+            return overview.corpus_stats(corpus, store.problems, readiness)
 
         # With bad files reported, `problems` looks at each again (a stat, a hash if it changed): in a worker thread.
         return reply(await anyio.to_thread.run_sync(stats) if store.has_problems else stats())
@@ -260,7 +270,9 @@ class PapercodeTools:
         code ran. Without dataset: the task's benchmarks. Next: get_harvested_code_for_paper(paper)."""
 
         def board() -> dict[str, Any]:
-            return leaderboards.leaderboard_shown(self.source(), task, dataset, metric, order, has_code, status, limit, cursor)
+            return leaderboards.leaderboard_shown(
+                self.source(), task, dataset, metric=metric, order=order, has_code=has_code, status=status, limit=limit, cursor=cursor
+            )
 
         # Unfiltered, a page is read from the board's stored order: microseconds. A filter looks at the whole board.
         return reply(board() if has_code is None and not status else await anyio.to_thread.run_sync(board))

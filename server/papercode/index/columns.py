@@ -11,27 +11,17 @@ from __future__ import annotations
 import operator
 from array import array
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple, cast
 
-import orjson
+import msgspec
 
-from papercode.core.ids import GITHUB_URL, SHA_PREFIX_FORMAT, repo_key
+from papercode.core.ids import GITHUB_URL, SHA_PREFIX_FORMAT, paper_key, repo_key
 from papercode.core.records import OFFICIAL_KIND
 
 from .packed import PackedBytes, PackedStrings
 
 NONE = -1  # "no value" in a column of string ids or years
 NO_LEVEL = -(2**63)  # "no value" in the verification level column (records.LEVEL_MIN is above it)
-
-
-class SampleTally(NamedTuple):
-    """A set of samples counted (see `SampleColumns.counts`)."""
-
-    total: int
-    by_status: dict[str, int]
-    by_repo_kind: dict[str, int]
-    pointer_only: int
 
 
 class SampleRow(NamedTuple):
@@ -57,7 +47,10 @@ class SampleRow(NamedTuple):
         return self.repo_kind == OFFICIAL_KIND
 
 
-class CodeLinkRow(NamedTuple):
+class CodeLinkRow(msgspec.Struct, array_like=True, frozen=True, gc=False):
+    """A paper's code link: as answers read it, and as the details blob keeps it (a JSON array of these fields, in this
+    order: its bytes are those every build, the archive's included, has written)."""
+
     repo: str | None  # normalised owner/name when the URL is a GitHub repository
     repo_url: str
     is_official: bool
@@ -67,29 +60,26 @@ class CodeLinkRow(NamedTuple):
     licence: str | None
 
 
-# A code link as the details blob keeps it: the fields of `CodeLinkRow`, in order (a plain tuple: orjson writes it as
-# it is, a named tuple it would not).
-LinkRow = tuple[str | None, str, bool, bool | None, str | None, str | None, str | None]
 _LAST = operator.itemgetter(-1)
 
 
 def link_row(
-    url: str, official: bool, mentioned: bool | None, framework: str | None, reach: str | None = None, licence: str | None = None
-) -> LinkRow:
+    url: str, official: bool, mentioned: bool | None, framework: str | None, *, reach: str | None = None, licence: str | None = None
+) -> CodeLinkRow:
     """A code link as the details blob keeps it (its repository key worked out here)."""
-    return (repo_key(url), url, official, mentioned, framework, reach, licence)
+    return CodeLinkRow(repo_key(url), url, official, mentioned, framework, reach, licence)
 
 
-def ordered_links(rows: list[LinkRow]) -> list[LinkRow]:
+def ordered_links(rows: list[CodeLinkRow]) -> list[CodeLinkRow]:
     """A paper's code links as every answer lists them: official first, then those the paper mentions, then by URL
     (any case), then as given."""
     if len(rows) < 2:
         return rows
     keyed = sorted(
         zip(
-            [not row[2] for row in rows],
-            [not row[3] for row in rows],
-            [row[1].lower() for row in rows],
+            [not row.is_official for row in rows],
+            [not row.mentioned_in_paper for row in rows],
+            [row.repo_url.lower() for row in rows],
             range(len(rows)),
             strict=True,
         )
@@ -97,40 +87,41 @@ def ordered_links(rows: list[LinkRow]) -> list[LinkRow]:
     return list(map(rows.__getitem__, map(_LAST, keyed)))
 
 
+class PaperDetails(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    """A paper's display fields, kept as one compact JSON blob per paper (`details_blob`; `PaperRow.details` reads it
+    back): short keys, and no `p` or `pdf` when there is none."""
+
+    authors: list[str] = msgspec.field(name="a")
+    tasks: list[tuple[str, str]] = msgspec.field(name="t")  # (slug, name)
+    methods: list[str] = msgspec.field(name="m")
+    code_links: list[CodeLinkRow] = msgspec.field(name="l")
+    proceeding: str | None = msgspec.field(default=None, name="p")
+    url_pdf: str | None = msgspec.field(default=None, name="pdf")
+
+
+_DETAILS_ENCODER = msgspec.json.Encoder()
+_DETAILS_DECODER = msgspec.json.Decoder(PaperDetails)
+
+
 def details_blob(
     *,
     authors: list[str],
     tasks: list[tuple[str, str]],
     methods: list[str],
-    links: list[LinkRow],
+    links: list[CodeLinkRow],
     proceeding: str | None,
     url_pdf: str | None,
 ) -> bytes:
     """A paper's display details as one compact JSON blob (`PaperRow.details` reads it back)."""
-    details: dict[str, object] = {"a": authors, "t": tasks, "m": methods, "l": links}
-    for key, value in (("p", proceeding), ("pdf", url_pdf)):
-        if value is not None:
-            details[key] = value
-    # A copy of its own size: orjson's bytes keep the 4 KiB buffer it wrote into (`sys.getsizeof` does not show
-    # it; tracemalloc does), which for 600k small blobs is 2.4 GB held for nothing.
-    return memoryview(orjson.dumps(details)).tobytes()
-
-
-@dataclass(frozen=True, slots=True)
-class PaperDetails:
-    """A paper's display fields, decoded from its blob."""
-
-    authors: list[str]
-    proceeding: str | None
-    url_pdf: str | None
-    tasks: list[tuple[str, str]]
-    methods: list[str]
-    code_links: list[CodeLinkRow]
+    details = PaperDetails(authors, tasks, methods, links, proceeding, url_pdf)
+    # A copy of its own size: the encoder's bytes keep the spare room of the buffer it wrote into, and an index holds
+    # one blob per paper.
+    return memoryview(_DETAILS_ENCODER.encode(details)).tobytes()
 
 
 class PaperRow(NamedTuple):
     """One paper, materialised from the paper columns when a query needs it: a tuple, built in one step (a frozen
-    dataclass sets each of its 13 fields by a call of its own, which was a third of get_paper's lookup)."""
+    dataclass sets each of its 13 fields by a call of its own, a cost get_paper's lookup would pay on every call)."""
 
     ordinal: int
     arxiv_id: str | None
@@ -149,19 +140,11 @@ class PaperRow(NamedTuple):
     @property
     def key(self) -> str:
         """The id agents use: the arXiv id, else the slug."""
-        return self.arxiv_id or self.slug or ""
+        return paper_key(self.arxiv_id, self.slug)
 
     def details(self) -> PaperDetails:
         """Display fields; the abstract is kept once, by the search engine's full text."""
-        raw = orjson.loads(self.blob)
-        return PaperDetails(
-            authors=raw["a"],
-            proceeding=raw.get("p"),
-            url_pdf=raw.get("pdf"),
-            tasks=[(slug, name) for slug, name in raw["t"]],
-            methods=raw["m"],
-            code_links=[CodeLinkRow(*link) for link in raw["l"]],
-        )
+        return _DETAILS_DECODER.decode(self.blob)
 
 
 class StringIds(dict[str | None, int]):
@@ -291,7 +274,7 @@ class PaperColumns:
         return (self[i] for i in range(len(self)))
 
     def key(self, i: int) -> str:
-        return self.arxiv_id[i] or self.slug[i] or ""
+        return paper_key(self.arxiv_id[i], self.slug[i])
 
 
 def _packed_strings(values: Sequence[str | None]) -> PackedStrings:
@@ -332,8 +315,9 @@ class SampleColumns:
         self.__dict__.update(state)
 
     def shown(self, ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
-        """The fields answers show of samples `ids` (`SampleRow`'s first eleven, the `Sample` answer model's), in
-        order, read column by column: a page costs one comprehension a field, not a call a sample, and no row."""
+        """The fields answers show of samples `ids` (`SampleRow`'s first eleven: a sample's repository group and its own
+        fields, as `answers.shaping` groups them), in order, read column by column: a page costs one comprehension a
+        field, not a call a sample, and no row."""
         values, levels, inline = self.strings.values, self.verification_level, self.inline_ok
         return zip(
             [format(self.sha[i], SHA_PREFIX_FORMAT) for i in ids],  # code_sha256
@@ -377,9 +361,10 @@ class SampleColumns:
             i for i in ids if (statuses is None or values[status[i]] in statuses) and (repo_kind is None or values[kind[i]] == repo_kind)
         ]
 
-    def counts(self, ids: Sequence[int]) -> SampleTally:
-        """How many of these samples there are by status and by repo kind (each in first-seen order), and how
-        many are pointer-only: read from the columns, without building a row."""
+    def counts(self, ids: Sequence[int]) -> dict[str, Any]:
+        """How many of these samples there are (`total`), by status and by repo kind (`by_status`, `by_repo_kind`,
+        each in first-seen order), and how many are pointer-only (`pointer_only`): the fields of the answers'
+        `SampleCounts`, which declares them. Read from the columns, without building a row."""
         # C-level passes (a paper's samples are a range: slices of the columns), one step a distinct value: this
         # runs on the event loop for get_paper and get_harvested_code_for_paper.
         values = self.strings.values
@@ -392,9 +377,9 @@ class SampleColumns:
         else:
             statuses, kinds = array("i", [self.status[i] for i in ids]), array("i", [self.repo_kind[i] for i in ids])
             inline = bytearray(self.inline_ok[i] for i in ids)
-        return SampleTally(
-            len(ids),
-            {values[status]: statuses.count(status) for status in dict.fromkeys(statuses)},
-            {values[kind]: kinds.count(kind) for kind in dict.fromkeys(kinds)},
-            inline.count(0),
-        )
+        return {
+            "total": len(ids),
+            "by_status": {values[status]: statuses.count(status) for status in dict.fromkeys(statuses)},
+            "by_repo_kind": {values[kind]: kinds.count(kind) for kind in dict.fromkeys(kinds)},
+            "pointer_only": inline.count(0),
+        }

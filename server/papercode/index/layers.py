@@ -202,10 +202,3 @@ def compose(records: PaperIndex, archive: ArchiveLayer | None) -> PaperIndex:
         sources=PaperSources(archive_start=len(records.papers), archive_replaced=len(replaced)),
     )
     return LayeredIndex(**values, records=records, archive=archive, ordinals=ordinals)
-
-
-def archive_ordinals(index: PaperIndex) -> Sequence[int]:
-    """The layered ordinals of the archive's papers (empty for an index of records alone)."""
-    if not isinstance(index, LayeredIndex) or index.ordinals is None:
-        return ()
-    return range(index.ordinals.records, len(index.ordinals))

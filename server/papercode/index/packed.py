@@ -3,8 +3,8 @@
 Restoring a list of a million strings from a pickle builds a million objects; restoring one of
 these is two memory copies, and an item is decoded only when a query reads it. Most columns are
 kept as plain lists while the index is built and packed only into a snapshot; the two largest
-(every sample's entry and path: nearly all distinct) are built packed (`PackedStrings.extend`),
-which holds them in a third of the memory.
+(every sample's entry and path: nearly all distinct) are built packed (`PackedStrings.extend`), so
+that they never exist as an object per string.
 """
 
 from __future__ import annotations
@@ -87,7 +87,7 @@ class PackedStrings(_Packed, Sequence[str | None]):
     def __getitem__(self, i: int | slice) -> str | Sequence[str | None] | None:
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(len(self)))]
-        # `_raw`, inlined: answers read a few of these per row, and a call is a third of the cost of one.
+        # `_raw`, inlined: answers read a few of these per row, and a call would cost as much as the read.
         ends = self._ends
         if i < 0:
             i += len(ends)

@@ -61,23 +61,16 @@ class PaperSources:
 
 
 @dataclass(frozen=True, slots=True)
-class PaperIndex:
-    """Read-only lookups over one loaded corpus (built by `builder.IndexBuilder`)."""
+class CorpusWide:
+    """The parts of an index that need every paper at once: computed over whole columns at the end of a build
+    (`ingest.corpus_wide`)."""
 
-    report: LoadReport
-    papers: PaperColumns
-    samples: SampleColumns
-    by_arxiv: KeyLookup  # arXiv id -> paper: a dict when built, `SortedKeys` when restored
-    by_slug: KeyLookup  # slug -> paper, likewise
-    fingerprint: bytes  # identifies what was indexed: cursors are bound to it
     live_samples: int
     status_counts: Counter[str]
     repo_kind_counts: Counter[str]
     licence_counts: Counter[str]
     language_counts: Counter[str]
     papers_with_samples: int
-    snapshots: frozenset[str]
-    read_at_range: tuple[str, str] | None
     # Code hashes in order, with their sample ids, for exact and prefix lookups.
     sha_sorted: array[int]
     sha_samples: array[int]
@@ -89,6 +82,24 @@ class PaperIndex:
     # Corpus-wide listing order, bucketed so a filtered listing never scans other samples.
     listing_order: array[int]
     buckets: dict[BucketKey, array[int]]
+
+    def parts(self) -> dict[str, Any]:
+        """These parts by name, as `PaperIndex` takes them (not copied)."""
+        return {spec.name: getattr(self, spec.name) for spec in fields(CorpusWide)}
+
+
+@dataclass(frozen=True, slots=True)
+class PaperIndex(CorpusWide):
+    """Read-only lookups over one loaded corpus (built by `builder.IndexBuilder`), with its corpus-wide parts."""
+
+    report: LoadReport
+    papers: PaperColumns
+    samples: SampleColumns
+    by_arxiv: KeyLookup  # arXiv id -> paper: a dict when built, `SortedKeys` when restored
+    by_slug: KeyLookup  # slug -> paper, likewise
+    fingerprint: bytes  # identifies what was indexed: cursors are bound to it
+    snapshots: frozenset[str]
+    read_at_range: tuple[str, str] | None
     arxiv_ids_sorted: Sequence[str]
     sources: PaperSources
     # Derived from the fields above whenever an index is made or restored (never pickled): every valid status, best
@@ -178,14 +189,10 @@ class PaperIndex:
         found = itertools.takewhile(lambda key: key.startswith(prefix), self.arxiv_ids_sorted[start : start + most])
         return list(found)
 
-    def list_samples(self, statuses: Iterable[str], *filters: Any, **named: Any) -> tuple[int, list[SampleRow]]:
-        """(total, one page of samples in listing order): `list_sample_ids` (same arguments), materialised."""
-        total, ids = self.list_sample_ids(statuses, *filters, **named)
-        return total, self.samples.rows(ids)
-
     def list_sample_ids(
         self,
         statuses: Iterable[str],
+        *,
         repo_kind: str | None = None,
         language: str | None = None,
         licence: str | None = None,

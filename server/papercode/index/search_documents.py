@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
+import msgspec
 import tantivy
 
 from .search_schema import FACET_KEYS, HAS_SAMPLES_TERMS, OFFICIAL_CODE_TERMS, browse_value, facet_term
@@ -21,10 +22,10 @@ if TYPE_CHECKING:
 INDEXED_LIST_SEPARATOR = " ; "  # between the authors, the tasks, the methods of a paper, in the text indexed
 
 
-class SearchDocument(NamedTuple):
+class SearchDocument(msgspec.Struct, array_like=True, frozen=True, gc=False):
     """What the search engine indexes for one paper; produced while the index is built.
 
-    Plain values only: it crosses between processes as a pickled tuple.
+    Plain values only: it crosses to the cold build's child process as it is (msgpack, a bare array: no field names).
     """
 
     paper: int  # the `paper` value: the paper's ordinal (an archive's papers: `ARCHIVE_BASE` + its ordinal there)

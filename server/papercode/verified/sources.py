@@ -14,7 +14,6 @@ import functools
 import logging
 import math
 import os
-import re
 import ssl
 import time
 import unicodedata
@@ -29,7 +28,7 @@ import anyio
 import httpx2
 
 from papercode import __version__
-from papercode.core.ids import MAX_OWNER_CHARS, MAX_REPO_NAME_CHARS
+from papercode.core.ids import MAX_OWNER_CHARS, MAX_REPO_NAME_CHARS, is_github_owner, is_github_repo_name
 from papercode.core.records import MAX_PATH_CHARS
 
 log = logging.getLogger(__name__)
@@ -43,8 +42,6 @@ FETCH_TIMEOUT_SECONDS = 5.0
 RETRY_AFTER_SECONDS = 60.0
 MAX_REDIRECTS = 3
 
-_OWNER = re.compile(rf"[A-Za-z0-9][A-Za-z0-9-]{{0,{MAX_OWNER_CHARS - 1}}}")
-_NAME = re.compile(rf"[A-Za-z0-9._-]{{1,{MAX_REPO_NAME_CHARS}}}")
 # Control, invisible formatting (e.g. a right-to-left override), lone surrogates (not encodable) and line separators.
 _UNWANTED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 _URL_SYNTAX = frozenset("%?#")  # `%` would let a path arrive pre-encoded; `?` and `#` would end the path
@@ -87,13 +84,13 @@ def locate(repo: str, path: str) -> SourceLocation | str:
 
 
 def _owner_problem(owner: str) -> str | None:
-    if _OWNER.fullmatch(owner):
+    if is_github_owner(owner):
         return None
     return f"repo owner must be 1-{MAX_OWNER_CHARS} letters, digits or hyphens, not starting with a hyphen"
 
 
 def _name_problem(name: str) -> str | None:
-    if _NAME.fullmatch(name) and name not in (".", ".."):
+    if is_github_repo_name(name):
         return None
     return f"repo name must be 1-{MAX_REPO_NAME_CHARS} letters, digits, '.', '_' or '-', and not '.' or '..'"
 
@@ -390,7 +387,7 @@ class SourceFetcher:
 
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
-    """One TLS context for every fetcher of the process: loading the certificates costs about 17 ms each time."""
+    """One TLS context for every fetcher of the process: each context loads and parses the whole certificate bundle."""
     return httpx2.create_ssl_context()
 
 

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from papercode.core.ids import canonical_arxiv_id, duplicate_key, slug_from_record_url
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, ProgressCallback
-from papercode.core.records import KNOWN_STATUSES, MAX_LIST_ENTRIES, RECORD_DECODER, Record, RecordData, SyntologyData
+from papercode.core.records import KNOWN_STATUSES, MAX_LIST_ENTRIES, RECORD_DECODER, RecordData, SyntologyData, record_model
 
 from .files import RecordFile, find_record_files
 
@@ -221,20 +221,20 @@ def _decode(data: bytes, name: str, line: int | None, limits: Limits, report: Lo
     except (msgspec.DecodeError, RecursionError):  # a ValidationError is a DecodeError too
         value = _parse(data, name, line, report)
         return None if value is None else _validate(value, name, line, limits, report)
-    return _accept(record, 0, name, line, limits, report)
+    return _accept(record, 0, name, line, limits=limits, report=report)
 
 
 def _validate(value: dict[str, Any], name: str, line: int | None, limits: Limits, report: LoadReport) -> LoadedRecord | None:
     """The exact path: pydantic says what is wrong; a record whose only faults are samples keeps the rest."""
     dropped = 0
     try:
-        Record.model_validate(value)
+        record_model().model_validate(value)
     except ValidationError as exc:
         bad_samples = _bad_sample_positions(exc)
         if bad_samples is None:
             report.add("error", "invalid_record", name, _describe(exc), line)
             return None
-        kept = _without_bad_samples(value, bad_samples, exc, name, line, report)
+        kept = _without_bad_samples(value, bad_samples, exc, name, line, report=report)
         if kept is None:
             return None
         value, dropped = kept, len(bad_samples)
@@ -243,10 +243,10 @@ def _validate(value: dict[str, Any], name: str, line: int | None, limits: Limits
     except msgspec.ValidationError as exc:  # the two schemas disagree: reject, and say where
         report.add("error", "invalid_record", name, str(exc), line)
         return None
-    return _accept(record, dropped, name, line, limits, report)
+    return _accept(record, dropped, name, line, limits=limits, report=report)
 
 
-def _accept(record: RecordData, dropped: int, name: str, line: int | None, limits: Limits, report: LoadReport) -> LoadedRecord | None:
+def _accept(record: RecordData, dropped: int, name: str, line: int | None, *, limits: Limits, report: LoadReport) -> LoadedRecord | None:
     """Checks past the schema: a key to find the record by, caps on free text, the harvest's own sums."""
     arxiv_id, slug = canonical_arxiv_id(record.arxiv_id), slug_from_record_url(record.url)
     if arxiv_id is None and slug is None:
@@ -275,7 +275,7 @@ def _bad_sample_positions(exc: ValidationError) -> set[int] | None:
 
 
 def _without_bad_samples(
-    value: dict[str, Any], bad: set[int], exc: ValidationError, name: str, line: int | None, report: LoadReport
+    value: dict[str, Any], bad: set[int], exc: ValidationError, name: str, line: int | None, *, report: LoadReport
 ) -> dict[str, Any] | None:
     for error in exc.errors():
         position = error["loc"][2]
@@ -285,7 +285,7 @@ def _without_bad_samples(
     harvest["samples"] = [sample for i, sample in enumerate(harvest["samples"]) if i not in bad]
     kept = {**value, "syntology": harvest}
     try:
-        Record.model_validate(kept)
+        record_model().model_validate(kept)
         return kept
     except ValidationError as again:
         report.add("error", "invalid_record", name, _describe(again), line)

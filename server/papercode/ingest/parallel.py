@@ -1,7 +1,7 @@
 """A cold build on both cores: for a large corpus, a child process indexes part of the records and
 builds the search index while this process indexes the rest; for a small one, everything here.
 
-The child (`python -m papercode.search_build`, a fresh interpreter started with `subprocess`, never
+The child (`python -m papercode.ingest.parallel`, a fresh interpreter started with `subprocess`, never
 a bare `fork`: the server builds in a background thread while its event loop runs) is given the
 list of record files and a split point. This process indexes the files before it, and writes what
 admission made of each record, with the search document of each admitted one, to a file the child
@@ -16,6 +16,10 @@ index is thrown away and everything is built here; a child that fails costs the 
 A corpus in one file cannot be split: then the child reads and decodes every record itself, beside
 this process (no record crosses between them). The child keeps search documents in files, not in
 memory, until it writes them into the index, one paper at a time.
+
+What crosses between the two is declared once, as named structs: the child's `BuildJob`, and per record its
+`duplicates.RecordFacts` and `index.search_documents.SearchDocument` (msgpack arrays: no field names on the wire); the
+child's `builder.IndexPart` comes back pickled (plain lists and arrays).
 
 Both work in temporary directories named `papercode-build-<pid>-…` and `papercode-search-<pid>-…`,
 owned through `core.scratch`: removed when the build ends or fails, at exit and on SIGTERM, and at
@@ -41,17 +45,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, BinaryIO, Protocol
 
+import msgspec
+
 from papercode.core import scratch
 from papercode.core.holds import hold
+from papercode.core.ids import paper_key
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, ProgressCallback
 from papercode.index.search import SearchEngine
 from papercode.index.search_documents import SearchDocument
 from papercode.index.search_writer import SearchBuilder, write_index
 
-from .builder import Admission, Admitted, IndexPart, PartBuilder, RecordSink, search_document, search_values
+from .builder import Admission, Admitted, IndexPart, PartBuilder, RecordSink, search_document
 from .decode import LoadedRecord, iter_records
-from .duplicates import RecordFacts
+from .duplicates import RecordFacts, facts
 from .files import RecordFile
 
 log = logging.getLogger(__name__)
@@ -63,6 +70,17 @@ CHILD_PROCESS_BYTES = 64 * 1024 * 1024
 HERE_SHARE = 0.53
 # The temporary directories of a build (see `core.scratch`): the child's files, and a search index being built.
 BUILD_PREFIX, SEARCH_PREFIX = "papercode-build-", "papercode-search-"
+
+
+class BuildJob(msgspec.Struct, frozen=True):
+    """What the child process is given: the records' roots and limits, every record file, how many of them this process
+    indexes (the child indexes the rest), and the build's scratch directory."""
+
+    roots: list[str]
+    limits: Limits
+    files: list[RecordFile]
+    split: int
+    scratch: str
 
 
 class SearchBuildFailed(RuntimeError):
@@ -196,14 +214,8 @@ class ChildSearchBuild:
         try:
             self._entries.append(_index_directory())
             self._path = self._entries[1].path
-            job = {
-                "roots": [str(root) for root in roots],
-                "limits": [limits.max_file_bytes, limits.max_line_bytes, limits.max_string_chars],
-                "files": files,
-                "split": self._split,
-                "scratch": str(self._scratch),
-            }
-            (self._scratch / "job.pickle").write_bytes(pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL))
+            job = BuildJob([str(root) for root in roots], limits, files, self._split, str(self._scratch))
+            (self._scratch / "job").write_bytes(msgspec.msgpack.encode(job))
             (self._scratch / "progress").touch()
             self._counts = _SharedCounts(self._scratch / "progress")
             if self._split < len(files):
@@ -216,7 +228,7 @@ class ChildSearchBuild:
             watched, self._parent_alive = os.pipe() if os.name == "posix" else (None, None)
             try:
                 self._child = subprocess.Popen(
-                    [sys.executable, "-m", "papercode.build.parallel", str(self._path), str(self._scratch / "job.pickle")]
+                    [sys.executable, "-m", "papercode.ingest.parallel", str(self._path), str(self._scratch / "job")]
                     + ([str(watched)] if watched is not None else []),
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
@@ -318,15 +330,17 @@ class ChildSearchBuild:
 
 
 _NOT_YET_ADMITTED = Admitted(0, False, None)
-_FRAME = struct.Struct("<II")  # a shipped record: the lengths of its head and of its document, then both (pickled)
+# A shipped record: the lengths of its facts and of its search document, then both (msgpack; no document: length 0).
+_FRAME = struct.Struct("<II")
+_ENCODE = msgspec.msgpack.Encoder().encode
+_DECODE_FACTS = msgspec.msgpack.Decoder(RecordFacts).decode
+_DECODE_DOCUMENT = msgspec.msgpack.Decoder(SearchDocument).decode
 
 
 def ship(stream: IO[bytes], item: LoadedRecord, admitted: Admitted | None) -> None:
-    """Write a record as read (its facts) and, when admitted, its search document (else nothing).
-
-    Plain tuples: pickling a named tuple costs a class lookup each time."""
-    head = pickle.dumps((item.path, item.line, item.arxiv_id, item.slug, item.read_at), protocol=pickle.HIGHEST_PROTOCOL)
-    body = b"" if admitted is None else pickle.dumps(search_values(item, admitted), protocol=pickle.HIGHEST_PROTOCOL)
+    """Write a record as read (its facts) and, when admitted, its search document (else nothing)."""
+    head = _ENCODE(facts(item))
+    body = b"" if admitted is None else _ENCODE(search_document(item, admitted))
     stream.write(_FRAME.pack(len(head), len(body)) + head + body)
 
 
@@ -345,13 +359,13 @@ class _Documents:
         with open(self._path, "rb", buffering=1 << 20) as stream:
             while frame := stream.read(_FRAME.size):
                 head, body = _FRAME.unpack(frame)
-                yield RecordFacts(*pickle.loads(stream.read(head))), stream.tell(), body
+                yield _DECODE_FACTS(stream.read(head)), stream.tell(), body
                 stream.seek(body, os.SEEK_CUR)
 
     def document(self, where: int, length: int) -> SearchDocument:
         assert self._handle is not None
         self._handle.seek(where)
-        return SearchDocument(*pickle.loads(self._handle.read(length)))
+        return _DECODE_DOCUMENT(self._handle.read(length))
 
     def close(self) -> None:
         if self._handle is not None:
@@ -381,32 +395,47 @@ def main(argv: list[str]) -> int:
     if len(argv) > 2:
         _exit_with_parent(int(argv[2]))
     hold("build-started")
-    directory, job = Path(argv[0]), pickle.loads(Path(argv[1]).read_bytes())
-    roots, limits = [Path(root) for root in job["roots"]], Limits(*job["limits"])
-    files, split, scratch = job["files"], job["split"], Path(job["scratch"])
+    directory, job = Path(argv[0]), msgspec.msgpack.decode(Path(argv[1]).read_bytes(), type=BuildJob)
+    scratch, split = Path(job.scratch), job.split < len(job.files)
+    if not _read_records(job, split=split):
+        return 1  # the other process is gone
+    here = [_Documents(scratch / "documents")]
+    fingerprint = _write_search_index(directory, [_Documents(scratch / "records"), *here] if split else here)
+    sys.stdout.write(f"ok {fingerprint}")
+    return 0
+
+
+def _read_records(job: BuildJob, *, split: bool) -> bool:
+    """Reads the files from the split on (every file when the corpus is not `split`), each record's document into a
+    file; when split, hands their part of the index over and waits for the other process's documents. False: the
+    other process is gone."""
+    scratch = Path(job.scratch)
     counts = _SharedCounts(scratch / "progress")
     report = LoadReport()
-    builder = PartBuilder(report) if split < len(files) else None
+    builder = PartBuilder(report) if split else None
+    roots, files = [Path(root) for root in job.roots], job.files[job.split :] if split else job.files
     # The documents of the records read here, kept in a file: memory holds one at a time.
     with open(scratch / "documents", "wb", buffering=1 << 20) as documents:
-        for item in iter_records(roots, report, limits, counts.write if builder else None, files=files[split:] if builder else files):
+        for item in iter_records(roots, report, job.limits, counts.write if builder else None, files=files):
             if builder is not None:
                 builder.add(item)
             ship(documents, item, _NOT_YET_ADMITTED)
     counts.close()
-    if builder is not None:
-        with open(scratch / "part.pickle", "wb") as out:
-            pickle.dump(builder.part(), out, protocol=pickle.HIGHEST_PROTOCOL)
-        del builder
-        sys.stdout.write("part\n")
-        sys.stdout.flush()
-        if hasattr(os, "nice"):
-            os.nice(5)  # the keyed index (the other process) comes first; the search takes what is left
-        if sys.stdin.readline().strip() != "shipped":
-            return 1  # the other process is gone
-    sources = (
-        [_Documents(scratch / "records"), _Documents(scratch / "documents")] if split < len(files) else [_Documents(scratch / "documents")]
-    )
+    if builder is None:
+        return True
+    with open(scratch / "part.pickle", "wb") as out:
+        pickle.dump(builder.part(), out, protocol=pickle.HIGHEST_PROTOCOL)
+    del builder
+    sys.stdout.write("part\n")
+    sys.stdout.flush()
+    if hasattr(os, "nice"):
+        os.nice(5)  # the keyed index (the other process) comes first; the search takes what is left
+    return sys.stdin.readline().strip() == "shipped"
+
+
+def _write_search_index(directory: Path, sources: list[_Documents]) -> str:
+    """Admits every record of `sources` as the other process does, and writes the search index of the papers into
+    `directory`; the fingerprint of what was admitted (hex)."""
     admission = Admission(LoadReport())  # the index build reports the problems
     final: dict[int, tuple[str, _Documents, int, int, bool]] = {}  # paper -> its key and last admitted record
     for source in sources:
@@ -415,19 +444,18 @@ def main(argv: list[str]) -> int:
             if admitted is not None:
                 if not length:  # the other process did not admit it: the two are not reading the same records
                     raise SearchBuildFailed(f"{record.path}: admitted here, not where it was read")
-                final[admitted.ordinal] = (record.arxiv_id or admitted.slug or "", source, where, length, admitted.replacing)
+                final[admitted.ordinal] = (paper_key(record.arxiv_id, admitted.slug), source, where, length, admitted.replacing)
     papers = sorted(final)
 
     def in_order() -> Iterator[SearchDocument]:
         for paper in papers:
             key, source, where, length, replacing = final[paper]
-            yield source.document(where, length)._replace(paper=paper, replacing=replacing, key=key)
+            yield msgspec.structs.replace(source.document(where, length), paper=paper, replacing=replacing, key=key)
 
     write_index(directory, in_order(), len(papers))
     for source in sources:
         source.close()
-    sys.stdout.write(f"ok {admission.fingerprint.hex()}")
-    return 0
+    return admission.fingerprint.hex()
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import NamedTuple
+
+import msgspec
 
 from papercode.core.ids import duplicate_key
 from papercode.core.load_report import LoadReport
@@ -11,8 +12,9 @@ from papercode.core.load_report import LoadReport
 from .decode import LoadedRecord
 
 
-class RecordFacts(NamedTuple):
-    """What admission needs to know of a record (see `DuplicateFilter`), without the record."""
+class RecordFacts(msgspec.Struct, array_like=True, frozen=True, gc=False):
+    """What admission needs to know of a record (see `DuplicateFilter`), without the record: what the child process of
+    a cold build is sent of each record the other process read, as it is (msgpack, a bare array)."""
 
     path: str
     line: int | None

@@ -12,38 +12,20 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from typing import NamedTuple
 
 import numpy as np
 
+from papercode.core.ids import paper_key
 from papercode.core.records import NO_LICENCE, OFFICIAL_KIND
 from papercode.index.columns import NONE, PaperColumns, SampleColumns
-from papercode.index.paper_index import BucketKey
+from papercode.index.paper_index import CorpusWide
 
 from .arrays import Ints, as_ints, dense, live_positions, narrow, pick, range_starts, view
 from .listing import listing
 from .repositories import LinkRepos, repositories
 
 
-class CorpusWideParts(NamedTuple):
-    """The fields of a `PaperIndex` that need every paper at once."""
-
-    live_samples: int
-    status_counts: Counter[str]
-    repo_kind_counts: Counter[str]
-    licence_counts: Counter[str]
-    language_counts: Counter[str]
-    papers_with_samples: int
-    sha_sorted: array[int]
-    sha_samples: array[int]
-    repo_names: list[str]
-    repo_offsets: array[int]
-    repo_papers: array[int]
-    listing_order: array[int]
-    buckets: dict[BucketKey, array[int]]
-
-
-def compute(samples: SampleColumns, papers: PaperColumns, links: LinkRepos) -> CorpusWideParts:
+def compute(samples: SampleColumns, papers: PaperColumns, links: LinkRepos) -> CorpusWide:
     """Everything derived from the papers' live samples (and their code links)."""
     values = samples.strings.values
     official_id = samples.strings.ids.get(OFFICIAL_KIND, -2)  # -2: no sample is official
@@ -68,7 +50,7 @@ def compute(samples: SampleColumns, papers: PaperColumns, links: LinkRepos) -> C
     by_key, key_rank = key_ranks(papers)
     listing_order, buckets = listing(samples, papers, by_key)
     repo_names, repo_offsets, repo_papers = repositories(samples, key_rank, links, live, official_id)
-    return CorpusWideParts(
+    return CorpusWide(
         live_samples=len(samples) if live is None else len(live),
         status_counts=counts(samples.status, "unknown"),
         repo_kind_counts=counts(samples.repo_kind, "unknown"),
@@ -87,7 +69,7 @@ def compute(samples: SampleColumns, papers: PaperColumns, links: LinkRepos) -> C
 
 def key_ranks(papers: PaperColumns) -> tuple[list[int], Ints]:
     """Paper ordinals in key order, and each paper's rank in it."""
-    keys = [arxiv_id or slug or "" for arxiv_id, slug in zip(papers.arxiv_id, papers.slug, strict=True)]  # `papers.key` of each
+    keys = list(map(paper_key, papers.arxiv_id, papers.slug))
     by_key = sorted(range(len(papers)), key=keys.__getitem__)
     ranks = np.empty(len(papers), dtype=np.int64)
     ranks[by_key] = np.arange(len(papers), dtype=np.int64)

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 import numpy.typing as npt
 
-from papercode.core.ids import GITHUB_URL
+from papercode.core.ids import GITHUB_URL, paper_key
 from papercode.core.load_report import LoadReport, Problem
 from papercode.core.ordering import PAPER_ORDER, PAPER_TIES, group
 from papercode.core.records import CodeLinkData, RecordData, SampleData
@@ -29,7 +29,6 @@ from papercode.index.columns import (
     NO_LEVEL,
     NONE,
     CodeLinkRow,
-    LinkRow,
     PaperColumns,
     SampleColumns,
     StringTable,
@@ -71,9 +70,6 @@ _IS_OFFICIAL = operator.attrgetter("is_official")
 _LAST = operator.itemgetter(-1)
 _NO_LEVEL = {None: NO_LEVEL}.get  # (level, level): the level, or NO_LEVEL for None
 _HEXADECIMAL = repeat(16)  # the base of int(sha, 16)
-_ROW_REPO, _ROW_URL, _ROW_OFFICIAL, _ROW_MENTIONED = (
-    operator.itemgetter(CodeLinkRow._fields.index(name)) for name in ("repo", "repo_url", "is_official", "mentioned_in_paper")
-)
 
 
 def _year(date: str | None) -> int | None:
@@ -111,7 +107,7 @@ def default_order(samples: list[SampleData]) -> list[SampleData]:
     return list(map(samples.__getitem__, map(_LAST, keyed)))
 
 
-def _link_rows(links: list[CodeLinkData]) -> list[LinkRow]:
+def _link_rows(links: list[CodeLinkData]) -> list[CodeLinkRow]:
     """A paper's code links as the details blob keeps them, in their order (`columns.ordered_links`)."""
     return ordered_links(
         [
@@ -120,8 +116,8 @@ def _link_rows(links: list[CodeLinkData]) -> list[LinkRow]:
                 bool(link.is_official),
                 None if link.mentioned_in_paper is None else bool(link.mentioned_in_paper),
                 link.framework,
-                None if link.reach is None else link.reach.status,
-                None if link.reach is None else link.reach.spdx,
+                reach=None if link.reach is None else link.reach.status,
+                licence=None if link.reach is None else link.reach.spdx,
             )
             for link in links
         ]
@@ -187,33 +183,27 @@ class Admission:
 
 
 def search_document(item: LoadedRecord, admitted: Admitted) -> SearchDocument:
-    """What the search engine indexes for a record."""
-    return SearchDocument(*search_values(item, admitted))
-
-
-def search_values(item: LoadedRecord, admitted: Admitted) -> tuple[Any, ...]:
-    """`search_document`'s fields as a plain tuple, as a record is shipped to the search builder's process (built
-    positionally, with C-level loops: it runs per record; a named tuple would cost its construction again)."""
+    """What the search engine indexes for a record (its lists made with C-level loops: this runs per record)."""
     record = item.record
     harvest = record.syntology
     samples = harvest.samples if harvest is not None else None
     links = record.code_links
     tasks, methods, date = record.tasks, record.methods, record.date
-    return (
-        admitted.ordinal,
-        admitted.replacing,
-        item.arxiv_id or admitted.slug or "",  # the paper's key, as `PaperRow.key` says it
-        record.title,
-        record.abstract or "",
-        INDEXED_LIST_SEPARATOR.join(record.authors or ()),
-        [(task.task_slug, task.task_name or task.task_slug) for task in tasks] if tasks else [],
-        list(map(_METHOD_NAME, methods)) if methods else [],
-        sorted(set(filter(None, map(_FRAMEWORK, links)))) if links else [],
-        sorted(set(map(_STATUS, samples))) if samples else [],
-        date,
-        _year(date),
-        len(samples) if samples else 0,
-        any(map(_IS_OFFICIAL, links)) if links else False,
+    return SearchDocument(
+        paper=admitted.ordinal,
+        replacing=admitted.replacing,
+        key=paper_key(item.arxiv_id, admitted.slug),
+        title=record.title,
+        abstract=record.abstract or "",
+        authors=INDEXED_LIST_SEPARATOR.join(record.authors or ()),
+        tasks=[(task.task_slug, task.task_name or task.task_slug) for task in tasks] if tasks else [],
+        methods=list(map(_METHOD_NAME, methods)) if methods else [],
+        frameworks=sorted(set(filter(None, map(_FRAMEWORK, links)))) if links else [],
+        statuses=sorted(set(map(_STATUS, samples))) if samples else [],
+        date=date,
+        year=_year(date),
+        samples=len(samples) if samples else 0,
+        official=any(map(_IS_OFFICIAL, links)) if links else False,
     )
 
 
@@ -297,11 +287,11 @@ class _RecordColumns:
         else:
             entries.start[ordinal] = entries.end[ordinal] = len(entries.paper)
 
-    def _append_links(self, ordinal: int, links: list[LinkRow]) -> None:
+    def _append_links(self, ordinal: int, links: list[CodeLinkRow]) -> None:
         """Record the GitHub repositories (lower-case owner/name) a paper's code links name (for `find_papers_for_repo`)."""
         entries, names = self._links, self._links.numbers
         for row in links:
-            repo = _ROW_REPO(row)
+            repo = row.repo
             if repo is not None:
                 code = names.get(repo)
                 if code is None:
@@ -309,7 +299,7 @@ class _RecordColumns:
                     entries.names.append(repo)
                 entries.paper.append(ordinal)
                 entries.repo.append(code)
-                entries.official.append(_ROW_OFFICIAL(row))
+                entries.official.append(row.is_official)
         entries.end[ordinal] = len(entries.paper)
 
     def _put_paper(
@@ -372,7 +362,7 @@ class _RecordColumns:
                     samples.file_url[base + new] = url
         first = len(self._papers)
         if int(ordinals[0]) == first and int(ordinals[-1]) == first + len(kept) - 1 and bool(np.all(np.diff(ordinals) == 1)):
-            self._append_part_papers(part, kept, numbers, to_ids, base + range_starts(lengths), lengths)
+            self._append_part_papers(part, kept, numbers, to_ids, starts=base + range_starts(lengths), lengths=lengths)
         else:
             self._put_part_papers(part, kept, to_ids, base + range_starts(lengths), lengths)
         self._copy_part_links(part, numbers, ordinals)
@@ -383,6 +373,7 @@ class _RecordColumns:
         kept: list[tuple[int, Admitted]],
         numbers: npt.NDArray[np.int64],
         to_ids: npt.NDArray[np.intc],
+        *,
         starts: Ints,
         lengths: Ints,
     ) -> None:
@@ -569,14 +560,14 @@ class IndexBuilder(_RecordColumns):
             read_at_range=(min(read_ats), max(read_ats)) if read_ats else None,
             arxiv_ids_sorted=sorted(self._admission.by_arxiv),
             sources=PaperSources(archive_start=len(papers)),
-            **derived._asdict(),
+            **derived.parts(),
         )
         strings.seal()
         del self._links, self._admission, self._records
         return index
 
 
-def _details_blob(record: RecordData, links: list[LinkRow]) -> bytes:
+def _details_blob(record: RecordData, links: list[CodeLinkRow]) -> bytes:
     return details_blob(
         authors=record.authors or [],
         tasks=[(task.task_slug, task.task_name or task.task_slug) for task in record.tasks or ()],

@@ -1,0 +1,100 @@
+"""The tools' arguments checked: bounds, statuses, repository kinds, list lengths, search filters.
+
+Each check returns the argument as the answers use it, or raises `QueryError` (`invalid_argument`) saying what was
+wrong and what to send instead. What an argument names is found in `resolving`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from papercode.core.errors import QueryError
+from papercode.core.records import MAX_WORD_CHARS, REPO_KINDS
+from papercode.corpus.stages import Corpus
+from papercode.index.search_queries import SearchFilters
+
+MAX_LIMIT = 100
+MAX_ID_CHARS = 300
+MAX_QUERY_CHARS = 1_000
+MAX_YEAR = 9999
+MAX_STATUSES = 20  # a list argument's bound: there are five statuses, and a few unknown ones at most
+MAX_STATUS_CHARS = MAX_WORD_CHARS  # a status longer than the records allow cannot match
+MAX_PAPERS_ASKED = 25  # get_paper's list of ids
+MAX_CODES_ASKED = 10  # get_code's list of hashes
+
+
+def check_limit(limit: int) -> int:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise QueryError(
+            "invalid_argument", f"limit must be 1..{MAX_LIMIT}, got {limit}", f"call again with a limit between 1 and {MAX_LIMIT}"
+        )
+    return limit
+
+
+def check_count(asked: Sequence[object], most: int, what: str) -> None:
+    """A list argument holds 1 to `most` items."""
+    if not 1 <= len(asked) <= most:
+        raise QueryError("invalid_argument", f"a list takes 1 to {most} {what}, got {len(asked)}", f"call again with at most {most}")
+
+
+def check_statuses(corpus: Corpus, status: str | Sequence[str]) -> list[str]:
+    """One status or several (a list, or comma-separated); statuses seen in the corpus count."""
+    raw = status.split(",", MAX_STATUSES) if isinstance(status, str) else list(status[: MAX_STATUSES + 1])
+    if len(raw) > MAX_STATUSES or any(isinstance(value, str) and len(value) > MAX_STATUS_CHARS for value in raw):
+        raise QueryError(
+            "invalid_argument",
+            f"status takes at most {MAX_STATUSES} values of at most {MAX_STATUS_CHARS} characters",
+            f"call again with one or more of: {', '.join(corpus.index.statuses())}",
+        )
+    wanted = [value.strip().lower() for value in raw if isinstance(value, str) and value.strip()]
+    valid = corpus.index.statuses()
+    unknown = [value for value in wanted if value not in valid]
+    if not wanted or unknown:
+        what = f"unknown status {quote(', '.join(unknown))}" if unknown else "no status given"
+        raise QueryError("invalid_argument", f"{what}; valid: {', '.join(valid)}", "call again with one or more of the valid statuses")
+    return list(dict.fromkeys(wanted))
+
+
+def check_repo_kind(corpus: Corpus, repo_kind: str | None) -> str | None:
+    if repo_kind is None:
+        return None
+    valid = sorted(set(REPO_KINDS) | corpus.index.repo_kind_counts.keys())
+    value = repo_kind.strip().lower()
+    if value not in valid:
+        raise QueryError(
+            "invalid_argument",
+            f"unknown repo_kind {quote(repo_kind)}; valid: {', '.join(valid)}",
+            "call again with a valid repo_kind, or without it",
+        )
+    return value
+
+
+def check_search(corpus: Corpus, query: str, filters: SearchFilters) -> SearchFilters:
+    """search_papers' query and filters checked; the filters with their statuses resolved."""
+    if len(query) > MAX_QUERY_CHARS:
+        raise QueryError("invalid_argument", f"query is over {MAX_QUERY_CHARS} characters", "search with a few distinctive words")
+    if filters.status:
+        filters = replace(filters, status=",".join(check_statuses(corpus, filters.status)))
+    for name, text in (("query", query), ("task", filters.task), ("method", filters.method), ("framework", filters.framework)):
+        if text is not None and not text.isascii() and not _encodable(text):  # lone surrogates: only in-process, never on the wire
+            raise QueryError("invalid_argument", f"{name} is not valid Unicode text", f"call again with {name} as plain text")
+    for name, year in (("year_from", filters.year_from), ("year_to", filters.year_to)):
+        if year is not None and not 0 <= year <= MAX_YEAR:  # the year filter holds 4 digits
+            raise QueryError("invalid_argument", f"{name} must be a year between 0 and {MAX_YEAR}", f"call again with a 4-digit {name}")
+    if filters.year_from is not None and filters.year_to is not None and filters.year_from > filters.year_to:
+        raise QueryError("invalid_argument", f"year_from {filters.year_from} is after year_to {filters.year_to}", "swap them or drop one")
+    return filters
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def quote(text: str, most: int = 60) -> str:
+    """An argument quoted in an error, cut to `most` characters."""
+    return repr(text if len(text) <= most else text[:most] + "…")
