@@ -49,6 +49,7 @@ from typing import Any
 
 from .archive_bench import _peak, _start, _usage, run_step
 from .archive_serve import TARGET_LOOKUP_P50_MS, TARGET_SEARCH_P50_MS, TARGET_SEARCH_P99_MS
+from .search_names import search_name
 
 TARGET_KEYED = 4.0
 TARGET_SEARCH = 6.0
@@ -68,21 +69,19 @@ def _papercode() -> dict[str, Any]:
         from papercode.corpus import snapshot, stages
 
         queries = _answers(queries)
-        from papercode.index.search import SearchFilters
         from papercode.settings import bundled_records_dir
     except ImportError:  # a papercode from before the move into subpackages
         queries = importlib.import_module("papercode.queries")
         snapshot = importlib.import_module("papercode.snapshot")
         stages = importlib.import_module("papercode.corpus")
         importlib.import_module("papercode.app")
-        SearchFilters = importlib.import_module("papercode.search").SearchFilters
         bundled_records_dir = importlib.import_module("papercode.settings").bundled_records_dir
     archive = "archive" in inspect.signature(stages.build_stages).parameters
     return {
         "queries": queries,
         "snapshot": snapshot,
         "stages": stages,
-        "SearchFilters": SearchFilters,
+        "SearchFilters": search_name("SearchFilters"),
         "bundled": bundled_records_dir,
         "archive": archive,
     }

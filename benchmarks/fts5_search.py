@@ -14,8 +14,11 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from papercode.index.paper_index import task_key
-from papercode.index.search import SearchDocument, SearchFilters, SearchHit, facet_value
+from papercode.core.names import facet_value, task_key
+
+from .search_names import search_name
+
+SearchDocument, SearchFilters, SearchHit = map(search_name, ("SearchDocument", "SearchFilters", "SearchHit"))
 
 _COLUMNS = ("title", "abstract", "authors", "tasks", "methods")
 _WEIGHTS = (10.0, 1.0, 3.0, 4.0, 2.0)

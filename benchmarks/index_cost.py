@@ -6,7 +6,7 @@ the whole process (`getrusage`: tantivy's indexing threads included) against the
 
 - `write_index`: papercode's own write of the index (tantivy, two threads from 20,000 documents) and the abstracts
   file beside it;
-- the analyzer alone over the abstracts (the text that costs most), papercode's own (`search.text_analyzer`), and
+- the analyzer alone over the abstracts (the text that costs most), papercode's own (`text_analysis.text_analyzer`), and
   the same without its English stemmer, to show the stemmer's share.
 
 Run it in a fresh process on a quiet machine; the CPU seconds are the steadier figure on a shared one.
@@ -25,6 +25,7 @@ from typing import Any
 
 from .run import format_machine, machine
 from .search_engines import documents
+from .search_names import search_name
 
 
 def _cpu() -> float:
@@ -33,10 +34,8 @@ def _cpu() -> float:
 
 
 def measure(records: Path, count: int) -> dict[str, Any]:
-    from papercode.index import search
-
-    newest_first, write_index = getattr(search, "newest_first", None), search.write_index  # newest_first: before #22
-    abstracts_file = getattr(search, "ABSTRACTS", None)  # an older papercode stored the abstracts in tantivy
+    newest_first, write_index = search_name("newest_first", None), search_name("write_index")  # newest_first: before #22
+    abstracts_file = search_name("ABSTRACTS", None)  # an older papercode stored the abstracts in tantivy
 
     latest = {doc.paper: doc for doc in islice(documents([records]), count)}  # a duplicate's winner replaces its paper's
     docs = [latest[paper] for paper in sorted(latest)]
@@ -52,7 +51,7 @@ def measure(records: Path, count: int) -> dict[str, Any]:
         out["abstracts_bytes"] = (directory / abstracts_file).stat().st_size if abstracts_file else 0
         shutil.rmtree(directory)
     abstracts = [doc.abstract for doc in docs]
-    analyzer = getattr(search, "text_analyzer", None)  # an older papercode: the write only
+    analyzer = search_name("text_analyzer", None)  # an older papercode: the write only
     if analyzer is None:
         return out
     for stems in (True, False):
@@ -81,7 +80,7 @@ def format_result(records: Path, result: dict[str, Any]) -> str:
             f"analyzer, abstracts CPU {stem:.2f} s = {per_doc(stem)}; without the stemmer {plain:.2f} s = {per_doc(plain)}"
             f" (the stemmer {per_doc(stem - plain)}, {(stem - plain) / max(result['tokens'], 1) * 1e9:.0f} ns a token)"
             if stem is not None and plain is not None
-            else "analyzer: this papercode has no search.text_analyzer to measure",
+            else "analyzer: this papercode has no text_analyzer to measure",
         ]
     )
 

@@ -426,8 +426,11 @@ def make_calls(roots: Sequence[Path], per_tool: int, seed: int, filtered_search:
 
 def direct_call(corpus: Any, tool: str, args: dict[str, Any]) -> Any:
     from papercode.answers import overview, queries, resolving
-    from papercode.index.search import SearchFilters
     from papercode.verified.materialize import outcome_for
+
+    from .search_names import search_name
+
+    SearchFilters = search_name("SearchFilters")
 
     # The keyed tools answer with their answers as shown (`shaping.shown`: JSON-ready dicts), as the tools do.
     if tool == "get_harvested_code_for_paper":

@@ -6,7 +6,7 @@ queries (the `search_papers` calls of `benchmarks.run.make_calls`: 1-3 words of 
 runs in a fresh subprocess, so its peak RSS is its own.
 
 * fts5: `benchmarks.fts5_search`, papercode's search until tantivy replaced it (SQLite FTS5, BM25 over every match);
-* tantivy: `papercode.search`, as the server runs it (BM25 with block-max WAND top-k pruning).
+* tantivy: `papercode.index.search`, as the server runs it (BM25 with block-max WAND top-k pruning).
 
 Reported: build seconds (documents in to a servable index), index bytes, peak RSS, p50/p99 per query.
 """
@@ -56,11 +56,12 @@ def _p(times: list[float], q: float) -> float:
 def _timed(engine: Any, queries: list[dict[str, Any]], *texts: Any) -> list[float]:
     """Seconds per query, the second of two rounds (the first warms the page cache); tantivy's engine also takes
     the texts its snippets are cut from."""
-    from papercode.index.search import SearchFilters
+    from .search_names import search_name
 
+    filters_of = search_name("SearchFilters")
     times = []
     for args in queries * 2:
-        filters = SearchFilters(has_samples=args.get("has_samples"))
+        filters = filters_of(has_samples=args.get("has_samples"))
         start = time.perf_counter()
         engine.search(args["query"], filters, 0, 10, *texts)
         times.append(time.perf_counter() - start)
@@ -87,7 +88,11 @@ def run_fts5(roots: list[Path], queries: list[dict[str, Any]], workdir: Path) ->
 
 
 def run_tantivy(roots: list[Path], queries: list[dict[str, Any]], workdir: Path) -> dict[str, Any]:
-    from papercode.index.search import SearchBuilder, SearchEngine, document_texts
+    from papercode.index.search import SearchEngine
+
+    from .search_names import search_name
+
+    builder_of, document_texts = search_name("SearchBuilder"), search_name("document_texts")
 
     docs = list(documents(roots))
     by_paper = {doc.paper: doc for doc in docs}  # the winner of a duplicate comes last
@@ -97,7 +102,7 @@ def run_tantivy(roots: list[Path], queries: list[dict[str, Any]], workdir: Path)
         return document_texts(doc.title, doc.authors, doc.tasks, doc.methods)
 
     start = time.perf_counter()
-    builder = SearchBuilder()
+    builder = builder_of()
     for doc in docs:
         builder.add(doc)
     directory = workdir / "tantivy"

@@ -12,7 +12,7 @@ from mcp.types import PromptReference, ResourceTemplateReference
 
 from papercode.answers import queries, shaping, twins
 from papercode.corpus.stages import Corpus
-from papercode.index.search import SearchFilters
+from papercode.index.search_queries import SearchFilters
 from tests.support.records import BERT_MOUTH, make_record, make_sample, sha_for
 
 pytestmark = pytest.mark.anyio

@@ -27,11 +27,14 @@ from pydantic import BaseModel
 from papercode.answers import checks, models, queries, shaping, twins
 from papercode.core.ids import _arxiv_id_by_patterns, parse_arxiv_id
 from papercode.corpus.stages import Corpus
-from papercode.index import search
+from papercode.index import search_writer
+from papercode.index.abstracts import ABSTRACTS
 from papercode.index.archive_layer import ARCHIVE_BASE
 from papercode.index.layers import LayeredIndex
 from papercode.index.paper_index import SampleRow
 from papercode.index.search import SearchEngine
+from papercode.index.search_documents import SearchDocument, document_texts, documents_of, paper_texts
+from papercode.index.search_queries import SearchFilters
 from tests.index.test_archive_layering import build_small_archive, layered, load
 from tests.support.tool_answers import STATUS_IMPLIES, flat_samples
 
@@ -239,48 +242,45 @@ def test_every_listing_page_read_from_runs_or_buckets_is_the_listing_walked(any_
 def test_every_abstract_is_the_text_its_paper_s_document_had(
     synthetic_corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threads_from: int
 ) -> None:
-    monkeypatch.setattr(search, "_TWO_THREADS_FROM", threads_from)
+    monkeypatch.setattr(search_writer, "_TWO_THREADS_FROM", threads_from)
     papers = list(synthetic_corpus.index.papers)
     texts = {paper.ordinal: ("" if paper.ordinal % 7 == 3 else f"Über {paper.ordinal} — ✓ zebra") for paper in papers[1::2]}
     documents = [
-        search.SearchDocument(paper, False, f"key-{paper}", f"title {paper}", text, "", [], [], [], [], None, None, 0, False)
+        SearchDocument(paper, False, f"key-{paper}", f"title {paper}", text, "", [], [], [], [], None, None, 0, False)
         for paper, text in texts.items()
     ]
-    search.write_index(tmp_path / "index", documents, len(documents))
+    search_writer.write_index(tmp_path / "index", documents, len(documents))
     engine = SearchEngine(tmp_path / "index")
     # Papers without a document (every other one), with an empty abstract, and past the last: none.
     assert [engine.abstract(paper) for paper in range(len(papers) + 2)] == [texts.get(paper) or None for paper in range(len(papers) + 2)]
     assert engine.abstract(-1) is None
     by_paper = {document.paper: document for document in documents}
 
-    def document_texts(paper: int) -> dict[str, str]:
+    def texts_of(paper: int) -> dict[str, str]:
         document = by_paper[paper]
-        return search.document_texts(document.title, document.authors, document.tasks, document.methods)
+        return document_texts(document.title, document.authors, document.tasks, document.methods)
 
-    total, hits = engine.search("zebra", search.SearchFilters(), 0, 3, document_texts)
+    total, hits = engine.search("zebra", SearchFilters(), 0, 3, texts_of)
     assert total == sum(1 for text in texts.values() if text) and hits
     assert all(hit.snippet == f"Über {hit.paper} — ✓ **zebra**" for hit in hits)  # a snippet from the abstract
-    total, hits = engine.search("title", search.SearchFilters(), 0, 3, document_texts)
+    total, hits = engine.search("title", SearchFilters(), 0, 3, texts_of)
     assert total == len(documents) and all(hit.snippet == f"**title** {hit.paper}" for hit in hits)  # and from the texts given
 
 
 def test_the_documents_must_come_in_paper_order(tmp_path: Path) -> None:
-    documents = [
-        search.SearchDocument(paper, False, f"k{paper}", "t", "a", "", [], [], [], [], None, None, 0, False) for paper in (0, 2, 1)
-    ]
+    documents = [SearchDocument(paper, False, f"k{paper}", "t", "a", "", [], [], [], [], None, None, 0, False) for paper in (0, 2, 1)]
     with pytest.raises(ValueError, match="in paper order"):
-        search.write_index(tmp_path / "index", documents, len(documents))
+        search_writer.write_index(tmp_path / "index", documents, len(documents))
 
 
 @pytest.mark.parametrize("damage", ["missing", "empty", "cut short", "count too large", "count too small"])
 def test_a_missing_or_damaged_abstracts_file_is_refused(tmp_path: Path, damage: str) -> None:
     documents = [
-        search.SearchDocument(paper, False, f"k{paper}", "t", f"abstract {paper}", "", [], [], [], [], None, None, 0, False)
-        for paper in range(3)
+        SearchDocument(paper, False, f"k{paper}", "t", f"abstract {paper}", "", [], [], [], [], None, None, 0, False) for paper in range(3)
     ]
-    search.write_index(tmp_path / "index", documents, len(documents))
+    search_writer.write_index(tmp_path / "index", documents, len(documents))
     assert SearchEngine(tmp_path / "index").abstract(2) == "abstract 2"
-    path = tmp_path / "index" / search.ABSTRACTS
+    path = tmp_path / "index" / ABSTRACTS
     data = path.read_bytes()
     if damage == "missing":
         path.unlink()
@@ -304,14 +304,14 @@ def test_snippets_are_cut_from_the_texts_that_were_indexed(
     # tantivy stores no text: `paper_texts` rebuilds each paper's from the index's columns, and must give what its
     # document indexed, or a snippet's marks would fall in the wrong places. Every document a build writes goes
     # through `IndexWriting.add`: the records' (`write_index`) and the archive's (`archive.serving`), alike.
-    indexed: dict[int, search.SearchDocument] = {}
-    add = search.IndexWriting.add
+    indexed: dict[int, SearchDocument] = {}
+    add = search_writer.IndexWriting.add
 
-    def capture(self: search.IndexWriting, document: search.SearchDocument) -> None:
+    def capture(self: search_writer.IndexWriting, document: SearchDocument) -> None:
         indexed[document.paper] = document
         add(self, document)
 
-    monkeypatch.setattr(search.IndexWriting, "add", capture)
+    monkeypatch.setattr(search_writer.IndexWriting, "add", capture)
     if which == "layered":
         records, _ = request.getfixturevalue("layered")
         corpus = load((records, build_small_archive(tmp_path_of(request) / "sources", tmp_path_of(request) / "archive")))
@@ -328,10 +328,10 @@ def test_snippets_are_cut_from_the_texts_that_were_indexed(
             [Path(root) for root in request.getfixturevalue("corpus" if which == "bundled" else "synthetic_corpus").index.report.roots]
         )
         by_paper = indexed
-    texts = search.paper_texts(corpus.index)
+    texts = paper_texts(corpus.index)
     assert len(by_paper) == len(corpus.index.papers)
     for paper, document in by_paper.items():
-        assert texts(paper) == search.document_texts(document.title, document.authors, document.tasks, document.methods)
+        assert texts(paper) == document_texts(document.title, document.authors, document.tasks, document.methods)
         assert corpus.search is not None and corpus.search.abstract(paper) == (document.abstract or None)
 
 
@@ -344,18 +344,18 @@ def tmp_path_of(request: pytest.FixtureRequest) -> Path:
 def test_the_documents_an_overlay_lays_are_those_the_build_indexed(
     which: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`search.documents_of` makes the records' documents again from the index's columns and abstracts (what the overlay
+    """`search_documents.documents_of` makes the records' documents again from the index's columns and abstracts (what the overlay
     adds over the archive's index): the documents the build wrote, field for field (a duplicate's winner is written
     once, so it replaces nothing there)."""
-    written: list[search.SearchDocument] = []
-    write_index = search.write_index
+    written: list[SearchDocument] = []
+    write_index = search_writer.write_index
 
     def capture(directory: Path, documents: Any, count: int) -> None:
         documents = list(documents)
         written.extend(documents)
         write_index(directory, documents, count)
 
-    monkeypatch.setattr(search, "write_index", capture)
+    monkeypatch.setattr(search_writer, "write_index", capture)
     if which == "layered":
         records, _ = request.getfixturevalue("layered")
         corpus = Corpus.load([records])
@@ -364,5 +364,5 @@ def test_the_documents_an_overlay_lays_are_those_the_build_indexed(
             [Path(root) for root in request.getfixturevalue("corpus" if which == "bundled" else "synthetic_corpus").index.report.roots]
         )
     assert isinstance(corpus.search, SearchEngine) and written
-    again = list(search.documents_of(corpus.index, corpus.search.abstract))
+    again = list(documents_of(corpus.index, corpus.search.abstract))
     assert again == [msgspec.structs.replace(document, replacing=False) for document in written]

@@ -23,8 +23,8 @@ from papercode.core import names
 from papercode.core.errors import QueryError
 from papercode.core.metrics import LOWER_IS_BETTER, lower_is_better, parse_value
 from papercode.corpus.stages import Corpus
-from papercode.index import search
-from papercode.index.search import SearchFilters
+from papercode.index.search_queries import SearchFilters
+from papercode.index.search_schema import FACET_KEYS
 from tests.support.archive_tables import link_row, paper_row, write_json
 from tests.support.leaderboard_tables import (
     benchmark,
@@ -319,7 +319,7 @@ def test_the_direction_table_is_one_set_of_lower_case_words() -> None:
 
 
 def test_names_are_keyed_by_the_one_rule_search_papers_filters_use() -> None:
-    assert search._FACET_KEY["task"] is names.task_key and search._FACET_KEY["method"] is names.facet_value
+    assert FACET_KEYS["task"] is names.task_key and FACET_KEYS["method"] is names.facet_value
     assert names.name_key("task", "Semantic_Segmentation ") == names.task_key("semantic-segmentation")
     assert names.name_key("method", "Multi Head_Attention") == names.facet_value("multi-head-attention")
     assert names.name_keys("task", ["Reinforcement Learning (RL)"]) >= {names.task_key("reinforcement-learning-rl")}

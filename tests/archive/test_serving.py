@@ -42,11 +42,14 @@ from papercode.cli.main import main
 from papercode.core.errors import QueryError
 from papercode.core.limits import Limits
 from papercode.corpus.stages import Corpus, open_stages
-from papercode.index import mapped, search
+from papercode.index import mapped
 from papercode.index.archive_layer import BUILDS, CURRENT, MANIFEST, current_build, open_archive
 from papercode.index.layers import LayeredIndex
 from papercode.index.paper_index import PaperSources
-from papercode.index.search import Ranking, SearchFilters
+from papercode.index.ranking import Ranking
+from papercode.index.search_queries import SearchFilters, in_any_field
+from papercode.index.search_schema import FIELDS, SCHEMA
+from papercode.index.text_analysis import query_terms, query_tokens
 from papercode.settings import settings_for
 from tests.support.archive_tables import (
     Row,
@@ -301,7 +304,7 @@ def match_scores(corpus: Corpus, query: str, *, every_word: bool = True) -> dict
     ranking = corpus.search
     assert isinstance(ranking, Ranking)
     joiner = tantivy.Occur.Must if every_word else tantivy.Occur.Should
-    matched = tantivy.Query.boolean_query([(joiner, search._any_field(search._tokens(word))) for word in search.query_terms(query)])
+    matched = tantivy.Query.boolean_query([(joiner, in_any_field(query_tokens(word))) for word in query_terms(query)])
     result = ranking._searcher.search(matched, 100_000)
     papers = ranking._papers([address for _, address in result.hits])
     return {corpus.index.papers[paper].key: score for paper, (score, _) in zip(papers, result.hits, strict=True)}
@@ -372,7 +375,7 @@ def test_search_papers_finds_the_same_papers_over_an_archive_records_replace(rep
     rows are replaced and share every word of their records (a real archive's share is far smaller). A snippet is the
     fragment with the most weight of the words found: it may be another fragment of the same text, for the same reason."""
     tolerance = {1: 0.005}
-    assert compare_search(replacing, lambda query: tolerance.get(len(search.query_terms(query)), 0.05), snippets=False) > 1_000
+    assert compare_search(replacing, lambda query: tolerance.get(len(query_terms(query)), 0.05), snippets=False) > 1_000
 
 
 @pytest.mark.parametrize(
@@ -488,7 +491,7 @@ def title_score(corpus: Corpus, paper: str, token: str) -> float:
     """Paper `paper`'s BM25 score for one token of its title, in the title field alone."""
     ranking = corpus.search
     assert isinstance(ranking, Ranking)
-    result = ranking._searcher.search(tantivy.Query.term_query(search.SCHEMA, "title", token), 100_000)
+    result = ranking._searcher.search(tantivy.Query.term_query(SCHEMA, "title", token), 100_000)
     papers = ranking._papers([address for _, address in result.hits])
     return next(score for found, (score, _) in zip(papers, result.hits, strict=True) if corpus.index.papers[found].key == paper)
 
@@ -517,7 +520,7 @@ def test_a_paper_scores_the_same_from_the_archive_as_from_a_record_of_its_text_b
     assert isinstance(ranking, Ranking)
     documents = len(adding.layered.index.papers)  # no document deleted: every one is a paper
     common = rare = 0
-    for token in sorted({token for word in search.query_terms(paper["title"]) for token in search._tokens(word)}):
+    for token in sorted({token for word in query_terms(paper["title"]) for token in query_tokens(word)}):
         having = ranking._searcher.doc_freq("title", token)
         ratio = title_score(as_record, key, token) / title_score(adding.layered, key, token)
         assert ratio == pytest.approx(idf(documents + 1, having + 1) / idf(documents, having), rel=0.002), token
@@ -528,9 +531,9 @@ def test_a_paper_scores_the_same_from_the_archive_as_from_a_record_of_its_text_b
             assert ratio < 0.95, token  # among 250 papers, a word only it has weighs 10 % less
             rare += 1
     assert common >= 3 and rare >= 1
-    for word in search.query_terms(paper["title"]):  # in every field, as search ranks
-        tokens = search._tokens(word)
-        having = [ranking._searcher.doc_freq(field, token) for field in search._FIELDS for token in tokens]
+    for word in query_terms(paper["title"]):  # in every field, as search ranks
+        tokens = query_tokens(word)
+        having = [ranking._searcher.doc_freq(field, token) for field in FIELDS for token in tokens]
         if all(count == 0 or count >= documents // 5 for count in having):
             assert match_scores(as_record, word)[key] == pytest.approx(match_scores(adding.layered, word)[key], rel=0.01), word
             common += 1

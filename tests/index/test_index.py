@@ -20,7 +20,9 @@ from papercode.core.paging import Pager
 from papercode.corpus.stages import Corpus
 from papercode.index.columns import CodeLinkRow, PaperColumns, PaperDetails, PaperRow, StringTable, details_blob, link_row
 from papercode.index.paper_index import task_key
-from papercode.index.search import SearchFilters, paper_texts, query_terms
+from papercode.index.search_documents import paper_texts
+from papercode.index.search_queries import SearchFilters
+from papercode.index.text_analysis import query_terms
 from papercode.ingest import builder
 from tests.support.records import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, list_samples, make_record, make_sample, sha_for
 

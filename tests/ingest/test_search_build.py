@@ -15,8 +15,10 @@ from papercode.answers import overview, queries, twins
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport
 from papercode.corpus.stages import Corpus, build_stages
-from papercode.index import search
-from papercode.index.search import SearchEngine, SearchFilters
+from papercode.index import snippets
+from papercode.index.search import SearchEngine
+from papercode.index.search_documents import paper_texts
+from papercode.index.search_queries import SearchFilters
 from papercode.ingest import parallel as search_build
 from papercode.ingest.builder import Admission, search_document
 from papercode.ingest.decode import iter_records
@@ -112,15 +114,15 @@ def test_an_abstract_never_waits_behind_a_search(records: Path, monkeypatch: pyt
     engine = corpus.search
     assert engine is not None
     entered, release = threading.Event(), threading.Event()
-    snippet = search._Snippets.best
+    snippet = snippets.Snippets.best
 
-    def held(self: search._Snippets, paper: int) -> str | None:  # the search holds on, mid-way, until released
+    def held(self: snippets.Snippets, paper: int) -> str | None:  # the search holds on, mid-way, until released
         entered.set()
         release.wait(10)
         return snippet(self, paper)
 
-    monkeypatch.setattr(search._Snippets, "best", held)
-    running = threading.Thread(target=engine.search, args=("wombat", SearchFilters(), 0, 10, search.paper_texts(corpus.index)))
+    monkeypatch.setattr(snippets.Snippets, "best", held)
+    running = threading.Thread(target=engine.search, args=("wombat", SearchFilters(), 0, 10, paper_texts(corpus.index)))
     running.start()
     try:
         assert entered.wait(10)  # a search is running in another thread

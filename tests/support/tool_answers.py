@@ -20,7 +20,7 @@ from papercode.answers.models import CodeAnswer
 from papercode.core.errors import QueryError
 from papercode.corpus.stages import Corpus
 from papercode.edge.tools import obtain_code_answer
-from papercode.index.search import SearchFilters
+from papercode.index.search_queries import SearchFilters
 from papercode.verified.materialize import VerifiedCode
 from papercode.verified.store import CodeStore
 

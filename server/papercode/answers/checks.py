@@ -12,7 +12,7 @@ from dataclasses import replace
 from papercode.core.errors import QueryError
 from papercode.core.records import MAX_WORD_CHARS, REPO_KINDS
 from papercode.corpus.stages import Corpus
-from papercode.index.search import SearchFilters
+from papercode.index.search_queries import SearchFilters
 
 MAX_LIMIT = 100
 MAX_ID_CHARS = 300

@@ -1,6 +1,6 @@
 """What `get_leaderboard`, `describe` and `get_paper`'s results answer: the archive's leaderboards joined with the harvest.
 
-A benchmark's rows come best first by one of its metrics, in the order the build sorted them (`index.boards`); a row's
+A benchmark's rows come best first by one of its metrics, in the order the build sorted them (`index.board_columns`); a row's
 paper is the archive paper it joined, or the record that replaces that paper (`index.layers.Ordinals`), so the rows of
 a paper with harvested samples say how many there are and how the best of them ran. Names are resolved as people
 write them (`core.names`), within the task for its benchmarks and metrics. Answers are built as shown
@@ -20,10 +20,9 @@ from papercode.core.ids import parse_arxiv_id, repo_key
 from papercode.core.metrics import direction_text
 from papercode.core.names import NameKind, name_key, name_keys, same_numbers
 from papercode.corpus.stages import Corpus
-from papercode.index.boards import EXTRA_NO, EXTRA_YES, LIST_SEPARATOR, ROW_OWN_CODE, Boards, Order
+from papercode.index.board_columns import EXTRA_NO, EXTRA_YES, LIST_SEPARATOR, ROW_OWN_CODE, Boards, Order
 from papercode.index.layers import LayeredIndex, Ordinals
-from papercode.index.paper_index import PaperRow
-from papercode.index.search import best_status
+from papercode.index.paper_index import PaperRow, best_status
 
 from . import models
 from .checks import check_statuses

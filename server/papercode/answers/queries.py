@@ -14,8 +14,9 @@ from typing import Any
 
 from papercode.core.errors import QueryError
 from papercode.corpus.stages import Corpus
-from papercode.index.paper_index import PaperRow, SampleRow
-from papercode.index.search import SearchFilters, best_status, paper_texts
+from papercode.index.paper_index import PaperRow, SampleRow, best_status
+from papercode.index.search_documents import paper_texts
+from papercode.index.search_queries import SearchFilters
 from papercode.verified.materialize import SampleOutcome
 
 from . import leaderboards, models

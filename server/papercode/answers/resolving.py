@@ -13,7 +13,7 @@ from papercode.core.errors import QueryError
 from papercode.core.ids import SHA_PREFIX_LENGTH, normalize_hex, normalize_repo, parse_arxiv_id, parse_slug
 from papercode.corpus.stages import Corpus
 from papercode.index.paper_index import PaperRow, SampleRow
-from papercode.index.search import Ranking
+from papercode.index.ranking import Ranking
 
 from . import models
 from .checks import MAX_CODES_ASKED, MAX_ID_CHARS, check_count, quote

@@ -1,4 +1,4 @@
-"""The archive's leaderboards, tasks, methods and datasets, written in their serving form (`index.boards`) once the
+"""The archive's leaderboards, tasks, methods and datasets, written in their serving form (`index.board_columns`) once the
 papers are: each result row joined to its paper, its values parsed, every board sorted by each of its metrics.
 
 A row's paper is found by the arXiv id its `paper_url` names (an abs or pdf URL), else by the Papers-with-Code slug it
@@ -23,7 +23,7 @@ import numpy as np
 from papercode.core.ids import parse_arxiv_id, parse_slug
 from papercode.core.metrics import MAX_VALUE_CHARS, lower_is_better, parse_value
 from papercode.core.names import NameKind, name_key, name_keys, name_slug, task_key, title_key
-from papercode.index.boards import (
+from papercode.index.board_columns import (
     BOARDS,
     EXTRA_NO,
     EXTRA_UNKNOWN,

@@ -27,7 +27,9 @@ from papercode.core.names import title_key
 from papercode.index.archive_layer import ARCHIVE_BASE, BLOB_COLUMN, COLUMNS, INT_COLUMNS, KEY_COLUMNS, REPO_COLUMNS, SEARCH
 from papercode.index.columns import CodeLinkRow, details_blob, ordered_links
 from papercode.index.mapped import ColumnWriter, FileFacts, PackedWriter, file_facts
-from papercode.index.search import LIST_SEPARATOR, LOCK_FILES, IndexWriting, SearchDocument
+from papercode.index.search_documents import INDEXED_LIST_SEPARATOR, SearchDocument
+from papercode.index.search_schema import LOCK_FILES
+from papercode.index.search_writer import IndexWriting
 
 # tantivy's indexing memory for the archive: a budget, split between its two threads; each thread writes a segment
 # whenever its half fills, so the archive's index has a few segments (an overlay never merges them: see
@@ -153,7 +155,7 @@ class ServingWriter:
                 key=key,
                 title=title,
                 abstract=record.get("abstract") or "",
-                authors=LIST_SEPARATOR.join(authors),
+                authors=INDEXED_LIST_SEPARATOR.join(authors),
                 tasks=tasks,
                 methods=methods,
                 frameworks=sorted({link.framework for link in links if link.framework}),

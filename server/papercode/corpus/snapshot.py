@@ -47,7 +47,8 @@ from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport
 from papercode.index.archive_layer import current_build_id
 from papercode.index.paper_index import PaperIndex
-from papercode.index.search import ENGINE_VERSION, SearchEngine
+from papercode.index.search import SearchEngine
+from papercode.index.search_schema import ENGINE_VERSION
 from papercode.ingest.files import find_record_files
 
 log = logging.getLogger(__name__)

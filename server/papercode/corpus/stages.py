@@ -26,7 +26,8 @@ from papercode.index.archive_layer import ArchiveLayer, ArchiveUnavailable, curr
 from papercode.index.layers import LayeredIndex, compose
 from papercode.index.overlay import LayeredSearch, OverlayProblem
 from papercode.index.paper_index import PaperIndex
-from papercode.index.search import Ranking, SearchEngine
+from papercode.index.ranking import Ranking
+from papercode.index.search import SearchEngine
 from papercode.ingest.builder import IndexBuilder
 from papercode.ingest.decode import iter_records
 from papercode.ingest.files import find_record_files

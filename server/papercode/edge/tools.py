@@ -33,7 +33,7 @@ from papercode.core.ids import arxiv_id_from_number
 from papercode.core.records import REPO_KIND_CHOICES_TEXT, STATUS_CHOICES_TEXT, STATUS_ORDER_TEXT
 from papercode.corpus.stages import Corpus
 from papercode.index.paper_index import SampleRow
-from papercode.index.search import SearchFilters
+from papercode.index.search_queries import SearchFilters
 from papercode.verified.materialize import SampleOutcome, VerifiedCode
 
 from .server import CorpusSource

@@ -2,7 +2,7 @@
 
 `papercode archive build` writes the archive in its serving form once (see `archive.serving`); here it is opened at
 every start without being read: the paper columns, the keys, the repository lists and the abstracts are mapped
-(`index.mapped`), and the tantivy index beside them is searched through an overlay (`index.search`). Nothing here
+(`index.mapped`), and the tantivy index beside them is searched through an overlay (`index.overlay`). Nothing here
 makes a Python object per paper, so a start costs milliseconds and the archive's pages are the page cache's, shared
 by every server on the machine.
 
@@ -29,11 +29,11 @@ import orjson
 
 from papercode.core.days import is_day
 
-from .boards import BOARDS, Boards
+from .abstracts import ABSTRACTS, Abstracts
+from .board_columns import BOARDS, Boards
 from .columns import NONE, PaperColumns, StringTable
 from .mapped import ColumnProblem, FileFacts, MappedColumns
 from .packed import SortedKeys
-from .search import ABSTRACTS, Abstracts
 
 try:
     import fcntl

@@ -29,10 +29,14 @@ import tantivy
 from papercode.core import scratch
 from papercode.core.holds import hold
 
+from .abstracts import ABSTRACTS
 from .archive_layer import ARCHIVE_BASE, ArchiveLayer
 from .layers import Ordinals
 from .paper_index import PaperIndex
-from .search import ABSTRACTS, LOCK_FILES, SCHEMA, FacetTerms, Ranking, SearchEngine, documents_of, open_index, tantivy_document
+from .ranking import Ranking
+from .search import SearchEngine
+from .search_documents import FacetTerms, documents_of, tantivy_document
+from .search_schema import LOCK_FILES, SCHEMA, open_index
 
 log = logging.getLogger(__name__)
 

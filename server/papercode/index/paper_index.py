@@ -258,3 +258,9 @@ def _page_of_runs(runs: list[range], offset: int, limit: int | None, order: arra
 
 def _restore(values: dict[str, object]) -> PaperIndex:
     return PaperIndex(**values)  # type: ignore[arg-type]
+
+
+def best_status(index: PaperIndex, paper: PaperRow) -> str | None:
+    """The best status among a paper's samples (`status_order`), None when it has none."""
+    statuses = index.statuses_of(paper)
+    return min(statuses, key=status_order) if statuses else None

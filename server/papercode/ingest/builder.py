@@ -37,7 +37,7 @@ from papercode.index.columns import (
     ordered_links,
 )
 from papercode.index.paper_index import PaperIndex, PaperSources
-from papercode.index.search import LIST_SEPARATOR, SearchDocument
+from papercode.index.search_documents import INDEXED_LIST_SEPARATOR, SearchDocument
 
 from . import corpus_wide
 from .arrays import Ints, pick, range_positions, range_starts, view
@@ -195,7 +195,7 @@ def search_document(item: LoadedRecord, admitted: Admitted) -> SearchDocument:
         key=paper_key(item.arxiv_id, admitted.slug),
         title=record.title,
         abstract=record.abstract or "",
-        authors=LIST_SEPARATOR.join(record.authors or ()),
+        authors=INDEXED_LIST_SEPARATOR.join(record.authors or ()),
         tasks=[(task.task_slug, task.task_name or task.task_slug) for task in tasks] if tasks else [],
         methods=list(map(_METHOD_NAME, methods)) if methods else [],
         frameworks=sorted(set(filter(None, map(_FRAMEWORK, links)))) if links else [],

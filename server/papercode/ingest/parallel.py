@@ -18,7 +18,7 @@ this process (no record crosses between them). The child keeps search documents 
 memory, until it writes them into the index, one paper at a time.
 
 What crosses between the two is declared once, as named structs: the child's `BuildJob`, and per record its
-`duplicates.RecordFacts` and `index.search.SearchDocument` (msgpack arrays: no field names on the wire); the
+`duplicates.RecordFacts` and `index.search_documents.SearchDocument` (msgpack arrays: no field names on the wire); the
 child's `builder.IndexPart` comes back pickled (plain lists and arrays).
 
 Both work in temporary directories named `papercode-build-<pid>-…` and `papercode-search-<pid>-…`,
@@ -52,7 +52,9 @@ from papercode.core.holds import hold
 from papercode.core.ids import paper_key
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, ProgressCallback
-from papercode.index.search import SearchBuilder, SearchDocument, SearchEngine, write_index
+from papercode.index.search import SearchEngine
+from papercode.index.search_documents import SearchDocument
+from papercode.index.search_writer import SearchBuilder, write_index
 
 from .builder import Admission, Admitted, IndexPart, PartBuilder, RecordSink, search_document
 from .decode import LoadedRecord, iter_records

@@ -1,0 +1,37 @@
+"""papercode's full-text search by name, wherever the papercode benchmarked declares it.
+
+Since issue #24 the search is cut into modules under `index/` (`search_queries`, `search_writer`, ...); before, one
+module `index.search` held it all, and before the subpackages `papercode.search` did. A benchmark that runs an
+exported commit (its `server/` first on PYTHONPATH) finds each name in whichever of these that commit has.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_MODULES = (
+    "papercode.index.search_queries",
+    "papercode.index.search_documents",
+    "papercode.index.search_writer",
+    "papercode.index.text_analysis",
+    "papercode.index.abstracts",
+    "papercode.index.ranking",
+    "papercode.index.search",
+    "papercode.search",
+)
+_ABSENT = object()
+
+
+def search_name(name: str, default: Any = _ABSENT) -> Any:
+    """The search's `name` (`default` when this papercode has none; without a default, `ImportError`)."""
+    for module_name in _MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        if hasattr(module, name):
+            return getattr(module, name)
+    if default is _ABSENT:
+        raise ImportError(f"this papercode's search has no {name}")
+    return default
