@@ -1,6 +1,6 @@
 """The synthetic archive's leaderboards: evaluation tables, methods and datasets in the real shapes and sizes (issue #23).
 
-`write_boards(out, forms, seed, papers, sizes)` writes, beside the papers and links `archive_data.write_archive` wrote:
+`write_boards(out, forms, seed=, papers=, words=, sizes=)` writes, beside the papers and links `archive_data.write_archive` wrote:
 
 * `parquet`: `evaluation-tables/data/train-0000i-of-00004.parquet` (the top-level tasks split in four, each file's
   nested types inferred from its rows as a JSON-to-parquet conversion does: a result's `metrics` is one struct with
@@ -362,6 +362,7 @@ class _Boards:
 def write_boards(
     out: Path,
     forms: Sequence[str],
+    *,
     seed: int,
     papers: Sequence[tuple[str, str, str | None]],
     words: Sequence[str],

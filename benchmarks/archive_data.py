@@ -880,7 +880,7 @@ def write_archive(
     if written != links:  # the counts are built to sum to `links`; a bug here would skew every ratio quietly
         raise AssertionError(f"wrote {written} links, not {links}")
     if boards is not None:
-        stats.boards = write_boards(out, forms, seed, on_boards, source.text.words[60:3_000], boards)
+        stats.boards = write_boards(out, forms, seed=seed, papers=on_boards, words=source.text.words[60:3_000], sizes=boards)
     stats.files = {name: (out / name).stat().st_size for name in archive_files(forms, boards is not None)}
     stats.seconds = time.perf_counter() - started
     return stats

@@ -7,11 +7,15 @@ Nothing here imports pyarrow or huggingface_hub until a command needs them (`pip
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .builds import ArchiveBusy
 from .location import NotAnArchive, default_archive_dir
 from .manifest import BadManifest, check_snapshot
+
+if TYPE_CHECKING:  # what `__getattr__` loads on first use, named for the type checker and linters
+    from .build import BuildSummary, build_archive
+    from .tables import BadInput, MissingDependency
 
 # The build's modules load on first use: `serve` reads where the archive is (`location`) and its manifest on every
 # start, and has no use for the rest.
