@@ -1,7 +1,7 @@
 """What the full-text index costs to build, per paper: `python -m benchmarks index-cost --records DIR [--docs N]`.
 
 Issue #15's cold-start targets at 600k papers depend on it. The first `--docs` records of DIR are admitted as the
-server admits them (`ingest.builder.Admission`) and made into search documents; then, each timed in CPU seconds of
+server admits them (`ingest.admission.Admission`) and made into search documents; then, each timed in CPU seconds of
 the whole process (`getrusage`: tantivy's indexing threads included) against the documents' count:
 
 - `write_index`: papercode's own write of the index (tantivy, two threads from 20,000 documents) and the abstracts

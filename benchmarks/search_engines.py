@@ -1,6 +1,6 @@
 """`python -m benchmarks search-engines`: papercode's search (tantivy) against the SQLite FTS5 engine it replaced.
 
-Both engines index the same documents (`builder.search_document` of every admitted record) and answer the same
+Both engines index the same documents (`ingest.documents.search_document` of every admitted record) and answer the same
 queries (the `search_papers` calls of `benchmarks.run.make_calls`: 1-3 words of a random title, a fifth of them with
 `has_samples=true`), each as the server ran or runs it: counts, the title tier, the rest, ten snippets. Each engine
 runs in a fresh subprocess, so its peak RSS is its own.
@@ -35,9 +35,11 @@ ENGINES = ("fts5", "tantivy")
 def documents(roots: list[Path]) -> Iterator[Any]:
     from papercode.core.limits import Limits
     from papercode.core.load_report import LoadReport
-    from papercode.ingest.builder import Admission, search_document
     from papercode.ingest.decode import iter_records
 
+    from .search_names import search_name
+
+    Admission, search_document = search_name("Admission"), search_name("search_document")
     report = LoadReport()
     admission = Admission(report)
     # before issue #22 a document was made of the record; since, of the loaded record (its keys worked out once)

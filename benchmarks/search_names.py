@@ -1,7 +1,9 @@
 """papercode's full-text search by name, wherever the papercode benchmarked declares it.
 
 Since issue #24 the search is cut into modules under `index/` (`search_queries`, `search_writer`, ...); before, one
-module `index.search` held it all, and before the subpackages `papercode.search` did. A benchmark that runs an
+module `index.search` held it all, and before the subpackages `papercode.search` did. The documents it indexes are
+made by `ingest.documents.search_document` for what `ingest.admission.Admission` admits (before, both were in
+`ingest.builder`, earlier `build.builder`). A benchmark that runs an
 exported commit (its `server/` first on PYTHONPATH) finds each name in whichever of these that commit has.
 """
 
@@ -19,6 +21,10 @@ _MODULES = (
     "papercode.index.ranking",
     "papercode.index.search",
     "papercode.search",
+    "papercode.ingest.documents",
+    "papercode.ingest.admission",
+    "papercode.ingest.builder",
+    "papercode.build.builder",
 )
 _ABSENT = object()
 

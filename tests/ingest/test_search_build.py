@@ -20,8 +20,9 @@ from papercode.index.search import SearchEngine
 from papercode.index.search_documents import paper_texts
 from papercode.index.search_queries import SearchFilters
 from papercode.ingest import parallel as search_build
-from papercode.ingest.builder import Admission, search_document
+from papercode.ingest.admission import Admission
 from papercode.ingest.decode import iter_records
+from papercode.ingest.documents import search_document
 from papercode.ingest.duplicates import facts
 from papercode.ingest.files import find_record_files
 from tests.ingest.test_hostile_records import LIMITS as HOSTILE_LIMITS

@@ -37,3 +37,10 @@ def is_day(value: object) -> bool:
     except ValueError:
         return False
     return True
+
+
+def year_of(date: str | None) -> int | None:
+    """The year a record's date starts with, or None when it starts with none (dates in records are free text)."""
+    if date and len(date) >= 4 and date[:4].isdigit():
+        return int(date[:4])
+    return None

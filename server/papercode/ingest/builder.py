@@ -8,19 +8,19 @@ computed by `corpus_wide` over whole columns when `IndexBuilder.finish` returns 
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import operator
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import compress, repeat
-from typing import Any, NamedTuple, cast
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from papercode.core.ids import GITHUB_URL, paper_key
+from papercode.core.days import year_of
+from papercode.core.ids import GITHUB_URL
 from papercode.core.load_report import LoadReport, Problem
 from papercode.core.ordering import PAPER_ORDER, PAPER_TIES, group
 from papercode.core.records import CodeLinkData, RecordData, SampleData
@@ -37,17 +37,13 @@ from papercode.index.columns import (
     ordered_links,
 )
 from papercode.index.paper_index import PaperIndex, PaperSources
-from papercode.index.search_documents import INDEXED_LIST_SEPARATOR, SearchDocument
 
 from . import corpus_wide
+from .admission import Admission, Admitted, RecordSink
 from .arrays import Ints, pick, range_positions, range_starts, view
 from .decode import LoadedRecord
-from .duplicates import DuplicateFilter, RecordFacts, facts
+from .duplicates import RecordFacts, facts
 from .repositories import LinkRepos
-
-RecordSink = Callable[[LoadedRecord, "Admitted | None"], None]
-"""Told of every record the index builder reads, and what admission made of it (None: not admitted)."""
-
 
 _SHA = operator.attrgetter("code_sha256_prefix")
 _ENTRY = operator.attrgetter("entry")
@@ -64,18 +60,9 @@ _FILE_URL = operator.attrgetter("file_url")
 _ORDER_FIELDS = operator.attrgetter(*(criterion.field for criterion in PAPER_ORDER))
 # Unpacked (it fails here if PAPER_TIES grows): a getter per tie in a tuple would cost a generator per paper.
 _FIRST_TIE, _SECOND_TIE, _THIRD_TIE = map(operator.attrgetter, PAPER_TIES)
-_METHOD_NAME = operator.attrgetter("method_name")
-_FRAMEWORK = operator.attrgetter("framework")
-_IS_OFFICIAL = operator.attrgetter("is_official")
 _LAST = operator.itemgetter(-1)
 _NO_LEVEL = {None: NO_LEVEL}.get  # (level, level): the level, or NO_LEVEL for None
 _HEXADECIMAL = repeat(16)  # the base of int(sha, 16)
-
-
-def _year(date: str | None) -> int | None:
-    if date and len(date) >= 4 and date[:4].isdigit():
-        return int(date[:4])
-    return None
 
 
 class _PaperGroups(dict[tuple[Any, ...], int]):
@@ -124,89 +111,6 @@ def _link_rows(links: list[CodeLinkData]) -> list[CodeLinkRow]:
     )
 
 
-class Admitted(NamedTuple):
-    ordinal: int
-    replacing: bool  # it takes the place of a duplicate it beat
-    slug: str | None  # None when another paper has its slug already
-
-
-class Admission:
-    """Which records become which papers: one per key (see `DuplicateFilter`), a duplicate's
-    winner taking the loser's ordinal, a taken slug dropped (or the record, without an arXiv id).
-
-    The index builder and the search builder's process both run it over the same records, so
-    they agree on every ordinal; `fingerprint` proves it (it covers every admitted record).
-    """
-
-    def __init__(self, report: LoadReport) -> None:
-        self.report = report
-        self.by_arxiv: dict[str, int] = {}
-        self.by_slug: dict[str, int] = {}
-        self.slugs: list[str | None] = []  # per ordinal
-        self._ordinals: dict[str, int] = {}  # duplicate key -> paper ordinal
-        self._duplicates = DuplicateFilter(report)
-        self._fingerprint = hashlib.sha256()
-
-    @property
-    def fingerprint(self) -> bytes:
-        return self._fingerprint.digest()
-
-    def admit(self, item: LoadedRecord | RecordFacts) -> Admitted | None:
-        key, read_at = item.duplicate_key, item.read_at  # each worked out once: this runs per record
-        if not self._duplicates.admit(item, key, read_at):
-            return None
-        self._fingerprint.update(f"{key}\0{read_at}\0{item.path}\0{item.line}\0".encode())
-        by_slug = self.by_slug
-        ordinal = self._ordinals.get(key, len(self.slugs))
-        arxiv_id, slug = item.arxiv_id, item.slug
-        replacing = ordinal < len(self.slugs)
-        if replacing:
-            old_slug = self.slugs[ordinal]
-            if old_slug is not None and by_slug.get(old_slug) == ordinal:
-                del by_slug[old_slug]
-        if slug is not None and slug in by_slug:
-            if arxiv_id is None:
-                self.report.add("error", "duplicate", item.path, f"slug {slug} is already taken and the record has no arXiv id", item.line)
-                return None
-            self.report.add("warning", "duplicate_slug", item.path, f"slug {slug} is already taken; reachable by arXiv id only", item.line)
-            slug = None
-        if replacing:
-            self.slugs[ordinal] = slug
-        else:
-            self.slugs.append(slug)
-        self._ordinals[key] = ordinal
-        if arxiv_id:
-            self.by_arxiv[arxiv_id] = ordinal
-        if slug:
-            by_slug[slug] = ordinal
-        return Admitted(ordinal, replacing, slug)
-
-
-def search_document(item: LoadedRecord, admitted: Admitted) -> SearchDocument:
-    """What the search engine indexes for a record (its lists made with C-level loops: this runs per record)."""
-    record = item.record
-    harvest = record.syntology
-    samples = harvest.samples if harvest is not None else None
-    links = record.code_links
-    tasks, methods, date = record.tasks, record.methods, record.date
-    return SearchDocument(
-        paper=admitted.ordinal,
-        replacing=admitted.replacing,
-        key=paper_key(item.arxiv_id, admitted.slug),
-        title=record.title,
-        abstract=record.abstract or "",
-        authors=INDEXED_LIST_SEPARATOR.join(record.authors or ()),
-        tasks=[(task.task_slug, task.task_name or task.task_slug) for task in tasks] if tasks else [],
-        methods=list(map(_METHOD_NAME, methods)) if methods else [],
-        frameworks=sorted(set(filter(None, map(_FRAMEWORK, links)))) if links else [],
-        statuses=sorted(set(map(_STATUS, samples))) if samples else [],
-        date=date,
-        year=_year(date),
-        samples=len(samples) if samples else 0,
-        official=any(map(_IS_OFFICIAL, links)) if links else False,
-    )
-
-
 _STRING_COLUMNS = ("repo", "repo_kind", "language", "status", "contract_check", "licence")  # sample columns of string ids
 
 
@@ -234,7 +138,7 @@ class _RecordColumns:
         self._start_links(ordinal)
         if links:
             self._append_links(ordinal, links)
-        year = _year(record.date)
+        year = year_of(record.date)
         self._put_paper(
             ordinal,
             arxiv_id=arxiv_id,

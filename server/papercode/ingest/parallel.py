@@ -9,7 +9,7 @@ reads later. The child indexes the files from the split on, as its own papers in
 (`builder.PartBuilder`), and hands them over as an `IndexPart`, which this process admits as if it
 had read them itself: same ordinals, same problems in the same order. The keyed index is ready
 once both halves are in. The child then admits every record (this process's, then its own) by the
-same rules (`builder.Admission`) and builds the search index, while this process finishes the keyed
+same rules (`admission.Admission`) and builds the search index, while this process finishes the keyed
 index and serves it. Its fingerprint of what it admitted must equal the index's, else its search
 index is thrown away and everything is built here; a child that fails costs the same.
 
@@ -56,8 +56,10 @@ from papercode.index.search import SearchEngine
 from papercode.index.search_documents import SearchDocument
 from papercode.index.search_writer import SearchBuilder, write_index
 
-from .builder import Admission, Admitted, IndexPart, PartBuilder, RecordSink, search_document
+from .admission import Admission, Admitted, RecordSink
+from .builder import IndexPart, PartBuilder
 from .decode import LoadedRecord, iter_records
+from .documents import search_document
 from .duplicates import RecordFacts, facts
 from .files import RecordFile
 
