@@ -105,10 +105,10 @@ class PackedWriter:
         return len(self._ends) + len(self._pending)
 
     def extend(self, values: Iterable[str | bytes | None]) -> None:
-        for value in values:
-            self.append(value)
-            if len(self._pending) >= self._BATCH:
-                self.flush()
+        values = iter(values)
+        while batch := list(islice(values, self._BATCH)):  # a batch at a time: no Python step per value
+            self._pending += batch
+            self.flush()
 
     def flush(self) -> None:
         """Write the values that wait (a caller appending value by value calls it every few thousand)."""
