@@ -97,7 +97,7 @@ class ServingWriter:
         self._search = IndexWriting(build / SEARCH, threads=threads, heap=heap, base=ARCHIVE_BASE)
         self._results = results
         self._by_title: dict[str, int] = {}
-        self._task_papers: Counter[str] = Counter()
+        self._task_slugs: list[str] = []  # each paper's task slugs, counted once every paper is in (`paper_keys`)
         self.papers = 0
 
     def add(self, *, slug: str, arxiv_id: str | None, record: Json, links: list[CodeLinkRow]) -> None:
@@ -135,12 +135,10 @@ class ServingWriter:
         if self._results:
             by_title, title_of = self._by_title, title_key(title)
             by_title[title_of] = AMBIGUOUS if title_of in by_title else a
-            counts = self._task_papers
-            if len(tasks) == 1 or (len(tasks) == 2 and tasks[0][0] != tasks[1][0]):
-                for slug, _ in tasks:
-                    counts[slug] += 1
+            if len(tasks) == 1:
+                self._task_slugs.append(tasks[0][0])
             elif tasks:
-                counts.update(set(map(_FIRST, tasks)))  # a paper counts once for a slug it names twice
+                self._task_slugs.extend(set(map(_FIRST, tasks)))  # a paper counts once for a slug it names twice
         for link in links:
             repo = link.repo
             if repo is not None:
@@ -173,7 +171,7 @@ class ServingWriter:
 
     def paper_keys(self) -> PaperKeys:
         """The papers added so far, keyed for the tables read after them (titles and tasks only with `results`)."""
-        return PaperKeys(self._by_arxiv, self._by_slug, self._by_title, self._task_papers, self._repo_paper)
+        return PaperKeys(self._by_arxiv, self._by_slug, self._by_title, Counter(self._task_slugs), self._repo_paper)
 
     def finish(
         self, stage: Callable[[str], None] = lambda what: None, meanwhile: Callable[[], Mapping[str, FileFacts]] | None = None
@@ -203,7 +201,7 @@ class ServingWriter:
         search = self._build / SEARCH
         files.update({f"{SEARCH}/{path.name}": file_facts(path) for path in sorted(search.iterdir()) if path.name not in LOCK_FILES})
         files.update(more)
-        self._by_title, self._task_papers = {}, Counter()
+        self._by_title, self._task_slugs = {}, []
         return Written(files, segment_count(search), self.papers)
 
     def _commit_beside(self, meanwhile: Callable[[], Mapping[str, FileFacts]]) -> Mapping[str, FileFacts]:

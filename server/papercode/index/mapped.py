@@ -105,10 +105,10 @@ class PackedWriter:
         return len(self._ends) + len(self._pending)
 
     def extend(self, values: Iterable[str | bytes | None]) -> None:
-        for value in values:
-            self.append(value)
-            if len(self._pending) >= self._BATCH:
-                self.flush()
+        values = iter(values)
+        while batch := list(islice(values, self._BATCH)):  # a batch at a time: no Python step per value
+            self._pending += batch
+            self.flush()
 
     def flush(self) -> None:
         """Write the values that wait (a caller appending value by value calls it every few thousand)."""
@@ -124,9 +124,10 @@ class PackedWriter:
             lengths = map(len, present) if len(data) == len(joined) else (len(value.encode("utf-8", "surrogatepass")) for value in present)
         else:
             data, lengths = b"".join(present), map(len, present)
-        sizes = iter(lengths)
-        each = (0 if value is None else next(sizes) for value in pending)
-        self._ends.extend(islice(accumulate(each, initial=self._data.length), 1, None))
+        if len(present) < len(pending):  # a missing value takes no bytes
+            sizes = iter(lengths)
+            lengths = (0 if value is None else next(sizes) for value in pending)
+        self._ends.extend(islice(accumulate(lengths, initial=self._data.length), 1, None))
         self._data.write(data)
 
     def close(self, directory: Path) -> dict[str, FileFacts]:
