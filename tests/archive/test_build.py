@@ -21,7 +21,7 @@ import pytest
 
 from papercode.archive import build as build_module
 from papercode.archive import build_archive, builds, default_archive_dir, serving
-from papercode.archive.progress import ArchiveBuildProgress
+from papercode.archive.build_progress import ArchiveBuildProgress
 from papercode.archive.rows import LICENCE, LICENCE_URL, Vocabulary, day, flag, name_slug, repo_url
 from papercode.cli import main as cli
 from papercode.index import mapped

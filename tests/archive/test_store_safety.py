@@ -23,7 +23,7 @@ import orjson
 import pytest
 
 from papercode.archive import build_archive, builds, check_snapshot, location
-from papercode.archive.progress import ArchiveBuildProgress
+from papercode.archive.build_progress import ArchiveBuildProgress
 from papercode.cli import main as cli
 from papercode.core.paths import given_path
 from papercode.index.archive_layer import BUILDS, CURRENT, MANIFEST

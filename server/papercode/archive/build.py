@@ -31,9 +31,9 @@ from papercode.index.mapped import FileFacts
 
 from . import location
 from .boards import BoardsBuilder, BoardsSummary
+from .build_progress import ArchiveBuildProgress
 from .builds import NewBuild
 from .manifest import check_snapshot, commit_dates, papercode_manifest
-from .progress import ArchiveBuildProgress
 from .rows import (
     LICENCE,
     LICENCE_URL,

@@ -56,7 +56,7 @@ _SEARCH_AFTER_KEYED = 0.4
 
 class ColdBuildProgress:
     """How far the records' cold build is (files done and in all, records read), and estimates from it (not the archive
-    build's: `archive.progress.ArchiveBuildProgress`).
+    build's: `archive.build_progress.ArchiveBuildProgress`).
 
     Written by the build thread, read by the event loop: plain assignments of immutable values.
     """

@@ -234,14 +234,14 @@ class SearchFile(msgspec.Struct, array_like=True, frozen=True):
     crc: int
 
 
-class Manifest(msgspec.Struct, frozen=True):
+class SnapshotManifest(msgspec.Struct, frozen=True):
     """What a snapshot file says of its search index: the directory beside it, and that directory's files."""
 
     directory: str
     files: list[SearchFile]
 
 
-_MANIFEST_DECODER = msgspec.json.Decoder(Manifest)
+_MANIFEST_DECODER = msgspec.json.Decoder(SnapshotManifest)
 
 
 class _Intact(msgspec.Struct, frozen=True):
@@ -322,7 +322,7 @@ def save(path: Path, key: bytes, index: PaperIndex, search: SearchEngine) -> Non
         writing = scratch.directory(TEMPORARY_PREFIX, path.parent)
         directory = path.parent / f"{_search_prefix(path)}{writing.path.name.removeprefix(TEMPORARY_PREFIX)}"
         files = [SearchFile(name, size, crc) for name, size, crc in search.save_image(writing.path)]
-        manifest = msgspec.json.encode(Manifest(directory.name, files))
+        manifest = msgspec.json.encode(SnapshotManifest(directory.name, files))
         with _temporary(path.parent, TEMPORARY_PREFIX) as index_temporary:
             with open(index_temporary, "wb") as out:
                 # The index is pickled straight into the file (never whole in memory: at 600k papers it is about as
