@@ -47,7 +47,7 @@ from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport
 from papercode.index.archive_layer import current_build_id
 from papercode.index.paper_index import PaperIndex
-from papercode.index.search import SearchEngine
+from papercode.index.search import SearchEngine, SearchFile
 from papercode.index.search_schema import ENGINE_VERSION
 from papercode.ingest.files import find_record_files
 
@@ -226,14 +226,6 @@ def _payload_problem(payload: memoryview, crc: int) -> str | None:
     return None if zlib.crc32(payload) == crc else "is corrupt or truncated"
 
 
-class SearchFile(msgspec.Struct, array_like=True, frozen=True):
-    """A file of the search index, as the manifest lists it (a JSON array: name, size, CRC-32)."""
-
-    name: str
-    size: int
-    crc: int
-
-
 class SnapshotManifest(msgspec.Struct, frozen=True):
     """What a snapshot file says of its search index: the directory beside it, and that directory's files."""
 
@@ -321,7 +313,7 @@ def save(path: Path, key: bytes, index: PaperIndex, search: SearchEngine) -> Non
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         writing = scratch.directory(TEMPORARY_PREFIX, path.parent)
         directory = path.parent / f"{_search_prefix(path)}{writing.path.name.removeprefix(TEMPORARY_PREFIX)}"
-        files = [SearchFile(name, size, crc) for name, size, crc in search.save_image(writing.path)]
+        files = list(search.save_image(writing.path))
         manifest = msgspec.json.encode(SnapshotManifest(directory.name, files))
         with _temporary(path.parent, TEMPORARY_PREFIX) as index_temporary:
             with open(index_temporary, "wb") as out:

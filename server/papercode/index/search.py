@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+import msgspec
 import tantivy
 
 from .abstracts import ABSTRACTS, Abstracts
@@ -21,6 +22,15 @@ from .ranking import Ranking
 from .search_schema import LOCK_FILES, open_index
 
 _COPY_CHUNK = 1 << 22
+
+
+class SearchFile(msgspec.Struct, array_like=True, frozen=True):
+    """A file of the search index copied for a warm start, as the snapshot's manifest lists it (a JSON array: name,
+    size, CRC-32)."""
+
+    name: str
+    size: int
+    crc: int
 
 
 class SearchEngine(Ranking):
@@ -55,8 +65,8 @@ class SearchEngine(Ranking):
     def __del__(self) -> None:
         self.close()
 
-    def save_image(self, directory: Path) -> Iterator[tuple[str, int, int]]:
-        """Copy the index's files into `directory` (for warm starts); yields each file's (name, bytes, CRC-32)."""
+    def save_image(self, directory: Path) -> Iterator[SearchFile]:
+        """Copy the index's files into `directory` (for warm starts), yielding each as a snapshot's manifest lists it."""
         for name, handle in self._files.items():
             crc = size = 0
             handle.seek(0)
@@ -65,7 +75,7 @@ class SearchEngine(Ranking):
                     out.write(chunk)
                     crc = zlib.crc32(chunk, crc)
                     size += len(chunk)
-            yield name, size, crc
+            yield SearchFile(name, size, crc)
 
     def abstract(self, paper: int) -> str | None:
         """A paper's abstract: the full text lives here once, not also in the index (a slice of `ABSTRACTS`)."""
