@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .results import JSON_HELP, finish
 from .run import DEFAULT_DATA, REPO_ROOT, _pythonpath, corpus_roots, format_machine, machine, make_calls, record_files
 
 ENGINES = ("fts5", "tantivy")
@@ -161,14 +162,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated record counts (default 10000,100000)")
     parser.add_argument("--data", type=Path, help="where corpora are generated and kept (default: as for run)")
     parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--json", type=Path, help=JSON_HELP)
 
 
 def main(args: argparse.Namespace) -> int:
-    print(format_machine(machine()), flush=True)
+    about = machine()
+    print(format_machine(about), flush=True)
     sizes = [int(size) for size in args.sizes.split(",")]
+    measured: dict[str, Any] = {}
     for n in sizes:
         roots = corpus_roots(args.data or DEFAULT_DATA, n, max(sizes), 0, "files")
-        print(format_comparison(n, compare(roots, args.queries)), flush=True)
+        measured[str(n)] = compare(roots, args.queries)
+        print(format_comparison(n, measured[str(n)]), flush=True)
+    finish(args.json, "search-engines", {"sizes": measured}, about)
     return 0
 
 
