@@ -36,7 +36,11 @@ ENGINES = ("fts5", "tantivy")
 def documents(roots: list[Path]) -> Iterator[Any]:
     from papercode.core.limits import Limits
     from papercode.core.load_report import LoadReport
-    from papercode.ingest.decode import iter_records
+
+    try:
+        from papercode.ingest.decode import iter_records
+    except ImportError:  # a commit before issue #24 named the package build/
+        from papercode.build.decode import iter_records  # type: ignore[no-redef]
 
     from .search_names import search_name
 
