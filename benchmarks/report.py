@@ -216,13 +216,11 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark(
         "run",
         "Records: cold build, warm start, latency",
-        "Generated records: keyed and search ready against the JSON parse floor, peak memory against the records' bytes,"
-        " the warm start, and each tool in-process and over stdio against a bare-SDK floor.",
+        "Generated records: the cold build against the JSON parse floor, memory, the warm start, each tool's latency.",
         "python -m benchmarks run --sizes 20000,100000",
         saves=False,
-        published="issues #10 and #14, 2026-12-01: at 100k records keyed ready 3.64x the parse floor (target 5x), search"
-        " ready 5.01x (7x), peak memory 1.25x the records' bytes (1.5x), warm start 0.58 s, search p50 1.68 ms; at 20k,"
-        " over stdio, the keyed tools 1.10-1.12x the bare-SDK floor (1.15x) at `0d5b99d`",
+        published="issues #10 and #14 at `0d5b99d`: at 100k records keyed ready 3.64x the parse floor (target 5x), search"
+        " ready 5.01x (7x), peak memory 1.25x the records' bytes (1.5x)",
         log_section="Issue #10: the cold build and search",
     ),
     Benchmark(
@@ -231,7 +229,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "50 clients on stateless streamable HTTP making 20,000 calls, quiet and beside 10 attackers.",
         "python -m benchmarks.load --papers 10000 --calls 20000 --clients 50 --hostile 10",
         saves=False,
-        published="issue #11, 2026-12-01 at `07f7d93`: 849 calls/s, p99 90 ms quiet and 90 ms under attack, no errors, server memory flat",
+        published="issue #11 at `07f7d93`: 849 calls/s, p99 90 ms quiet and under attack, no errors",
         log_section="Issue #11: HTTP under load",
     ),
     Benchmark(
@@ -247,14 +245,13 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "papercode's own `write_index` over an archive's documents: CPU a document, with and without the stemmer.",
         "python -m benchmarks index-cost --records DIR",
         saves=False,
-        published="issue #15, 2026-12-01 at `5f678b6`: 116 µs of CPU a document at 600k, the stemmer 23.5 µs of it",
+        published="issue #15 at `5f678b6`: 116 µs of CPU a document at 600k",
         log_section="Why the three cold-start misses are blocked",
     ),
     Benchmark(
         "suite-time",
         "The default test suite's time",
-        "The default suite (`python -m pytest -q`) in a checkout before a change and in one after it, run alternately,"
-        " each run in a fresh process; the test counts beside, since fewer tests is not faster.",
+        "The default suite in a checkout before a change and one after, alternately, with the test counts (fewer tests is not faster).",
         "python -m benchmarks suite-time --before ../before --after . --runs 3",
         _suite_floor,
         _suite_figures,
@@ -265,7 +262,7 @@ BENCHMARKS: tuple[Benchmark, ...] = (
         "The bytes of every default answer on the bundled records: deterministic, and held by `tests/product/test_budgets.py`.",
         "python -m benchmarks.answer_sizes",
         saves=False,
-        published="issue #25, 2026-12-02 at `60f552f`: a page of 25 samples 2,916 bytes (target 3,000)",
+        published="issue #25 at `60f552f`: a page of 25 samples 2,916 bytes (target 3,000)",
         log_section="Answer sizes (issue #25)",
     ),
 )
@@ -303,9 +300,8 @@ CHANGES: tuple[Change, ...] = (
         "96fd14f",
         ("archive", "search-engines"),
         why={
-            "search-engines": "Both on a quiet machine, minutes apart: index/search.py cut into modules, the engine unchanged.",
-            "archive": "Both runs on a quiet machine, minutes apart: the re-cut left the build's work as it was; the"
-            " serving writer's trimmed per-paper steps make it a little faster. The suite side by side: `suite-time`.",
+            "search-engines": "Quiet machine, minutes apart; the engine's code only moved.",
+            "archive": "Quiet machine, minutes apart; the serving writer's per-paper steps trimmed.",
         },
     ),
 )
@@ -502,12 +498,10 @@ def section(runs: Sequence[Run], benchmark: Benchmark) -> str:
 
 HEADER = f"""# Benchmarks
 
-Where each benchmark stands: each figure and target as its newest run measured it, the floor it is measured against,
-the machine, the date and the commit, and the before/after table of the latest change that moved it. This file is written by
-`python -m benchmarks report` from the runs saved in [`benchmarks/results/`](benchmarks/results/README.md) (one JSON
-file a run); edit the runs or `benchmarks/report.py`, never this file. How each benchmark measures, and how to run it:
-[docs/benchmarks.md](docs/benchmarks.md). Every run before the saved ones, as it was printed, is in
-`git show {LOG_COMMIT}:BENCHMARKS.md`.
+Each benchmark's newest figures and targets, with floor, machine, date and commit, and the before/after table of the
+latest change that moved it: written by `python -m benchmarks report` from the runs in
+[`benchmarks/results/`](benchmarks/results/README.md); never edit this file. How each measures:
+[docs/benchmarks.md](docs/benchmarks.md). Older runs: `git show {LOG_COMMIT}:BENCHMARKS.md`.
 """
 
 
