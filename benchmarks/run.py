@@ -124,17 +124,22 @@ def papercode_source() -> dict[str, Any]:
     out: dict[str, Any] = {"path": shown_path(server) if server else "not importable", "commit": None, "dirty": None}
     if server is None:
         return out
-    marker = server.parent / "COMMIT"
-    if marker.exists():
-        out["commit"] = marker.read_text().strip()
-        return out
-    try:
-        out["commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=server, capture_output=True, text=True, check=True).stdout.strip()
-        status = subprocess.run(["git", "status", "--porcelain", "."], cwd=server, capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return out
-    out["dirty"] = bool(status.strip())
+    out["commit"], out["dirty"] = tree_commit(server.parent, server)
     return out
+
+
+def tree_commit(root: Path, scope: Path) -> tuple[str | None, bool | None]:
+    """(the commit a checkout or an exported tree at `root` holds, whether `scope` in it differs from that commit):
+    an export names its commit in `root/COMMIT` (its dirtiness unknown); (None, None) when neither says."""
+    marker = root / "COMMIT"
+    if marker.exists():
+        return marker.read_text().strip(), None
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=scope, capture_output=True, text=True, check=True).stdout.strip()
+        status = subprocess.run(["git", "status", "--porcelain", "."], cwd=scope, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None, None
+    return commit, bool(status.strip())
 
 
 def shown_path(path: Path | str) -> str:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .results import JSON_HELP, finish, header
-from .run import machine
+from .run import machine, tree_commit
 
 TARGET = 1.10  # "within noise of before": a run-to-run spread of a few percent on a quiet machine, with room for it
 _PASSED = re.compile(r"(\d+) passed")
@@ -32,8 +32,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def commit_of(checkout: Path) -> str:
-    done = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
-    return done.stdout.strip()
+    """The commit whose suite `checkout` runs; refused when its code or tests differ from it (the run would be of
+    neither side)."""
+    commit, dirty = tree_commit(checkout, checkout / "server")
+    _, tests_dirty = tree_commit(checkout, checkout / "tests")
+    if commit is None or dirty or tests_dirty:
+        raise SystemExit(f"suite-time: {checkout.name or checkout}: not a checkout of one commit (uncommitted changes?)")
+    return commit
 
 
 def one_run(checkout: Path) -> dict[str, Any]:
@@ -44,7 +49,7 @@ def one_run(checkout: Path) -> dict[str, Any]:
     tail = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     passed = _PASSED.search(tail)
     if done.returncode != 0 or passed is None:
-        raise SystemExit(f"suite-time: the suite failed in the checkout of {commit_of(checkout)[:7]}: {tail}")
+        raise SystemExit(f"suite-time: the suite failed in {checkout.name or checkout}: {tail}")
     return {"wall": wall, "passed": int(passed.group(1))}
 
 
