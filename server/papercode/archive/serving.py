@@ -22,10 +22,11 @@ from typing import Any, Final
 
 import orjson
 
+from papercode.core.days import year_of
 from papercode.core.ids import paper_key
 from papercode.core.names import title_key
 from papercode.index.archive_layer import ARCHIVE_BASE, BLOB_COLUMN, COLUMNS, INT_COLUMNS, KEY_COLUMNS, REPO_COLUMNS, SEARCH
-from papercode.index.columns import CodeLinkRow, details_blob, ordered_links
+from papercode.index.columns import NONE, CodeLinkRow, details_blob, ordered_links
 from papercode.index.mapped import ColumnWriter, FileFacts, PackedWriter, file_facts
 from papercode.index.search_documents import INDEXED_LIST_SEPARATOR, SearchDocument
 from papercode.index.search_schema import LOCK_FILES
@@ -42,10 +43,6 @@ Json = dict[str, Any]
 
 
 _FIRST = itemgetter(0)
-
-
-def _year(date: str | None) -> int:
-    return int(date[:4]) if date and len(date) >= 4 and date[:4].isdigit() else -1
 
 
 AMBIGUOUS: Final = -1  # a title key several papers share: `PaperKeys.by_title` names none of them
@@ -125,8 +122,8 @@ class ServingWriter:
                 url_pdf=record.get("url_pdf"),
             )
         )
-        year = _year(date)
-        self._year.append(year)
+        year = year_of(date)
+        self._year.append(NONE if year is None else year)
         self._n_authors.append(len(authors))
         self._keys.append(key)
         if arxiv_id:
@@ -159,7 +156,7 @@ class ServingWriter:
                 frameworks=sorted({link.framework for link in links if link.framework}),
                 statuses=[],
                 date=date,
-                year=None if year < 0 else year,
+                year=year,
                 samples=0,
                 official=any(link.is_official for link in links),
             )
