@@ -173,8 +173,8 @@ def test_a_child_that_dies_costs_a_build_here_and_nothing_else(records: Path, mo
     real_part = search_build.ChildSearchBuild.part
 
     def dies_first(self: search_build.ChildSearchBuild) -> Any:
-        self._child.kill()
-        self._child.wait()
+        self._child.process.kill()
+        self._child.process.wait()
         return real_part(self)
 
     monkeypatch.setattr(search_build.ChildSearchBuild, "part", dies_first)

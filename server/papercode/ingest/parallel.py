@@ -32,15 +32,12 @@ A test can hold a build just after it starts its child, and the child before it 
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import mmap
 import os
 import pickle
 import struct
-import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, BinaryIO, Protocol
@@ -48,6 +45,7 @@ from typing import IO, BinaryIO, Protocol
 import msgspec
 
 from papercode.core import scratch
+from papercode.core.child import ChildProcess, watch_parent
 from papercode.core.holds import hold
 from papercode.core.ids import paper_key
 from papercode.core.limits import Limits
@@ -210,7 +208,7 @@ class ChildSearchBuild:
         self._split = split_point(files)
         self._files = files
         self._shipped: IO[bytes] | None = None
-        self._parent_alive: int | None = None  # the write end of the pipe the child watches (see `_exit_with_parent`)
+        self._child: ChildProcess | None = None
         self._entries = [scratch.directory(BUILD_PREFIX)]
         self._scratch = self._entries[0].path
         try:
@@ -222,26 +220,7 @@ class ChildSearchBuild:
             self._counts = _SharedCounts(self._scratch / "progress")
             if self._split < len(files):
                 self._shipped = open(self._scratch / "records", "wb", buffering=1 << 20)  # noqa: SIM115 - closed by part()
-            # The child imports this very copy of papercode, wherever it was imported from.
-            package_root = str(Path(__file__).resolve().parents[1])
-            env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
-            # Its errors go to a file, not a pipe: nobody reads them until it ends, and a full pipe would stall it.
-            self._errors = open(self._scratch / "errors", "w+b")  # noqa: SIM115 - closed by result() or cancel()
-            watched, self._parent_alive = os.pipe() if os.name == "posix" else (None, None)
-            try:
-                self._child = subprocess.Popen(
-                    [sys.executable, "-m", "papercode.ingest.parallel", str(self._path), str(self._scratch / "job")]
-                    + ([str(watched)] if watched is not None else []),
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=self._errors,
-                    env=env,
-                    pass_fds=(watched,) if watched is not None else (),
-                )
-            finally:
-                if watched is not None:
-                    os.close(watched)
-            scratch.own_process(self._child)  # stopped before its directories are removed, at exit or on SIGTERM
+            self._child = ChildProcess("papercode.ingest.parallel", [str(self._path), str(self._scratch / "job")], self._scratch / "errors")
         except BaseException:
             self._remove()
             raise
@@ -271,7 +250,8 @@ class ChildSearchBuild:
         if self._shipped is None:
             return None
         self._shipped.close()
-        stdin, stdout = self._child.stdin, self._child.stdout
+        process = self._running().process
+        stdin, stdout = process.stdin, process.stdout
         assert stdin is not None and stdout is not None
         try:
             stdin.write(b"shipped\n")  # every record of this process's files is in the file
@@ -291,8 +271,9 @@ class ChildSearchBuild:
         return part
 
     def result(self, fingerprint: bytes) -> SearchEngine:
-        out, _ = self._child.communicate()
-        if self._child.returncode != 0 or not out.startswith(b"ok "):
+        process = self._running().process
+        out, _ = process.communicate()
+        if process.returncode != 0 or not out.startswith(b"ok "):
             raise self._failure()
         if out.split()[1].decode() != fingerprint.hex():
             self._remove()
@@ -302,31 +283,24 @@ class ChildSearchBuild:
         finally:
             self._remove()
 
+    def _running(self) -> ChildProcess:
+        assert self._child is not None  # set by __init__, or __init__ raised
+        return self._child
+
     def _failure(self) -> SearchBuildFailed:
-        self._child.kill()
-        self._child.communicate()
-        self._errors.seek(0)
-        detail = (self._errors.read().decode(errors="replace").strip().splitlines() or ["no output"])[-1]
-        code = self._child.returncode
+        how = self._running().failure()
         self._remove()
-        return SearchBuildFailed(f"the build process failed (exit {code}): {detail}")
+        return SearchBuildFailed(f"the build process failed ({how})")
 
     def cancel(self) -> None:
-        self._child.kill()
-        self._child.communicate()
+        self._running().kill()
         self._remove()
 
     def _remove(self) -> None:
         """Once the child has ended (or never started): close everything, remove both directories."""
-        for closing in (self._shipped, getattr(self, "_counts", None), getattr(self, "_errors", None)):
+        for closing in (self._shipped, getattr(self, "_counts", None), self._child):
             if closing is not None:
                 closing.close()
-        child = getattr(self, "_child", None)
-        if child is not None:
-            scratch.disown_process(child)
-        if self._parent_alive is not None:
-            os.close(self._parent_alive)
-            self._parent_alive = None
         for entry in self._entries:
             entry.remove()
 
@@ -374,28 +348,13 @@ class _Documents:
             self._handle.close()
 
 
-def _exit_with_parent(descriptor: int) -> None:
-    """The child: end this process as soon as the parent is gone, however it went (kill -9 included):
-    a thread waits on a pipe only the parent writes to (it never does), which reports end of file
-    once the parent's end is closed."""
-
-    def watch() -> None:
-        with contextlib.suppress(OSError):
-            while os.read(descriptor, 1):
-                pass
-        os._exit(1)
-
-    threading.Thread(target=watch, name="parent watch", daemon=True).start()
-
-
 def main(argv: list[str]) -> int:
     """The child: indexes the files from the split on (writes the part, prints "part"), then builds the
-    search index of every record into argv[0] (prints "ok <fingerprint>"). argv[1] is the job; argv[2],
-    when given, the pipe whose end of file means the parent is gone.
+    search index of every record into argv[0] (prints "ok <fingerprint>"). argv[1] is the job (and the last, on POSIX,
+    the pipe `core.child.watch_parent` watches).
 
     A corpus that cannot be split (`split` is every file): it reads every record, and hands over no part."""
-    if len(argv) > 2:
-        _exit_with_parent(int(argv[2]))
+    argv = watch_parent(argv)
     hold("build-started")
     directory, job = Path(argv[0]), msgspec.msgpack.decode(Path(argv[1]).read_bytes(), type=BuildJob)
     scratch, split = Path(job.scratch), job.split < len(job.files)
