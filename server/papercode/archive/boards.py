@@ -1,11 +1,12 @@
-"""The archive's leaderboards, tasks, methods and datasets, written in their serving form (`index.board_columns`) once the
-papers are: each result row joined to its paper, its values parsed, every board sorted by each of its metrics.
+"""The archive's leaderboards, tasks, methods and datasets, written in their serving form (`index.board_columns`) in two
+parts: what the tables alone give (`write_catalogued`: every board sorted by each of its metrics, the tasks, methods and
+datasets with their keys), and what needs the papers (`results_join.join_results`: each result row joined to its paper).
+The first part needs no paper, so a large archive's runs in a process of its own while the papers are read
+(`boards_child`); what the join needs of it crosses as a `Catalogued`.
 
-A row's paper is found by the arXiv id its `paper_url` names (an abs or pdf URL), else by the Papers-with-Code slug it
-names, else by its title when exactly one paper has it (`core.names.title_key`); a row that joins none is kept with
-its own title and paper id, and counted. Values are kept as typed and parsed (`core.metrics.parse_value`); each board
-is sorted by each metric both ways (one numpy sort over every board at once), ties by the earlier paper date, values
-that do not parse after those that do, rows that do not report the metric last.
+Values are kept as typed and parsed (`core.metrics.parse_value`); each board is sorted by each metric both ways (one
+numpy sort over every board at once), ties by the earlier paper date, values that do not parse after those that do,
+rows that do not report the metric last.
 """
 
 from __future__ import annotations
@@ -18,83 +19,99 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+import msgspec
 import numpy as np
 
-from papercode.core.ids import parse_arxiv_id, parse_slug
 from papercode.core.metrics import MAX_VALUE_CHARS, lower_is_better, parse_value
-from papercode.core.names import NameKind, name_key, name_keys, name_slug, task_key, title_key
-from papercode.index.board_columns import (
-    BOARDS,
-    EXTRA_NO,
-    EXTRA_UNKNOWN,
-    EXTRA_YES,
-    KEY_KINDS,
-    LIST_SEPARATOR,
-    ORDERS,
-    ROW_OWN_CODE,
-    ROW_PAPER_CODE,
-)
+from papercode.core.names import NameKind, name_key, name_keys, name_slug
+from papercode.index.board_columns import BOARDS, EXTRA_NO, EXTRA_UNKNOWN, EXTRA_YES, KEY_KINDS, LIST_SEPARATOR, ORDERS
 from papercode.index.mapped import ColumnWriter, FileFacts
 
 from .catalogues import Benchmark, Cuts, DatasetEntry, MethodEntry, TaskEntry, clean_name, dataset_of, method_of, raw_rows, tasks_of
 from .rows import Tally, repo_url
-from .serving import AMBIGUOUS, PaperKeys
 from .tables import TableFile
 
 MAX_METRICS: Final = 64  # metrics a board keeps (the real ones have a few; past this a table is not one people read)
 _NO_DATE: Final = 99_999_999  # after every YYYYMMDD: a row without a date loses a tie
 
 
-@dataclass(slots=True)
-class BoardsSummary:
-    """What the leaderboards hold, and how their rows joined the papers."""
+class BoardCounts(msgspec.Struct):
+    """What the leaderboards hold, counted from the tables alone."""
 
     tasks: int = 0
     benchmarks: int = 0
     results: int = 0
-    joined_by: Counter[str] = field(default_factory=Counter)  # arxiv, slug, title
-    unjoined: int = 0
     values: int = 0
     unparsed_values: int = 0
     methods: int = 0
     datasets: int = 0
+
+
+@dataclass(slots=True)
+class BoardsSummary:
+    """What the leaderboards hold, and how their rows joined the papers."""
+
+    counts: BoardCounts = field(default_factory=BoardCounts)
+    joined_by: Counter[str] = field(default_factory=Counter)  # arxiv, slug, title
+    unjoined: int = 0
     cuts: Cuts = field(default_factory=Cuts)
     files: dict[str, FileFacts] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
+        counts = self.counts
         return {
-            "tasks": self.tasks,
-            "benchmarks": self.benchmarks,
-            "results": self.results,
+            "tasks": counts.tasks,
+            "benchmarks": counts.benchmarks,
+            "results": counts.results,
             "results_joined": sum(self.joined_by.values()),
             "results_joined_by": dict(sorted(self.joined_by.items())),
             "results_unjoined": self.unjoined,
-            "values": self.values,
-            "values_unparsed": self.unparsed_values,
-            "methods": self.methods,
-            "datasets": self.datasets,
+            "values": counts.values,
+            "values_unparsed": counts.unparsed_values,
+            "methods": counts.methods,
+            "datasets": counts.datasets,
             "subtasks_cut": self.cuts.subtasks,
         }
 
 
-class BoardsBuilder:
-    """Reads the catalogue tables (`read`, each file), then writes them joined to the papers in `keys` (`write`)."""
+class JoinRow(msgspec.Struct, frozen=True, array_like=True):
+    """What the join needs of a result row (in the order of the rows' columns): its board, the paper it names, its
+    model (shown when it names none), and whether its own code links name a repository."""
 
-    def __init__(self, keys: PaperKeys, papers: int, rejected: Tally, warnings: Tally) -> None:
-        self.keys, self.rejected, self.warnings = keys, rejected, warnings
-        has_code = np.zeros(papers + 1, dtype=np.uint8)
-        has_code[np.frombuffer(array("i", keys.repo_papers), dtype=np.int32)] = 1
-        self.has_code = bytearray(has_code.tobytes())  # archive paper -> 1 when its code links name a repository
+    board: int
+    url: str | None
+    title: str | None
+    model: str | None
+    own_code: bool
+
+
+class Catalogued(msgspec.Struct, frozen=True):
+    """The leaderboards as written without the papers (`write_catalogued`), and what the join needs of them: each
+    board's task and dataset, each row's `JoinRow`, each task's name and each method's introducing paper (URL, title)."""
+
+    files: dict[str, FileFacts]  # relative to the build
+    task_names: list[str]
+    board_names: list[tuple[int, str]]  # (task, dataset) of each board
+    rows: list[JoinRow]
+    method_papers: list[tuple[str | None, str | None]]
+    counts: BoardCounts
+    cuts: tuple[int, int]  # Cuts: subtasks, values
+
+
+class CatalogueReader:
+    """The catalogue tables' entries, each table file read in turn (`read`). A task, method or dataset named again (the
+    same table given in two forms) is dropped and counted in `rejected`: the first is kept."""
+
+    def __init__(self, rejected: Tally) -> None:
+        self.rejected = rejected
         self.tasks: list[TaskEntry] = []
         self.methods: list[MethodEntry] = []
         self.datasets: list[DatasetEntry] = []
+        self.cuts = Cuts()
         self._seen: dict[str, set[str]] = {"task": set(), "method": set(), "dataset": set()}  # names read, to drop repeats
-        self.summary = BoardsSummary()
 
     def read(self, source: TableFile, progress: Callable[[float], None] | None = None) -> None:
-        """One catalogue table's rows. A task, method or dataset named again (the same table given in two forms) is
-        dropped and counted: the first is kept."""
-        cuts, rejected, label = self.summary.cuts, self.rejected, source.path.name
+        cuts, rejected, label = self.cuts, self.rejected, source.path.name
         for number, raw in enumerate(raw_rows(source, cuts, progress), 1):
             where = f"{label} row {number}"
             if source.table == "evaluations":
@@ -118,21 +135,27 @@ class BoardsBuilder:
                 else:
                     self.datasets.append(entry)
 
-    def write(self, build: Path) -> BoardsSummary:
-        """Write the leaderboards into `build/boards`; their files (relative to `build`) go in the summary."""
-        writer = ColumnWriter(build / BOARDS)
-        try:
-            _Layout(self, writer).write()
-        except BaseException:
-            writer.discard()
-            raise
-        self.summary.files = {f"{BOARDS}/{name}": facts for name, facts in writer.close().items()}
-        cuts = self.summary.cuts
-        if cuts.subtasks:
-            self.warnings.add(
-                "subtasks_too_deep", "evaluation tables", f"{cuts.subtasks:,} subtask entries nested past the depth kept: cut"
-            )
-        return self.summary
+
+def write_catalogued(reader: CatalogueReader, build: Path, warnings: Tally) -> Catalogued:
+    """Write into `build/boards` every column of the leaderboards that needs no paper; what the join needs of them."""
+    writer = ColumnWriter(build / BOARDS)
+    try:
+        layout = _Layout(reader, writer, warnings)
+        layout.write()
+    except BaseException:
+        writer.discard()
+        raise
+    if reader.cuts.subtasks:
+        warnings.add("subtasks_too_deep", "evaluation tables", f"{reader.cuts.subtasks:,} subtask entries nested past the depth kept: cut")
+    return Catalogued(
+        files={f"{BOARDS}/{name}": facts for name, facts in writer.close().items()},
+        task_names=[task.name for task in reader.tasks],
+        board_names=[(board.task, board.benchmark.dataset) for board in layout.boards],
+        rows=layout.join_rows,
+        method_papers=[(method.paper_url, method.paper_title) for method in reader.methods],
+        counts=layout.counts,
+        cuts=(reader.cuts.subtasks, reader.cuts.values),
+    )
 
 
 @dataclass(slots=True)
@@ -146,11 +169,13 @@ class _Board:
 
 
 class _Layout:
-    """One write of the leaderboards (a single use)."""
+    """One write of the leaderboards without their papers (a single use)."""
 
-    def __init__(self, builder: BoardsBuilder, writer: ColumnWriter) -> None:
-        self.builder, self.writer, self.summary = builder, writer, builder.summary
+    def __init__(self, reader: CatalogueReader, writer: ColumnWriter, warnings: Tally) -> None:
+        self.reader, self.writer, self.warnings = reader, writer, warnings
+        self.counts = BoardCounts()
         self.boards: list[_Board] = []
+        self.join_rows: list[JoinRow] = []
         self._dates = np.zeros(0, dtype=np.int64)  # each row's paper date as YYYYMMDD (`_rows`), for ties
         self._dataset_keys: list[set[str]] = []  # each dataset entity's keys (`_datasets`)
 
@@ -169,7 +194,7 @@ class _Layout:
     def _boards(self) -> None:
         rows = values = 0
         dropped = 0
-        for t, task in enumerate(self.builder.tasks):
+        for t, task in enumerate(self.reader.tasks):
             first = len(self.boards)
             _tell_apart(task.benchmarks)
             for benchmark in task.benchmarks:
@@ -187,28 +212,24 @@ class _Layout:
                 rows += len(benchmark.rows)
                 values += len(benchmark.rows) * len(metrics)
         if dropped:
-            self.builder.warnings.add(
+            self.warnings.add(
                 "metrics_over_limit", "evaluation tables", f"{dropped:,} metrics past the first {MAX_METRICS} of a board: left out"
             )
-        self.summary.tasks, self.summary.benchmarks, self.summary.results = len(self.builder.tasks), len(self.boards), rows
+        self.counts.tasks, self.counts.benchmarks, self.counts.results = len(self.reader.tasks), len(self.boards), rows
 
     def _tasks(self) -> None:
-        tasks, writer = self.builder.tasks, self.writer
-        counts: Counter[str] = Counter()
-        for slug, count in self.builder.keys.task_papers.items():
-            counts[task_key(slug)] += count
+        tasks, writer = self.reader.tasks, self.writer
         writer.packed("task.name", (task.name for task in tasks))
         writer.packed("task.description", (task.description for task in tasks))
         writer.packed("task.area", (", ".join(task.categories) or None for task in tasks))
         writer.ints("task.parent", array("i", (task.parent for task in tasks)))
-        writer.ints("task.papers", array("i", (counts.get(task_key(name_slug(task.name)), 0) for task in tasks)))
         per_task = Counter(board.task for board in self.boards)
-        writer.ints("task.boards", _offsets(per_task[t] for t in range(len(tasks))))
+        writer.ints("task.boards", offsets(per_task[t] for t in range(len(tasks))))
         children: list[list[int]] = [[] for _ in tasks]
         for t, task in enumerate(tasks):
             if task.parent >= 0:
                 children[task.parent].append(t)
-        writer.ints("task.children", _offsets(map(len, children)))
+        writer.ints("task.children", offsets(map(len, children)))
         writer.ints("task.child", array("i", (child for group in children for child in group)))
         self._keys("task", ((t, name_keys("task", [task.name, *task.synonyms])) for t, task in enumerate(tasks)))
 
@@ -218,70 +239,41 @@ class _Layout:
         writer.ints("board.task", array("i", (board.task for board in boards)))
         writer.ints("board.dataset_id", array("i", dataset_ids))
         writer.ints("board.parent", array("i", (board.parent for board in boards)))
-        writer.ints("board.rows", _offsets(len(board.benchmark.rows) for board in boards))
-        writer.ints("board.metrics", _offsets(len(board.metrics) for board in boards))
+        writer.ints("board.rows", offsets(len(board.benchmark.rows) for board in boards))
+        writer.ints("board.metrics", offsets(len(board.metrics) for board in boards))
         names = [metric for board in boards for metric in board.metrics]
         writer.packed("metric.name", names)
         writer.ints("metric.lower", array("B", (lower_is_better(metric) for metric in names)))
-        writer.ints("metric.values", _offsets(len(board.benchmark.rows) for board in boards for _ in board.metrics))
+        writer.ints("metric.values", offsets(len(board.benchmark.rows) for board in boards for _ in board.metrics))
 
     # -- rows ------------------------------------------------------------------------------
 
     def _rows(self) -> None:
-        keys, has_code, summary = self.builder.keys, self.builder.has_code, self.summary
         model: list[str | None] = []
-        title: list[str | None] = []
-        ref: list[str | None] = []
         date: list[str | None] = []
         links: list[str | None] = []
-        paper, board_of, extra, code = array("i"), array("i"), array("B"), array("B")
-        unjoined_example = None
+        board_of, extra = array("i"), array("B")
+        join_rows = self.join_rows
         for b, board in enumerate(self.boards):
             for row in board.benchmark.rows:
-                a, row_ref, how = join_paper(keys, row.paper_url, row.paper_title)
                 own = [url for link in row.code_links if (url := repo_url(link)[0]) is not None] if row.code_links else []
                 model.append(row.model)
-                paper.append(a)
-                title.append(row.paper_title if a < 0 else None)
-                ref.append(row_ref if a < 0 else None)
                 date.append(row.paper_date)
                 links.append(LIST_SEPARATOR.join(own) if own else None)
                 extra.append(EXTRA_UNKNOWN if row.extra_data is None else EXTRA_YES if row.extra_data else EXTRA_NO)
-                code.append((ROW_OWN_CODE if own else 0) | (ROW_PAPER_CODE if a >= 0 and has_code[a] else 0))
                 board_of.append(b)
-                if how is None:
-                    summary.unjoined += 1
-                    unjoined_example = unjoined_example or (board, row)
-                else:
-                    summary.joined_by[how] += 1
-        if unjoined_example is not None:
-            board, row = unjoined_example
-            task = self.builder.tasks[board.task].name
-            self.builder.warnings.add(
-                "result_paper_not_found",
-                f"task {task!r}, benchmark {board.benchmark.dataset!r}",
-                f"{summary.unjoined:,} results name no paper of the archive (served from their own fields), e.g. "
-                f"{row.paper_title or row.paper_url or row.model!r}",
-                summary.unjoined,
-            )
+                join_rows.append(JoinRow(b, row.paper_url, row.paper_title, row.model, bool(own)))
         writer = self.writer
-        for column, values in (("row.model", model), ("row.title", title), ("row.ref", ref), ("row.date", date), ("row.links", links)):
+        for column, values in (("row.model", model), ("row.date", date), ("row.links", links)):
             writer.packed(column, values)
-        writer.ints("row.paper", paper)
         writer.ints("row.board", board_of)
         writer.ints("row.extra", extra)
-        writer.ints("row.code", code)
-        papers = np.frombuffer(paper, dtype=np.int32)
-        joined = np.flatnonzero(papers >= 0).astype(np.int32)
-        by_paper = joined[np.argsort(papers[joined], kind="stable")]
-        writer.ints("paper.papers", _ints(papers[by_paper]))
-        writer.ints("paper.rows", _ints(by_paper))
         self._dates = np.array([_date_key(day) for day in date], dtype=np.int64)
 
     # -- values and orders -----------------------------------------------------------------
 
     def _values(self) -> None:
-        boards, summary = self.boards, self.summary
+        boards, counts = self.boards, self.counts
         total = sum(len(board.benchmark.rows) * len(board.metrics) for board in boards)
         number = np.full(total, np.nan)
         texts: list[str | None] = [None] * total
@@ -309,22 +301,22 @@ class _Layout:
             m += len(board.metrics)
             start += n * len(board.metrics)
         reported = np.fromiter((text is not None for text in texts), dtype=bool, count=total)
-        summary.values, summary.unparsed_values = int(reported.sum()), unparsed
+        counts.values, counts.unparsed_values = int(reported.sum()), unparsed
         writer = self.writer
         writer.ints("value.num", _floats(number))
         writer.packed("value.text", texts)
         del texts
         for order in ORDERS:
             ordered, rank, place = _sort(number, reported, lengths, metric_row_start, self._dates, order=order)
-            writer.ints(f"order.{order}", _ints(ordered))
-            writer.ints(f"rank.{order}", _ints(rank))
-            writer.ints(f"place.{order}", _ints(place))
+            writer.ints(f"order.{order}", int32s(ordered))
+            writer.ints(f"rank.{order}", int32s(rank))
+            writer.ints(f"place.{order}", int32s(place))
 
     # -- methods and datasets --------------------------------------------------------------
 
     def _methods(self) -> None:
-        methods, writer, keys = self.builder.methods, self.writer, self.builder.keys
-        self.summary.methods = len(methods)
+        methods, writer = self.reader.methods, self.writer
+        self.counts.methods = len(methods)
         writer.packed("method.name", (method.name for method in methods))
         writer.packed("method.full_name", (method.full_name for method in methods))
         writer.packed("method.description", (method.description for method in methods))
@@ -332,13 +324,12 @@ class _Layout:
         writer.packed("method.collections", (LIST_SEPARATOR.join(method.collections) or None for method in methods))
         writer.ints("method.year", array("i", (_int(method.year) for method in methods)))
         writer.ints("method.papers", array("i", (_int(method.papers) for method in methods)))
-        writer.ints("method.paper", array("i", (join_paper(keys, method.paper_url, method.paper_title)[0] for method in methods)))
         self._keys("method", ((i, name_keys("method", [method.name, method.full_name or ""])) for i, method in enumerate(methods)))
 
     def _datasets(self) -> tuple[list[int], list[DatasetEntry]]:
         """Each board's dataset entity (the datasets table's, by its names; else one made for a name only the evaluation
         tables have), and every entity."""
-        entities = list(self.builder.datasets)
+        entities = list(self.reader.datasets)
         # each entity's keys, by how surely they name it: its name, its full name, its variants
         ranked = [
             (name_keys("dataset", [d.name]), name_keys("dataset", [d.full_name or ""]), name_keys("dataset", d.variants)) for d in entities
@@ -367,7 +358,7 @@ class _Layout:
 
     def _write_datasets(self, entities: list[DatasetEntry], dataset_ids: list[int]) -> None:
         writer = self.writer
-        self.summary.datasets = len(self.builder.datasets)
+        self.counts.datasets = len(self.reader.datasets)
         writer.packed("dataset.name", (dataset.name for dataset in entities))
         writer.packed("dataset.full_name", (dataset.full_name for dataset in entities))
         writer.packed("dataset.description", (dataset.description for dataset in entities))
@@ -378,7 +369,7 @@ class _Layout:
         boards_of: list[list[int]] = [[] for _ in entities]
         for b, dataset in enumerate(dataset_ids):
             boards_of[dataset].append(b)
-        writer.ints("dataset.boards", _offsets(map(len, boards_of)))
+        writer.ints("dataset.boards", offsets(map(len, boards_of)))
         writer.ints("dataset.board", array("i", (b for group in boards_of for b in group)))
         self._keys("dataset", enumerate(self._dataset_keys))
         assert set(KEY_KINDS) == {"task", "method", "dataset"}
@@ -399,49 +390,6 @@ def _tell_apart(benchmarks: list[Benchmark]) -> None:
         seen[key] += 1
         if seen[key] > 1:
             benchmark.dataset = f"{benchmark.dataset} #{seen[key]}"
-
-
-def join_paper(keys: PaperKeys, url: str | None, title: str | None) -> tuple[int, str | None, str | None]:
-    """(the archive paper a result row names, -1 for none; the paper id its URL gives; how it was found: `arxiv`, `slug`,
-    `title`, or None)."""
-    ref = None
-    if url:
-        arxiv = _arxiv_of(url)
-        if arxiv is not None:
-            ref = arxiv
-            a = keys.by_arxiv.get(ref)
-            if a is not None:
-                return a, ref, "arxiv"
-        elif "/paper/" in url and (slug := parse_slug(url)) is not None:
-            ref = slug
-            a = keys.by_slug.get(slug)
-            if a is not None:
-                return a, ref, "slug"
-    if title:
-        a = keys.by_title.get(title_key(title))
-        if a is not None and a != AMBIGUOUS:
-            return a, ref, "title"
-    return -1, ref, None
-
-
-_ARXIV_HOSTS: Final = ("http://arxiv.org/", "https://arxiv.org/")
-
-
-def _arxiv_of(url: str) -> str | None:
-    """The arXiv id an abs or pdf URL names (most rows' URLs: read by slicing), or another form `core.ids` reads."""
-    if url.startswith(_ARXIV_HOSTS):
-        rest = url.partition("arxiv.org/")[2]
-        kind, _, tail = rest.partition("/")
-        if kind in ("abs", "pdf"):
-            tail = tail.removesuffix(".pdf").rstrip("/")
-            head, v, version = tail.rpartition("v")
-            number = head if v and version.isdigit() and head[-1:].isdigit() else tail
-            if len(number) in (9, 10) and number[4] == "." and number[:4].isdigit() and number[5:].isdigit():
-                return number
-    if "://" in url and "arxiv" not in url.lower():  # another site's URL: no arXiv id in it
-        return None
-    parsed = parse_arxiv_id(url)
-    return None if parsed is None else parsed.canonical
 
 
 @functools.lru_cache(maxsize=1 << 16)  # values repeat across rows (`-`, `88.5`, ...)
@@ -507,7 +455,8 @@ def _date_key(day: str | None) -> int:
     return _NO_DATE
 
 
-def _offsets(counts: Iterable[int]) -> array[int]:
+def offsets(counts: Iterable[int]) -> array[int]:
+    """Where each group starts, and the end: the offsets of groups of these sizes."""
     offsets = array("q", [0])
     total = 0
     for count in counts:
@@ -516,7 +465,8 @@ def _offsets(counts: Iterable[int]) -> array[int]:
     return offsets
 
 
-def _ints(values: np.ndarray) -> array[int]:
+def int32s(values: np.ndarray) -> array[int]:
+    """`values` as a column of 32-bit integers."""
     out = array("i")
     out.frombytes(np.ascontiguousarray(values, dtype=np.int32).tobytes())
     return out

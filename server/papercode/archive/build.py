@@ -30,10 +30,12 @@ from papercode.index.columns import CodeLinkRow
 from papercode.index.mapped import FileFacts
 
 from . import location
-from .boards import BoardsBuilder, BoardsSummary
+from .boards import BoardsSummary
+from .boards_child import BoardsBeside, read_here, start_beside
 from .build_progress import ArchiveBuildProgress
 from .builds import NewBuild
 from .manifest import check_snapshot, commit_dates, papercode_manifest
+from .results_join import join_results
 from .rows import (
     LICENCE,
     LICENCE_URL,
@@ -186,6 +188,7 @@ def build_archive(
     with new as directory:
         writer = ServingWriter(directory, results=bool(catalogues))
         builder = _Builder(summary, writer, progress)
+        beside = start_beside(catalogues, directory, sum(f.size for f in ordered))
         try:
             hold("archive-reading")
             builder.run(ordered)
@@ -194,7 +197,13 @@ def build_archive(
 
             def boards() -> Mapping[str, FileFacts]:
                 summary.boards = _boards(
-                    catalogues, directory, writer=writer, summary=summary, progress=progress, done=sum(f.size for f in ordered)
+                    catalogues,
+                    directory,
+                    beside=beside,
+                    writer=writer,
+                    summary=summary,
+                    progress=progress,
+                    done=sum(f.size for f in ordered),
                 )
                 return summary.boards.files
 
@@ -204,6 +213,8 @@ def build_archive(
             writer.discard()  # the directory goes with the build; the error is what matters
             raise
         finally:
+            if beside is not None:
+                beside.close()  # before anything removes the directory it writes into
             progress.finish()
         summary.build_id = new.build_id
         summary.built_at = datetime.now(UTC).isoformat(timespec="seconds")
@@ -216,21 +227,30 @@ def build_archive(
 
 
 def _boards(
-    sources: list[TableFile], directory: Path, *, writer: ServingWriter, summary: BuildSummary, progress: ArchiveBuildProgress, done: float
+    sources: list[TableFile],
+    directory: Path,
+    *,
+    beside: BoardsBeside | None,
+    writer: ServingWriter,
+    summary: BuildSummary,
+    progress: ArchiveBuildProgress,
+    done: float,
 ) -> BoardsSummary:
-    """The catalogue tables, read once the papers are (their results join those papers), written into the build
-    while the search index commits (`ServingWriter.finish`'s `meanwhile`)."""
-    boards = BoardsBuilder(writer.paper_keys(), writer.papers, summary.rejected, summary.warnings)
-    for source in sources:
+    """The catalogue tables (read by the child `beside` while the papers were, else read here now) joined to the
+    papers, written into the build while the search index commits (`ServingWriter.finish`'s `meanwhile`)."""
+    catalogued = None
+    if beside is not None:
+        progress.stage("finishing the leaderboards' tables, read beside the papers")
+        catalogued = beside.result(summary.rejected, summary.warnings)
+    if catalogued is None:
 
-        def show(share: float, source: TableFile = source, before: float = done) -> None:
+        def show(source: TableFile, share: float) -> None:
+            before = done + sum(f.size for f in sources[: sources.index(source)])
             progress.update(before + share * source.size, source.path.name, summary.papers, summary.link_rows)
 
-        show(0.0)
-        boards.read(source, show)
-        done += source.size
-    progress.stage("indexing the leaderboards while the search index commits")
-    return boards.write(directory)
+        catalogued = read_here(sources, directory, rejected=summary.rejected, warnings=summary.warnings, progress=show)
+    progress.stage("joining the leaderboards to the papers while the search index commits")
+    return join_results(catalogued, writer.paper_keys(), directory, papers=writer.papers, warnings=summary.warnings)
 
 
 def _reject_sources_inside(files: list[TableFile], out: Path) -> None:

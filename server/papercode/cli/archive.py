@@ -169,9 +169,10 @@ def print_summary(summary: BuildSummary, given: Path) -> None:
     boards = summary.boards
     if boards is not None:
         joined = ", ".join(f"{count:,} by {how}" for how, count in sorted(boards.joined_by.items())) or "none"
+        counts = boards.counts
         out(
-            f"leaderboards: {boards.tasks:,} tasks, {boards.benchmarks:,} benchmarks, {boards.results:,} results "
-            f"(joined to papers: {joined}; {boards.unjoined:,} to none), {boards.methods:,} methods, {boards.datasets:,} datasets\n"
+            f"leaderboards: {counts.tasks:,} tasks, {counts.benchmarks:,} benchmarks, {counts.results:,} results "
+            f"(joined to papers: {joined}; {boards.unjoined:,} to none), {counts.methods:,} methods, {counts.datasets:,} datasets\n"
         )
     for title, tally in (("rejected", summary.rejected), ("warnings", summary.warnings)):
         out(f"{title}: {tally.total():,}\n")
