@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import functools
 import json
 import os
 import platform
@@ -310,10 +311,10 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     if phases:
         phases["walk + read + the rest of keyed"] = keyed_s - sum(phases.values())
         phases["search index, after keyed ready (built beside)"] = load_s - keyed_s
-    from papercode.answers import overview, queries
+    import papercode
 
     report = corpus.index.report
-    stats = overview.corpus_stats(corpus)
+    stats = direct_tools()["corpus_stats"](corpus, {})
     result: dict[str, Any] = {
         "load_s": load_s,
         "keyed_s": keyed_s,
@@ -323,7 +324,7 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
         "phases": phases,
         "papers": stats.papers,
         "samples": stats.samples,
-        "papercode_path": str(Path(queries.__file__).parent),
+        "papercode_path": str(Path(papercode.__file__).parent),
         "problems": dict(Counter(problem.code for problem in report.problems)),
     }
     if payload.get("cache_dir"):
@@ -429,37 +430,49 @@ def make_calls(roots: Sequence[Path], per_tool: int, seed: int, filtered_search:
     return {tool: args for tool, args in calls.items() if args}
 
 
-def direct_call(corpus: Any, tool: str, args: dict[str, Any]) -> Any:
-    from papercode.answers import overview, queries, resolving
+DirectCall = Callable[[Any, dict[str, Any]], Any]
+
+
+@functools.cache
+def direct_tools() -> dict[str, DirectCall]:
+    """Each tool as `queries.*` answers it, called with (corpus, arguments): the functions found once, before any
+    call is timed, wherever the papercode measured declares them (`answer_names`, `search_names`)."""
     from papercode.verified.materialize import outcome_for
 
+    from .answer_names import answer_name
     from .search_names import search_name
 
     SearchFilters = search_name("SearchFilters")
+    harvested, by_status, search, detail = map(
+        answer_name, ("harvested_code_shown", "samples_by_status_shown", "search_papers", "paper_detail_shown")
+    )
+    for_repo, find_code, code_answer, corpus_stats = map(answer_name, ("papers_for_repo", "find_code", "code_answer", "corpus_stats"))
+
+    def get_code(corpus: Any, args: dict[str, Any]) -> Any:
+        # Offline and nothing stored: the index work of get_code and its answer.
+        found = find_code(corpus, args["code_sha256"])
+        return code_answer(corpus, found, outcome_for(found.rows[0], "not_materialized"))
 
     # The keyed tools answer with their answers as shown (`shaping.shown`: JSON-ready dicts), as the tools do.
-    if tool == "get_harvested_code_for_paper":
-        return queries.harvested_code_shown(
+    return {
+        "get_harvested_code_for_paper": lambda corpus, args: harvested(
             corpus, args["arxiv_id"], status=args.get("status"), repo_kind=args.get("repo_kind"), limit=args.get("limit", 25)
-        )
-    if tool == "list_samples_by_status":
-        return queries.samples_by_status_shown(
+        ),
+        "list_samples_by_status": lambda corpus, args: by_status(
             corpus, args["status"], repo_kind=args.get("repo_kind"), inline_only=args.get("inline_only", False), limit=args.get("limit", 25)
-        )
-    if tool == "search_papers":
-        filters = SearchFilters(None, None, None, args.get("has_samples"), None, None, None, None)
-        return queries.search_papers(corpus, args["query"], filters, args.get("limit", 10), None)
-    if tool == "get_paper":
-        return queries.paper_detail_shown(corpus, args["paper"])
-    if tool == "find_papers_for_repo":
-        return queries.papers_for_repo(corpus, args["repo"], args.get("limit", 25), None)
-    if tool == "get_code":
-        # Offline and nothing stored: the index work of get_code and its answer.
-        found = resolving.find_code(corpus, args["code_sha256"])
-        return queries.code_answer(corpus, found, outcome_for(found.rows[0], "not_materialized"))
-    if tool == "corpus_stats":
-        return overview.corpus_stats(corpus)
-    raise ValueError(tool)
+        ),
+        "search_papers": lambda corpus, args: search(
+            corpus,
+            args["query"],
+            SearchFilters(None, None, None, args.get("has_samples"), None, None, None, None),
+            args.get("limit", 10),
+            None,
+        ),
+        "get_paper": lambda corpus, args: detail(corpus, args["paper"]),
+        "find_papers_for_repo": lambda corpus, args: for_repo(corpus, args["repo"], args.get("limit", 25), None),
+        "get_code": get_code,
+        "corpus_stats": lambda corpus, args: corpus_stats(corpus),
+    }
 
 
 def _stats(samples_s: list[float]) -> dict[str, float]:
@@ -475,13 +488,14 @@ def time_direct(corpus: Any, calls: dict[str, list[dict[str, Any]]]) -> dict[str
 
     out: dict[str, dict[str, float]] = {}
     for tool, arglist in calls.items():
+        call = direct_tools()[tool]
         for args in arglist[: min(20, len(arglist))]:  # warm-up
-            direct_call(corpus, tool, args)
+            call(corpus, args)
         bare, shaped, errors = [], [], 0
         for args in arglist:
             start = time.perf_counter()
             try:
-                answer = direct_call(corpus, tool, args)
+                answer = call(corpus, args)
             except Exception:  # a QueryError: counted, and its time still recorded
                 errors += 1
                 bare.append(time.perf_counter() - start)
