@@ -229,8 +229,8 @@ def worker_floor(payload: dict[str, Any]) -> dict[str, Any]:
             lines += len(parts)
         else:
             chunks.append(blob)
-    best = float("inf")
-    for _ in range(payload.get("repeat", 3)):
+    best, repeat = float("inf"), payload.get("repeat", 3)
+    for _ in range(repeat):
         loads = orjson.loads
         start = time.perf_counter()
         for chunk in chunks:
@@ -238,6 +238,7 @@ def worker_floor(payload: dict[str, Any]) -> dict[str, Any]:
         best = min(best, time.perf_counter() - start)
     return {
         "files": len(files),
+        "floor_runs": repeat,
         "raw_bytes": sum(len(b) for b in blobs),
         "parsed_bytes": sum(len(c) for c in chunks),
         "floor_s": best,
@@ -859,6 +860,8 @@ def format_machine(m: dict[str, Any]) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from .results import JSON_HELP  # results builds on this module (machine, shown_path): imported once both are loaded
+
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated record counts (default 10000,100000)")
     parser.add_argument("--layout", choices=LAYOUTS, default="files")
     parser.add_argument("--seed", type=int, default=0)
@@ -867,7 +870,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stdio-calls", type=int, default=200, help="stdio calls per tool, 0 to skip (default 200)")
     parser.add_argument("--stdio-rounds", type=int, default=1, help="stdio rounds, each on fresh servers; medians are reported (default 1)")
     parser.add_argument("--no-phases", action="store_true", help="time the build without the phase wrappers")
-    parser.add_argument("--json", type=Path, help="also write every number to this JSON file")
+    parser.add_argument("--json", type=Path, help=JSON_HELP)
     parser.add_argument(
         "--filtered-search",
         type=float,
@@ -879,12 +882,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from .results import finish  # as in add_arguments
+
     if args.smoke:
         args.sizes, args.calls, args.stdio_calls = "500", 20, 10
     sizes = [int(s.replace("_", "").replace("k", "000")) for s in args.sizes.split(",") if s.strip()]
     m = machine()
     print(format_machine(m), flush=True)
-    results: dict[str, Any] = {"machine": m, "layout": args.layout, "filtered_search": args.filtered_search, "sizes": {}}
+    results: dict[str, Any] = {"layout": args.layout, "filtered_search": args.filtered_search, "sizes": {}}
     largest = max(sizes)
     for n in sizes:
         roots = corpus_roots(args.data, n, largest, args.seed, args.layout)
@@ -898,10 +903,12 @@ def main(args: argparse.Namespace) -> int:
             first_answer=args.first_answer,
             stdio_rounds=args.stdio_rounds,
         )
-        results["sizes"][n] = r
+        results["sizes"][str(n)] = r
         print(format_size(n, r), flush=True)
-        if args.json:
-            args.json.write_text(json.dumps(results, indent=1))
+    # The targets are defined at TARGET_SIZE: a run's verdicts are those of that size, else of its largest.
+    results["targets_at"] = TARGET_SIZE if TARGET_SIZE in sizes else largest
+    results["targets"] = [list(row) for row in targets(results["sizes"][str(results["targets_at"])])]
+    finish(args.json, "run", results, m)
     return 0
 
 
