@@ -1,4 +1,5 @@
-"""`python -m benchmarks plot --json results.json --out benchmarks/load_rss.png`: load time and peak RSS against size."""
+"""`python -m benchmarks plot --json RUN [--before RUN] --out benchmarks/load_rss.png`: load time and peak RSS against
+size, from runs `python -m benchmarks run --json` saved (`benchmarks/results.py`)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 
-def plot(results: dict[str, Any], out: Path) -> Path:
+def plot(saved: dict[str, Any], out: Path, before: dict[str, Any] | None = None) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    results = saved["result"]
     sizes = sorted(results["sizes"], key=int)
     n = [int(s) for s in sizes]
     rows = [results["sizes"][s] for s in sizes]
@@ -31,12 +33,11 @@ def plot(results: dict[str, Any], out: Path) -> Path:
     else:
         left.plot(n, load, "o-", label="cold load (Corpus.load)")
     left.plot(n, floor, "s--", label="parse floor (orjson.loads)")
-    before = results.get("before")
     if before:
-        sizes_before = sorted(before["sizes"], key=int)
+        sizes_before = sorted(before["result"]["sizes"], key=int)
         left.plot(
             [int(x) for x in sizes_before],
-            [before["sizes"][x]["load_s"] for x in sizes_before],
+            [before["result"]["sizes"][x]["load_s"] for x in sizes_before],
             "x--",
             color="black",
             label=f"cold load before ({before['machine']['papercode'].split(';')[0]})",
@@ -59,7 +60,7 @@ def plot(results: dict[str, Any], out: Path) -> Path:
         ax.set_xticklabels([f"{x // 1000}k" for x in n])
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="lower right" if ax is left else "upper left")
-    m = results["machine"]
+    m = saved["machine"]
     fig.suptitle(
         f"papercode, {results['layout']} layout; {m['cpu']}, {m['cores']} cores, Python {m['python']}, mcp {m['mcp']}; {m['date']}",
         fontsize=9,
@@ -71,11 +72,13 @@ def plot(results: dict[str, Any], out: Path) -> Path:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", type=Path, required=True)
+    parser.add_argument("--json", type=Path, required=True, help="a run saved by python -m benchmarks run --json")
+    parser.add_argument("--before", type=Path, help="a run of an older commit, drawn beside it")
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "load_rss.png")
 
 
 def main(args: argparse.Namespace) -> int:
-    plot(json.loads(args.json.read_text()), args.out)
+    before = json.loads(args.before.read_text()) if args.before else None
+    plot(json.loads(args.json.read_text()), args.out, before)
     print(f"wrote {args.out}")
     return 0

@@ -2,10 +2,11 @@
 
 BENCHMARKS.md holds where each benchmark stands now, never a log of runs: for each benchmark of `BENCHMARKS`, its
 current figures (each figure and target as the newest run that measured it gives it, with PASS or MISS, and the commit
-when that is not the commit measured last), the floor they are measured against, the machine, the date and the commit
-of each run cited; and the before/after table of the latest change of `CHANGES` with a saved run on both sides. A
-benchmark with no saved run says where its last published figures are (a commit of the old, hand-written
-BENCHMARKS.md), and a command saved here that `BENCHMARKS` does not describe still gets its section.
+when that is not the commit measured last), the floor they are measured against, the date and the commit of each run
+cited (the machine once, under the title, when most runs share it); and the before/after table of the latest change of
+`CHANGES` with a saved run on both sides, which holds the current figures too when its "after" is the current runs (so
+no figure is printed twice). A benchmark with no saved run says where its last published figures are (a commit of the
+old, hand-written BENCHMARKS.md), and a command saved here that `BENCHMARKS` does not describe still gets its section.
 
 A run is one JSON file (`benchmarks/results.py` writes it; the format is in `benchmarks/results/README.md`). The
 report reads only what a run recorded: a run of uncommitted code, of an unknown commit, or naming a path of the
@@ -20,6 +21,7 @@ import json
 import re
 import sys
 import textwrap
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,6 +162,54 @@ def _boards_figures(result: dict[str, Any]) -> list[tuple[str, str]]:
     return rows
 
 
+def _run_at_targets(result: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """The records benchmark's size its targets were measured at, and that size's numbers."""
+    size = result.get("targets_at") or 0
+    return size, (result.get("sizes") or {}).get(str(size)) or {}
+
+
+def _run_floor(result: dict[str, Any]) -> str:
+    size, at = _run_at_targets(result)
+    if not at:
+        return ""
+    return (
+        f"`orjson.loads` over the same bytes ({at['raw_bytes'] / 2**20:,.0f} MiB, {size:,} records),"
+        f" {_seconds(at.get('floor_s'))} (best of {at.get('floor_runs')})"
+    )
+
+
+def _run_figures(result: dict[str, Any]) -> list[tuple[str, str]]:
+    rows = []
+    for size, at in sorted((result.get("sizes") or {}).items(), key=lambda item: int(item[0])):
+        ready = f"{at['keyed_s']:.2f} / {at['load_s']:.2f} s (floor {at['floor_s']:.2f} s)"
+        rows.append((f"at {int(size):,} records: keyed / search ready", ready))
+    _, at = _run_at_targets(result)
+    if not at:
+        return rows
+    mib = [f"{at[key] / 2**20:,.0f}" for key in ("peak_rss_bytes", "child_peak_rss_bytes", "raw_bytes")]
+    rows.append(("peak RSS, process + child (the records' bytes)", f"{mib[0]} + {mib[1]} MiB ({mib[2]} MiB)"))
+    targeted = {str(target[0]) for target in result.get("targets") or []}
+    direct, stdio, first = at.get("direct") or {}, at.get("stdio"), at.get("first_answer")
+    untargeted = [
+        f"{tool} {row['p50_ms']:.3f}" for tool, row in direct.items() if not any(f"in-process p50 {tool} " in name for name in targeted)
+    ]
+    if untargeted:
+        rows.append(("in-process p50 of the tools without a target", ", ".join(untargeted) + " ms"))
+    if first:
+        rows.append(
+            (
+                "first search_papers answer over stdio, cold / warm start",
+                f"{first['cold']['search_s']:.2f} / {first['warm']['search_s']:.2f} s",
+            )
+        )
+    errors = [
+        str(sum(row["errors"] for row in calls.values())) if calls else "—"
+        for calls in (direct, at.get("client"), (stdio or {}).get("tools"))
+    ]
+    rows.append(("calls answered with an error: in-process / mcp.Client / stdio", " / ".join(errors)))
+    return rows
+
+
 @dataclass(frozen=True, slots=True)
 class Benchmark:
     """One benchmark as BENCHMARKS.md describes it; its figures come from the saved runs of `command`."""
@@ -216,9 +266,11 @@ BENCHMARKS: tuple[Benchmark, ...] = (
     Benchmark(
         "run",
         "Records: cold build, warm start, latency",
-        "Generated records: the cold build against the JSON parse floor, memory, the warm start, each tool's latency.",
+        "Generated records: the cold build against the JSON parse floor, memory, the warm start, each tool's latency"
+        " in-process and over stdio (against a bare SDK server replaying the same answers); the targets are set at 100k.",
         "python -m benchmarks run --sizes 20000,100000",
-        saves=False,
+        _run_floor,
+        _run_figures,
         published="issues #10 and #14 at `0d5b99d`: at 100k records keyed ready 3.64x the parse floor (target 5x), search"
         " ready 5.01x (7x), peak memory 1.25x the records' bytes (1.5x)",
         log_section="Issue #10: the cold build and search",
@@ -298,10 +350,12 @@ CHANGES: tuple[Change, ...] = (
     Change(
         "issue #24, the house re-cut",
         "96fd14f",
-        ("archive", "search-engines"),
+        ("archive", "search-engines", "run"),
         why={
             "search-engines": "Quiet machine, minutes apart; the engine's code only moved.",
             "archive": "Quiet machine, minutes apart; the serving writer's per-paper steps trimmed.",
+            "run": "The records' cold build and the answers were re-cut into modules (`build/` became `ingest/`; admission,"
+            " search documents and the answers' resolving and overview of their own); the same harness on both sides.",
         },
     ),
 )
@@ -438,26 +492,44 @@ def _measured(row: Row, run: Run, head: str) -> str:
     return _cell(row[2]) + (f" (at `{run.commit[:7]}`)" if run.commit != head else "")
 
 
-def _mark(found: tuple[Row, Run] | None, head: str) -> str:
-    if found is None:
-        return "—"
-    row, run = found
-    return _measured(row, run, head) + (f" ({_verdict(row[1])})" if row[1] is not None else "")
+def _value(found: tuple[Row, Run] | None, head: str) -> str:
+    return "—" if found is None else _measured(*found, head)
 
 
-def _provenance(runs: Sequence[Run], benchmark: Benchmark | None) -> list[str]:
+def _verdicts(old: tuple[Row, Run] | None, new: tuple[Row, Run] | None) -> str:
+    """A row's verdict now, or how it moved (`MISS → PASS`; `PASS → —` when now does not measure it)."""
+    was, now = (_verdict(found[0][1]) if found else "" for found in (old, new))
+    if was and new is None:
+        return f"{was} → —"
+    return f"{was} → {now}" if was and now and was != now else now
+
+
+def _provenance(runs: Sequence[Run], benchmark: Benchmark, usual: str) -> list[str]:
+    """A line a run: file, date, commit, the machine unless it is the `usual` one the header names, load, command, floor."""
     lines = []
     for run in runs:
-        floor = benchmark.floor(run.result) if benchmark and benchmark.floor else ""
+        floor = benchmark.floor(run.result) if benchmark.floor else ""
+        machine = f" {run.machine}," if run.machine != usual else ""
         text = (
-            f"- `{run.file}`: {run.date}, commit `{run.commit[:7]}`, {run.machine}, load average {run.load} at the start;"
+            f"- `{run.file}`: {run.date}, commit `{run.commit[:7]}`,{machine} load average {run.load} at the start;"
             f" `python -m benchmarks {' '.join(run.argv)}`" + (f". Floor: {floor}." if floor else ".")
         )
         lines.append(_wrap(text, "  "))
     return lines
 
 
-def section(runs: Sequence[Run], benchmark: Benchmark) -> str:
+def _sources(runs: Sequence[Run], benchmark: Benchmark) -> list[Run]:
+    """The runs the rows of `runs` come from (all of them when they record none), oldest first."""
+    return cited(merged(runs, benchmark)) or list(runs)
+
+
+def _files(runs: Sequence[Run]) -> list[str]:
+    return [run.file for run in runs]
+
+
+def section(runs: Sequence[Run], benchmark: Benchmark, usual: str = "") -> str:
+    """A benchmark's section: its current runs, then their table and the latest change's; or, when that change's
+    "after" is exactly the current runs, the change's table alone, holding every current figure beside its "before"."""
     lines = [f"## {benchmark.title} (`{benchmark.command}`)", "", _wrap(benchmark.about), ""]
     current = current_runs(runs, benchmark.command)
     if not current:
@@ -471,38 +543,55 @@ def section(runs: Sequence[Run], benchmark: Benchmark) -> str:
             text += f' Last published: {benchmark.published} (`git show {LOG_COMMIT}:BENCHMARKS.md`, "{benchmark.log_section} …").'
         lines.append(_wrap(text))
         return "\n".join(lines) + "\n"
-    rows = merged(current, benchmark)
-    head = (cited(rows) or current)[-1].commit
-    lines += _provenance(cited(rows) or current, benchmark)
-    lines.append("")
-    if rows:
-        lines += ["| figure or target | measured | |", "|---|---:|---|"]
-        lines += [f"| {_cell(row[0])} | {_measured(row, run, head)} | {_verdict(row[1])} |" for row, run in rows]
-    else:
-        lines.append("These runs record no targets: their figures are in the files above.")
+    rows, shown = merged(current, benchmark), _sources(current, benchmark)
+    lines += _provenance(shown, benchmark, usual)
     change = latest_change(runs, benchmark.command)
+    now = change is not None and _files(_sources(change[2], benchmark)) == _files(shown)
+    if not now:
+        lines.append("")
+        if rows:
+            head = shown[-1].commit
+            lines += ["| figure or target | measured | |", "|---|---:|---|"]
+            lines += [f"| {_cell(row[0])} | {_measured(row, run, head)} | {_verdict(row[1])} |" for row, run in rows]
+        else:
+            lines.append("These runs record no targets: their figures are in the files above.")
     if change is not None:
-        what, before, after = change
-        old, new = merged(before, benchmark), merged(after, benchmark)
-        was, now = (cited(old) or before)[-1].commit, (cited(new) or after)[-1].commit
-        lines += ["", f"### Before and after: {what.title} (`{was[:7]}` → `{now[:7]}`)", ""]
-        lines += _provenance(cited(old) or before, benchmark)
-        olds, news = {row[0]: (row, run) for row, run in old}, {row[0]: (row, run) for row, run in new}
-        lines += ["", "| figure or target | before | after |", "|---|---:|---:|"]
-        for name in [*news, *(name for name in olds if name not in news)]:
-            lines.append(f"| {_cell(name)} | {_mark(olds.get(name), was)} | {_mark(news.get(name), now)} |")
-        if benchmark.command in what.why:
-            lines += ["", _wrap(what.why[benchmark.command])]
+        lines += before_and_after(change, benchmark, usual, now=now, listed=_files(shown))
     return "\n".join(lines) + "\n"
 
 
-HEADER = f"""# Benchmarks
+def before_and_after(
+    change: tuple[Change, list[Run], list[Run]], benchmark: Benchmark, usual: str, *, now: bool, listed: list[str]
+) -> list[str]:
+    """The change's table: each figure and target before and after it (`now` when "after" is the current runs), and
+    its verdict, or how it moved. The runs of either side not `listed` above are listed first."""
+    what, before, after = change
+    old, new = merged(before, benchmark), merged(after, benchmark)
+    olds, news = {row[0]: (row, run) for row, run in old}, {row[0]: (row, run) for row, run in new}
+    before, after = _sources(before, benchmark), _sources(after, benchmark)
+    was_at, now_at = before[-1].commit, after[-1].commit
+    lines = ["", f"### Before and after: {what.title} (`{was_at[:7]}` → `{now_at[:7]}`)", ""]
+    lines += _provenance([run for run in [*before, *after] if run.file not in listed], benchmark, usual)
+    lines += ["", f"| figure or target | before | {'now' if now else 'after'} | verdict |", "|---|---:|---:|---|"]
+    for name in [*news, *(name for name in olds if name not in news)]:
+        was, is_now = olds.get(name), news.get(name)
+        lines.append(f"| {_cell(name)} | {_value(was, was_at)} | {_value(is_now, now_at)} | {_verdicts(was, is_now)} |")
+    if benchmark.command in what.why:
+        lines += ["", _wrap(what.why[benchmark.command])]
+    return lines
 
-Each benchmark's newest figures and targets, with floor, machine, date and commit, and the before/after table of the
-latest change that moved it: written by `python -m benchmarks report` from the runs in
-[`benchmarks/results/`](benchmarks/results/README.md); never edit this file. How each measures:
-[docs/benchmarks.md](docs/benchmarks.md). Older runs: `git show {LOG_COMMIT}:BENCHMARKS.md`.
-"""
+
+def header(usual: str) -> str:
+    """The page's title and how to read it; `usual`: the machine most runs were made on, named once here."""
+    text = (
+        "Each benchmark's newest figures and targets, with floor, machine, date and commit, and the before/after table of"
+        ' the latest change that moved it (one table when the newest figures are its "after"): written by `python -m'
+        " benchmarks report` from the runs in [`benchmarks/results/`](benchmarks/results/README.md); never edit this file."
+        f" How each measures: [docs/benchmarks.md](docs/benchmarks.md). Older runs: `git show {LOG_COMMIT}:BENCHMARKS.md`."
+    )
+    if usual:
+        text += f" Every run was made on {usual}, unless its line names another machine."
+    return f"# Benchmarks\n\n{_wrap(text)}\n"
 
 
 def report(runs: Sequence[Run]) -> str:
@@ -510,7 +599,9 @@ def report(runs: Sequence[Run]) -> str:
     described = {benchmark.command for benchmark in BENCHMARKS}
     others = sorted({run.command for run in runs} - described)
     benchmarks = [*BENCHMARKS, *(Benchmark(command, command, "Not described in benchmarks/report.py yet.", "") for command in others)]
-    return "\n".join([HEADER, *(section(runs, benchmark) for benchmark in benchmarks)]).rstrip("\n") + "\n"
+    usual = Counter(run.machine for run in runs).most_common(1)[0][0] if runs else ""
+    sections = (section(runs, benchmark, usual) for benchmark in benchmarks)
+    return "\n".join([header(usual), *sections]).rstrip("\n") + "\n"
 
 
 # -- the command -------------------------------------------------------------------------------------------------------

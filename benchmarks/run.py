@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import functools
 import json
 import os
 import platform
@@ -228,8 +229,8 @@ def worker_floor(payload: dict[str, Any]) -> dict[str, Any]:
             lines += len(parts)
         else:
             chunks.append(blob)
-    best = float("inf")
-    for _ in range(payload.get("repeat", 3)):
+    best, repeat = float("inf"), payload.get("repeat", 3)
+    for _ in range(repeat):
         loads = orjson.loads
         start = time.perf_counter()
         for chunk in chunks:
@@ -237,6 +238,7 @@ def worker_floor(payload: dict[str, Any]) -> dict[str, Any]:
         best = min(best, time.perf_counter() - start)
     return {
         "files": len(files),
+        "floor_runs": repeat,
         "raw_bytes": sum(len(b) for b in blobs),
         "parsed_bytes": sum(len(c) for c in chunks),
         "floor_s": best,
@@ -310,10 +312,10 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     if phases:
         phases["walk + read + the rest of keyed"] = keyed_s - sum(phases.values())
         phases["search index, after keyed ready (built beside)"] = load_s - keyed_s
-    from papercode.answers import overview, queries
+    import papercode
 
     report = corpus.index.report
-    stats = overview.corpus_stats(corpus)
+    stats = direct_tools()["corpus_stats"](corpus, {})
     result: dict[str, Any] = {
         "load_s": load_s,
         "keyed_s": keyed_s,
@@ -323,7 +325,7 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
         "phases": phases,
         "papers": stats.papers,
         "samples": stats.samples,
-        "papercode_path": str(Path(queries.__file__).parent),
+        "papercode_path": str(Path(papercode.__file__).parent),
         "problems": dict(Counter(problem.code for problem in report.problems)),
     }
     if payload.get("cache_dir"):
@@ -429,37 +431,49 @@ def make_calls(roots: Sequence[Path], per_tool: int, seed: int, filtered_search:
     return {tool: args for tool, args in calls.items() if args}
 
 
-def direct_call(corpus: Any, tool: str, args: dict[str, Any]) -> Any:
-    from papercode.answers import overview, queries, resolving
+DirectCall = Callable[[Any, dict[str, Any]], Any]
+
+
+@functools.cache
+def direct_tools() -> dict[str, DirectCall]:
+    """Each tool as `queries.*` answers it, called with (corpus, arguments): the functions found once, before any
+    call is timed, wherever the papercode measured declares them (`answer_names`, `search_names`)."""
     from papercode.verified.materialize import outcome_for
 
+    from .answer_names import answer_name
     from .search_names import search_name
 
     SearchFilters = search_name("SearchFilters")
+    harvested, by_status, search, detail = map(
+        answer_name, ("harvested_code_shown", "samples_by_status_shown", "search_papers", "paper_detail_shown")
+    )
+    for_repo, find_code, code_answer, corpus_stats = map(answer_name, ("papers_for_repo", "find_code", "code_answer", "corpus_stats"))
+
+    def get_code(corpus: Any, args: dict[str, Any]) -> Any:
+        # Offline and nothing stored: the index work of get_code and its answer.
+        found = find_code(corpus, args["code_sha256"])
+        return code_answer(corpus, found, outcome_for(found.rows[0], "not_materialized"))
 
     # The keyed tools answer with their answers as shown (`shaping.shown`: JSON-ready dicts), as the tools do.
-    if tool == "get_harvested_code_for_paper":
-        return queries.harvested_code_shown(
+    return {
+        "get_harvested_code_for_paper": lambda corpus, args: harvested(
             corpus, args["arxiv_id"], status=args.get("status"), repo_kind=args.get("repo_kind"), limit=args.get("limit", 25)
-        )
-    if tool == "list_samples_by_status":
-        return queries.samples_by_status_shown(
+        ),
+        "list_samples_by_status": lambda corpus, args: by_status(
             corpus, args["status"], repo_kind=args.get("repo_kind"), inline_only=args.get("inline_only", False), limit=args.get("limit", 25)
-        )
-    if tool == "search_papers":
-        filters = SearchFilters(None, None, None, args.get("has_samples"), None, None, None, None)
-        return queries.search_papers(corpus, args["query"], filters, args.get("limit", 10), None)
-    if tool == "get_paper":
-        return queries.paper_detail_shown(corpus, args["paper"])
-    if tool == "find_papers_for_repo":
-        return queries.papers_for_repo(corpus, args["repo"], args.get("limit", 25), None)
-    if tool == "get_code":
-        # Offline and nothing stored: the index work of get_code and its answer.
-        found = resolving.find_code(corpus, args["code_sha256"])
-        return queries.code_answer(corpus, found, outcome_for(found.rows[0], "not_materialized"))
-    if tool == "corpus_stats":
-        return overview.corpus_stats(corpus)
-    raise ValueError(tool)
+        ),
+        "search_papers": lambda corpus, args: search(
+            corpus,
+            args["query"],
+            SearchFilters(None, None, None, args.get("has_samples"), None, None, None, None),
+            args.get("limit", 10),
+            None,
+        ),
+        "get_paper": lambda corpus, args: detail(corpus, args["paper"]),
+        "find_papers_for_repo": lambda corpus, args: for_repo(corpus, args["repo"], args.get("limit", 25), None),
+        "get_code": get_code,
+        "corpus_stats": lambda corpus, args: corpus_stats(corpus),
+    }
 
 
 def _stats(samples_s: list[float]) -> dict[str, float]:
@@ -475,13 +489,14 @@ def time_direct(corpus: Any, calls: dict[str, list[dict[str, Any]]]) -> dict[str
 
     out: dict[str, dict[str, float]] = {}
     for tool, arglist in calls.items():
+        call = direct_tools()[tool]
         for args in arglist[: min(20, len(arglist))]:  # warm-up
-            direct_call(corpus, tool, args)
+            call(corpus, args)
         bare, shaped, errors = [], [], 0
         for args in arglist:
             start = time.perf_counter()
             try:
-                answer = direct_call(corpus, tool, args)
+                answer = call(corpus, args)
             except Exception:  # a QueryError: counted, and its time still recorded
                 errors += 1
                 bare.append(time.perf_counter() - start)
@@ -845,6 +860,8 @@ def format_machine(m: dict[str, Any]) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from .results import JSON_HELP  # results builds on this module (machine, shown_path): imported once both are loaded
+
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated record counts (default 10000,100000)")
     parser.add_argument("--layout", choices=LAYOUTS, default="files")
     parser.add_argument("--seed", type=int, default=0)
@@ -853,7 +870,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stdio-calls", type=int, default=200, help="stdio calls per tool, 0 to skip (default 200)")
     parser.add_argument("--stdio-rounds", type=int, default=1, help="stdio rounds, each on fresh servers; medians are reported (default 1)")
     parser.add_argument("--no-phases", action="store_true", help="time the build without the phase wrappers")
-    parser.add_argument("--json", type=Path, help="also write every number to this JSON file")
+    parser.add_argument("--json", type=Path, help=JSON_HELP)
     parser.add_argument(
         "--filtered-search",
         type=float,
@@ -865,12 +882,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
+    from .results import finish  # as in add_arguments
+
     if args.smoke:
         args.sizes, args.calls, args.stdio_calls = "500", 20, 10
     sizes = [int(s.replace("_", "").replace("k", "000")) for s in args.sizes.split(",") if s.strip()]
     m = machine()
     print(format_machine(m), flush=True)
-    results: dict[str, Any] = {"machine": m, "layout": args.layout, "filtered_search": args.filtered_search, "sizes": {}}
+    results: dict[str, Any] = {"layout": args.layout, "filtered_search": args.filtered_search, "sizes": {}}
     largest = max(sizes)
     for n in sizes:
         roots = corpus_roots(args.data, n, largest, args.seed, args.layout)
@@ -884,10 +903,12 @@ def main(args: argparse.Namespace) -> int:
             first_answer=args.first_answer,
             stdio_rounds=args.stdio_rounds,
         )
-        results["sizes"][n] = r
+        results["sizes"][str(n)] = r
         print(format_size(n, r), flush=True)
-        if args.json:
-            args.json.write_text(json.dumps(results, indent=1))
+    # The targets are defined at TARGET_SIZE: a run's verdicts are those of that size, else of its largest.
+    results["targets_at"] = TARGET_SIZE if TARGET_SIZE in sizes else largest
+    results["targets"] = [list(row) for row in targets(results["sizes"][str(results["targets_at"])])]
+    finish(args.json, "run", results, m)
     return 0
 
 

@@ -31,7 +31,13 @@ _ABSENT = object()
 
 def search_name(name: str, default: Any = _ABSENT) -> Any:
     """The search's `name` (`default` when this papercode has none; without a default, `ImportError`)."""
-    for module_name in _MODULES:
+    return declared(name, _MODULES, "search", default)
+
+
+def declared(name: str, modules: tuple[str, ...], part: str, default: Any = _ABSENT) -> Any:
+    """`name` from the first of `modules` this papercode has that declares it (`default` when none does; without a
+    default, `ImportError` naming the `part` of papercode looked in)."""
+    for module_name in modules:
         try:
             module = importlib.import_module(module_name)
         except ImportError:
@@ -39,5 +45,5 @@ def search_name(name: str, default: Any = _ABSENT) -> Any:
         if hasattr(module, name):
             return getattr(module, name)
     if default is _ABSENT:
-        raise ImportError(f"this papercode's search has no {name}")
+        raise ImportError(f"this papercode's {part} has no {name}")
     return default
