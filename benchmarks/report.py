@@ -358,6 +358,15 @@ CHANGES: tuple[Change, ...] = (
             " search documents and the answers' resolving and overview of their own); the same harness on both sides.",
         },
     ),
+    Change(
+        "issue #23, the leaderboards read beside the papers",
+        "9800c29",
+        ("boards",),
+        why={
+            "boards": "Before, the three tables were read and written after the papers; after, a child process reads"
+            " and writes what needs no paper while the papers are read, and only the join waits for them.",
+        },
+    ),
 )
 
 
