@@ -3,9 +3,10 @@
 Reading the three tables and writing what they alone give (`boards.write_catalogued`) needs no paper, and the papers'
 part of a build leaves the other core partly idle, the keys' step after it wholly: there the tables cost little of the
 build's time, where read after the papers they would add to it. The child (`python -m papercode.archive.boards_child`,
-`core.child`) is given the table files (pickled, in a scratch directory) and the build's directory, lowers its priority so that the
-papers come first, writes its columns into `boards/` and answers with a `Beside` (msgpack, on stdout): the `Catalogued`
-and what it counted, or the table it could not read (`BadInput`, raised here as it would be in the build's own process).
+`core.child`) is given the table files (pickled, in a scratch directory) and the build's directory, lowers its
+priority so that the papers come first, writes its columns into `boards/` and answers with a `Beside` (msgpack, on
+stdout): the `Catalogued` and what it counted, or the table it could not read (`BadInput`, raised here as it would be
+in the build's own process).
 
 For a small archive (papers' files under `CHILD_PROCESS_BYTES`) starting a process costs more than it saves: the build
 reads the tables itself (`read_here`). A child that fails otherwise costs the same: the build reads them itself.
