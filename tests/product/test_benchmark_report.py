@@ -188,3 +188,11 @@ def test_the_commits_the_report_points_to_are_in_the_history() -> None:
     assert not missing, f"not a heading of {report.LOG_COMMIT}:BENCHMARKS.md: {missing}"
     for change in report.CHANGES:
         subprocess.run(["git", "cat-file", "-e", f"{change.before}^{{commit}}"], cwd=REPO, check=True)
+
+
+@pytest.mark.parametrize("saved_to", [["--json", "../bench-data/results"], ["--json=benchmarks/results"]])
+def test_a_runs_command_is_shown_without_where_it_was_saved(tmp_path: Path, saved_to: list[str]) -> None:
+    save(tmp_path, "a", argv=["archive", "--data", "../bench-data/archive-600k", *saved_to, "--runs", "3"])
+    text = " ".join(report.report(report.load_runs(tmp_path)).split())  # as read, not as wrapped
+    line = text[text.index("- `a.json`") :].split(" | ", 1)[0]
+    assert line.endswith("; `python -m benchmarks archive --data ../bench-data/archive-600k --runs 3`.")
