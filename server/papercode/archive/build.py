@@ -243,10 +243,10 @@ def _boards(
         progress.stage("finishing the leaderboards' tables, read beside the papers")
         catalogued = beside.result(summary.rejected, summary.warnings)
     if catalogued is None:
+        starts = {id(source): done + sum(f.size for f in sources[:i]) for i, source in enumerate(sources)}  # bytes before each
 
         def show(source: TableFile, share: float) -> None:
-            before = done + sum(f.size for f in sources[: sources.index(source)])
-            progress.update(before + share * source.size, source.path.name, summary.papers, summary.link_rows)
+            progress.update(starts[id(source)] + share * source.size, source.path.name, summary.papers, summary.link_rows)
 
         catalogued = read_here(sources, directory, rejected=summary.rejected, warnings=summary.warnings, progress=show)
     progress.stage("joining the leaderboards to the papers while the search index commits")
