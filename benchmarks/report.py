@@ -350,8 +350,10 @@ CHANGES: tuple[Change, ...] = (
     Change(
         "issue #24, the house re-cut",
         "96fd14f",
-        ("archive", "search-engines", "run"),
+        ("archive", "archive-serve", "search-engines", "run"),
         why={
+            "archive-serve": "Quiet machine, minutes apart, the same build served. Issue #22's before/after:"
+            " `git show 4c1f641:BENCHMARKS.md`.",
             "search-engines": "Quiet machine, minutes apart; the engine's code only moved.",
             "archive": "Quiet machine, minutes apart; the serving writer's per-paper steps trimmed.",
             "run": "The records' cold build and the answers were re-cut into modules (`build/` became `ingest/`; admission,"
