@@ -137,6 +137,10 @@ def start_beside(sources: list[TableFile], build: Path, paper_bytes: int) -> Boa
         return None
 
 
+def _unseen(source: TableFile, share: float) -> None:
+    """The child's progress: nobody draws it (the build shows its papers' progress)."""
+
+
 def main(argv: list[str]) -> int:
     """The child: argv[0] is the build's directory, argv[1] the table files (pickled), and the last, on POSIX, the pipe
     `core.child.watch_parent` watches."""
@@ -145,11 +149,8 @@ def main(argv: list[str]) -> int:
         os.nice(_NICENESS)
     sources: list[TableFile] = pickle.loads(Path(argv[1]).read_bytes())  # written by the build that started this process
     rejected, warnings = Tally(), Tally()
-    reader = CatalogueReader(rejected)
     try:
-        for source in sources:
-            reader.read(source)
-        catalogued = write_catalogued(reader, Path(argv[0]), warnings)
+        catalogued = read_here(sources, Path(argv[0]), rejected=rejected, warnings=warnings, progress=_unseen)
     except BadInput as exc:
         answer: Beside = Unreadable(exc.path, exc.problem)
     else:
