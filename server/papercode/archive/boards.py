@@ -22,6 +22,7 @@ from typing import Any, Final
 import msgspec
 import numpy as np
 
+from papercode.core.days import day_number
 from papercode.core.metrics import MAX_VALUE_CHARS, lower_is_better, parse_value
 from papercode.core.names import NameKind, name_key, name_keys, name_slug
 from papercode.index.board_columns import BOARDS, EXTRA_NO, EXTRA_UNKNOWN, EXTRA_YES, KEY_KINDS, LIST_SEPARATOR, ORDERS
@@ -268,7 +269,7 @@ class _Layout:
             writer.packed(column, values)
         writer.ints("row.board", board_of)
         writer.ints("row.extra", extra)
-        self._dates = np.array([_date_key(day) for day in date], dtype=np.int64)
+        self._dates = np.array([_NO_DATE if (day := day_number(text)) is None else day for text in date], dtype=np.int64)
 
     # -- values and orders -----------------------------------------------------------------
 
@@ -447,12 +448,6 @@ def _sort(
     place = np.empty(total, dtype=np.int64)
     place[ordered] = place_local
     return rows_at, rank, place
-
-
-def _date_key(day: str | None) -> int:
-    if day and len(day) == 10 and day[:4].isdigit() and day[5:7].isdigit() and day[8:].isdigit():
-        return int(day[:4] + day[5:7] + day[8:])
-    return _NO_DATE
 
 
 def offsets(counts: Iterable[int]) -> array[int]:

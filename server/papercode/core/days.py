@@ -44,3 +44,11 @@ def year_of(date: str | None) -> int | None:
     if date and len(date) >= 4 and date[:4].isdigit():
         return int(date[:4])
     return None
+
+
+def day_number(date: str | None) -> int | None:
+    """`YYYYMMDD` of the day a date starts with (`2018-10-11…` -> 20181011), or None when it starts with none: what the
+    orders by date compare (the search's newest first, a leaderboard's ties)."""
+    if date and len(date) >= 10 and (digits := date[:4] + date[5:7] + date[8:10]).isascii() and digits.isdigit():
+        return int(digits)
+    return None

@@ -15,6 +15,7 @@ from importlib.metadata import version
 
 import tantivy
 
+from papercode.core.days import day_number
 from papercode.core.names import facet_value, task_key
 
 from .text_analysis import ANALYZER, text_analyzer
@@ -69,6 +70,6 @@ def browse_value(date: str | None, key: str) -> int:
 
     Computed from the paper alone, so the archive's index (built once) and the records' (built at each start) agree
     on it, and one search over both browses in one order."""
-    day = int(date[:4] + date[5:7] + date[8:10]) if date and len(date) >= 10 and date[:4].isdigit() else None
+    day = day_number(date)
     newest = _NO_DAY - day if day is not None and 0 <= day < _NO_DAY else _NO_DAY
     return newest << 32 | zlib.crc32(key.encode("utf-8", "surrogatepass"))
