@@ -107,8 +107,10 @@ def documented_layers() -> list[str]:
     ]
 
 
-def _contract(kind: str) -> dict[str, object]:
-    (contract,) = [c for c in PYPROJECT["tool"]["importlinter"]["contracts"] if c["type"] == kind]
+def _contract(kind: str, name: str = "") -> dict[str, object]:
+    """The one import-linter contract of this type whose name starts with `name`."""
+    contracts = PYPROJECT["tool"]["importlinter"]["contracts"]
+    (contract,) = [c for c in contracts if c["type"] == kind and str(c["name"]).startswith(name)]
     return dict(contract)
 
 
@@ -140,12 +142,24 @@ def test_the_mcp_contract_covers_every_layer_below_the_edge() -> None:
     assert "a second contract keeps `mcp`, `starlette` and `uvicorn` out of everything below the edge" in " ".join(ARCHITECTURE.split())
     layers = contract_layers()
     below_edge = {name for layer in layers[layers.index("edge") + 1 :] for name in layer.split(" | ")}
-    contract = _contract("forbidden")
+    contract = _contract("forbidden", "Only the edge")
     sources = {str(module).removeprefix("papercode.") for module in contract["source_modules"]}  # type: ignore[attr-defined]
     assert sources == below_edge, (
         f"pyproject.toml's forbidden contract covers {sorted(sources)}; the layers below the edge are {sorted(below_edge)}"
     )
     assert set(contract["forbidden_modules"]) == {"mcp", "starlette", "uvicorn"}  # type: ignore[arg-type]
+
+
+def test_the_workarounds_contract_forbids_every_layer_but_the_edge_and_core() -> None:
+    """ARCHITECTURE.md: 'a third keeps the workarounds (edge/compat/) from importing any layer of papercode's but the
+    edge and core'."""
+    assert "a third keeps the workarounds (`edge/compat/`) from importing any layer of papercode's but the edge and `core`" in " ".join(
+        ARCHITECTURE.split()
+    )
+    contract = _contract("forbidden", "Workarounds")
+    assert contract["source_modules"] == ["papercode.edge.compat"]
+    others = {name for layer in contract_layers() for name in layer.split(" | ")} - {"edge", "core"}
+    assert set(contract["forbidden_modules"]) == {f"papercode.{name}" for name in others}  # type: ignore[arg-type]
 
 
 # -- where errors are shaped -----------------------------------------------------------------------------------------
