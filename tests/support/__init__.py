@@ -2,6 +2,7 @@
 
 - `checkout`: this checkout's server code, for the tests' own process and their children.
 - `records`: records in the published schema, the bundled papers' ids, the synthetic worst-case corpus.
+- `hostile_records`: the hostile record set (every kind of bad file beside good records) and what loading it reports.
 - `mcp`: the protocol eras, the tool names, `connected` (a client on a server of its own; conftest's `connect`).
 - `archive_tables`, `leaderboard_tables`: the archive's and the leaderboards' tables, written in every form.
 - `hub_stand_in`, `fetching`: the Hugging Face Hub on 127.0.0.1, and `papercode archive fetch` against it.
