@@ -6,6 +6,7 @@
 - `mcp`: the protocol eras, the tool names, `connected` (a client on a server of its own; conftest's `connect`).
 - `archive_tables`, `leaderboard_tables`: the archive's and the leaderboards' tables, written in every form.
 - `hub_stand_in`, `fetching`: the Hugging Face Hub on 127.0.0.1, and `papercode archive fetch` against it.
+- `http`: a server over HTTP in the test's own process, a `papercode serve` process's startup line, the requests sent.
 - `fixture_server`: a GitHub stand-in on 127.0.0.1 for downloads of source files.
 - `processes`: real processes waited for, their children listed, ended outright (kill -9), every wait bounded.
 - `tool_answers`: a tool's answer as the edge sends it, asked at the queries layer.
