@@ -1,6 +1,7 @@
 """Fixtures every test folder shares: the bundled corpus, in-memory MCP clients in both protocol eras (`client`, and
-`connect` for a server of a test's own), records loaded as the server loads them, and the rules every test runs under
-(no subprocess outside `-m process`, no download leaving 127.0.0.1, scratch files in memory).
+`connect` for a server of a test's own), records loaded as the server loads them, records laid over a small archive
+(`layered`), and the rules every test runs under (no subprocess outside `-m process`, no download leaving 127.0.0.1,
+scratch files in memory).
 
 The helpers tests import (record builders, archive tables, the Hub and GitHub stand-ins, ...) live in `tests/support/`.
 """
@@ -21,6 +22,7 @@ from mcp import Client
 from papercode.corpus.stages import Corpus
 from papercode.edge.app import PapercodeServer, build_server
 from papercode.settings import bundled_records_dir
+from tests.support.archive_layers import build_small_archive, layered_records
 from tests.support.checkout import SERVER_DIR
 from tests.support.mcp import MODES, Connect, connected
 from tests.support.records import synthetic_record_list, write_records
@@ -137,3 +139,10 @@ def synthetic_corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
         for record in synthetic_record_list():
             out.write(orjson.dumps(record) + b"\n")
     return Corpus.load([directory])
+
+
+@pytest.fixture(scope="session")
+def layered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(the records, the archive directory beneath them): built once, never written by a test that uses it."""
+    root = tmp_path_factory.mktemp("layered")
+    return layered_records(root / "records"), build_small_archive(root / "sources", root / "archive")

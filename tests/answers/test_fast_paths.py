@@ -35,10 +35,8 @@ from papercode.index.paper_index import SampleRow
 from papercode.index.search import SearchEngine
 from papercode.index.search_documents import SearchDocument, document_texts, documents_of, paper_texts
 from papercode.index.search_queries import SearchFilters
-from tests.index.test_archive_layering import build_small_archive, layered, load
+from tests.support.archive_layers import build_small_archive, load_layered
 from tests.support.tool_answers import STATUS_IMPLIES, flat_samples
-
-__all__ = ["layered"]  # a fixture, used by name
 
 PAGE = 7  # small, so that a paper's samples cross many pages (and the last, partial one)
 
@@ -66,7 +64,7 @@ def some_stored(sha: str) -> bool:
 @pytest.fixture(params=["bundled", "synthetic", "layered"])
 def any_corpus(request: pytest.FixtureRequest, tmp_path: Path) -> Corpus:
     if request.param == "layered":
-        return load(request.getfixturevalue("layered"))
+        return load_layered(request.getfixturevalue("layered"))
     return request.getfixturevalue("corpus" if request.param == "bundled" else "synthetic_corpus")
 
 
@@ -314,7 +312,7 @@ def test_snippets_are_cut_from_the_texts_that_were_indexed(
     monkeypatch.setattr(search_writer.IndexWriting, "add", capture)
     if which == "layered":
         records, _ = request.getfixturevalue("layered")
-        corpus = load((records, build_small_archive(tmp_path_of(request) / "sources", tmp_path_of(request) / "archive")))
+        corpus = load_layered((records, build_small_archive(tmp_path_of(request) / "sources", tmp_path_of(request) / "archive")))
         index = corpus.index
         assert isinstance(index, LayeredIndex) and index.ordinals is not None
         ordinals = index.ordinals

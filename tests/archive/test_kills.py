@@ -25,13 +25,12 @@ from papercode.index.archive_layer import BUILDS, current_build_id
 from papercode.index.overlay import OVERLAY_PREFIX
 from papercode.ingest import parallel
 from papercode.settings import bundled_records_dir
-from tests.core.test_leftovers import children, end_all, gone_within, kill_hard, wait_for
 from tests.support.archive_tables import bundled_rows, contents, generated_rows, write_json
 from tests.support.checkout import SERVER_DIR
+from tests.support.processes import WAIT, children, end_all, gone_within, kill_hard, wait_for
 
 pytestmark = pytest.mark.process
 
-WAIT = 30.0  # seconds: a bound on every wait, never a sleep
 # Its `sitecustomize` makes a server's exit wait until no thread is in a build (a race otherwise: see there).
 EXIT_AFTER_BUILDS = Path(__file__).resolve().parent / "exit_after_builds"
 SNAPSHOT = "2025-07-28"

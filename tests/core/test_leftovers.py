@@ -10,15 +10,13 @@ bundled records plus a sparse file, which nothing reads while the build is held.
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,12 +25,11 @@ import papercode
 from papercode.core import scratch
 from papercode.ingest import parallel
 from papercode.settings import bundled_records_dir
+from tests.support.processes import PROMPTLY, children, end_all, gone_within, kill_hard, wait_for
 
 pytestmark = pytest.mark.process
 
 SERVER_DIR = Path(papercode.__file__).resolve().parents[1]
-WAIT = 30.0  # seconds: a bound on every wait, never a sleep
-PROMPTLY = 5.0  # seconds: how soon a process must be gone
 
 
 class Box:
@@ -94,19 +91,6 @@ class Box:
         end_all(self.processes)
 
 
-def end_all(processes: list[subprocess.Popen[bytes]]) -> None:
-    """Kill each process and its children, wait for it, close its pipes."""
-    for process in processes:
-        with contextlib.suppress(OSError):
-            for pid in children(process.pid):
-                os.kill(pid, signal.SIGKILL)
-        process.kill()
-        process.wait()
-        for stream in (process.stdin, process.stdout):
-            if stream is not None:
-                stream.close()
-
-
 @pytest.fixture
 def box(tmp_path: Path) -> Iterator[Box]:
     made = Box(tmp_path)
@@ -116,41 +100,8 @@ def box(tmp_path: Path) -> Iterator[Box]:
         made.end()
 
 
-def wait_for(found: Callable[[], int | None], seconds: float = WAIT) -> int:
-    deadline = time.monotonic() + seconds
-    while (value := found()) is None:
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-    return value
-
-
 def _one(pids: list[int]) -> int | None:
     return pids[0] if len(pids) == 1 else None
-
-
-def children(pid: int) -> list[int]:
-    """The processes whose parent is `pid` (`ps` reads the same on Linux and macOS)."""
-    listing = subprocess.run(["ps", "-A", "-o", "pid=,ppid="], capture_output=True, text=True, check=True).stdout
-    return [int(child) for child, parent in (line.split() for line in listing.splitlines()) if int(parent) == pid]
-
-
-def running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie (ended, not yet reaped by its parent) has ended too.
-    state = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)], capture_output=True, text=True).stdout.strip()
-    return bool(state) and not state.startswith("Z")
-
-
-def gone_within(pid: int, seconds: float = PROMPTLY) -> bool:
-    deadline = time.monotonic() + seconds
-    while running(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def dead_pid() -> int:
@@ -158,11 +109,6 @@ def dead_pid() -> int:
     ended = subprocess.Popen([sys.executable, "-c", "pass"])
     ended.wait()
     return ended.pid
-
-
-def kill_hard(process: subprocess.Popen[bytes]) -> None:
-    process.send_signal(signal.SIGKILL)
-    process.wait(WAIT)
 
 
 # -- the cold build's temporary directories and its child -------------------------------------------

@@ -38,7 +38,7 @@ from mcp.types import INTERNAL_ERROR, METHOD_NOT_FOUND
 from starlette.types import Message, Receive, Scope, Send
 
 from papercode.edge import compat
-from tests.edge.test_http import ACCEPT, INITIALIZE
+from tests.support.http import ACCEPT, INITIALIZE
 
 pytestmark = pytest.mark.anyio
 

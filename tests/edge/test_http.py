@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import select
 import signal
 import socket
 import subprocess
@@ -19,7 +18,7 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,60 +31,18 @@ from mcp.client.streamable_http import streamable_http_client
 
 from papercode.corpus.stages import Corpus
 from papercode.edge import http as serving
-from papercode.edge.access import StaticTokens, auth_for
-from papercode.edge.app import build_server
+from papercode.edge.access import StaticTokens
 from papercode.edge.compat.header_timeout import HeaderTimeoutH11
-from papercode.edge.health import add_health_route
-from papercode.edge.http import url_of, uvicorn_server
-from papercode.edge.startup import bind
 from papercode.edge.stderr_log import BURST
-from papercode.settings import Settings
-from papercode.verified.materialize import VerifiedCode
 from tests.support.checkout import THIS_CHECKOUT
 from tests.support.fixture_server import FixtureServer, reply, serve
+from tests.support.http import ACCEPT, INITIALIZE, TOKEN, WAIT, bearer, http_server, listening, settings_for
 from tests.support.mcp import MODES, TOOL_NAMES
 from tests.support.records import BERT_MOUTH
 
 pytestmark = [pytest.mark.anyio, pytest.mark.process]
 
-WAIT = 30  # seconds: the bound on every wait in this module
-TOKEN = "team-token-0123456789abcdef"
 OTHER_TOKEN = "rotated-token-9876543210fedcba"
-LISTENING = re.compile(r"serving MCP over (?P<transport>[\w-]+) on (?P<url>http://\S+)")
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
-}
-ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-
-
-def bearer(token: str = TOKEN) -> dict[str, str]:
-    return {"authorization": f"Bearer {token}"}
-
-
-@asynccontextmanager
-async def http_server(
-    corpus: Corpus, settings: Settings, tokens: tuple[str, ...] = (), code: VerifiedCode | None = None
-) -> AsyncIterator[str]:
-    """`papercode serve`'s HTTP stack in this process, on a free port; yields the MCP URL."""
-    sock = bind(settings.host, 0)
-    url = url_of(sock, settings.transport)
-    auth = (StaticTokens(tokens), auth_for(url)) if tokens else None
-    server = build_server(lambda: corpus, code, auth=auth)
-    add_health_route(server, lambda: {"status": "ok", "papers": len(corpus.index.papers), "last_reload_error": None})
-    running = uvicorn_server(server, settings, auth)
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(lambda: running.serve(sockets=[sock]))  # the socket listens already: clients may connect at once
-        try:
-            yield url.replace("0.0.0.0", "127.0.0.1")
-        finally:
-            running.should_exit = True  # as on SIGTERM: finish, close every connection, then return
-
-
-def settings_for(transport: str, **changes: Any) -> Settings:
-    return replace(Settings(), transport=transport, **changes)
 
 
 @asynccontextmanager
@@ -156,23 +113,6 @@ def running(tmp_path: Path, *args: str, **environment: str) -> Iterator[tuple[su
     )
     with listening(server) as started:
         yield started
-
-
-@contextmanager
-def listening(server: subprocess.Popen[str]) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """A `papercode serve` process on its way up: it and the URL its startup line names, killed at the end if it still runs."""
-    with server:
-        try:
-            assert server.stderr is not None
-            ready, _, _ = select.select([server.stderr], [], [], WAIT)  # the line comes once the socket listens
-            line = server.stderr.readline() if ready else ""
-            found = LISTENING.search(line)
-            assert found is not None, f"no startup line within {WAIT} s: {line!r}"
-            yield server, found["url"]
-        finally:
-            if server.poll() is None:
-                server.kill()
-            server.wait(timeout=WAIT)
 
 
 async def _answers_in_both_eras(url: str, transport: str) -> None:

@@ -8,7 +8,6 @@ Real servers on 127.0.0.1 and raw sockets: in this process where a limit must be
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import signal
 import socket
@@ -31,16 +30,14 @@ from papercode.edge.access import transport_security
 from papercode.edge.compat.body_timeout import BodyTimeout
 from papercode.edge.stderr_log import printable
 from papercode.settings import Settings, bundled_records_dir
-from tests.edge.test_http import ACCEPT, INITIALIZE, TOKEN, bearer, http_server, listening, settings_for
 from tests.support.checkout import THIS_CHECKOUT
+from tests.support.http import ACCEPT, INITIALIZE, TOKEN, WAIT, bearer, http_server, listening, settings_for
 from tests.support.mcp import Connect
 from tests.support.records import make_record, write_records
 
 pytestmark = [pytest.mark.anyio, pytest.mark.process]
 
-WAIT = 30  # seconds: the bound on every wait in this module
 AT_ONCE = 3.0  # seconds: well under the 5 s keep-alive and the 10 s header and body limits, which would also close
-LISTENING = re.compile(r"serving MCP over (?P<transport>[\w-]+) on (?P<url>http://\S+)")
 # `python -m papercode ARGS` with RLIMIT_NOFILE lowered to the first argument (0: unchanged).
 LAUNCH = """
 import resource, runpy, sys

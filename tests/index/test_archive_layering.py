@@ -31,63 +31,13 @@ from papercode.index.overlay import OVERLAY_PREFIX
 from papercode.ingest import parallel
 from papercode.ingest.files import find_record_files
 from papercode.settings import bundled_records_dir
-from tests.support.archive_tables import NO_PROCESS, link_row, paper_row, write_json
-from tests.support.records import make_record, make_sample, sha_for, write_records
-
-SNAPSHOT = "2025-07-28"
-
-
-def archive_papers() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
-    """The archive's tables: four papers, two of which the records have."""
-    papers = [
-        # The same arXiv id as a record, under another slug and title: the record wins.
-        paper_row("the-archive-slug", "The archive's title", arxiv_id="2001.00001", authors=["A. Archivist"]),
-        # The same slug as a record (which has no arXiv id): the record wins, and the arXiv id leads to it.
-        paper_row("slug-only-paper", "The archive's slug-only title", arxiv_id="2002.00002", authors=["A. Archivist"]),
-        paper_row("only-in-the-archive", "A paper only the archive has", arxiv_id="2003.00003", authors=["A. Archivist"]),
-        paper_row("no-arxiv-archive-paper", "Conference paper without an arXiv id", authors=["A. Archivist"]),
-    ]
-    for paper in papers:
-        paper["abstract"] = f"{paper['title']}: an abstract from the archive."
-    links = [
-        link_row("the-archive-slug", "https://github.com/a/b", is_official=True, mentioned_in_paper=True),
-        *(link_row("only-in-the-archive", f"https://github.com/other/r{i}", mentioned_in_github=True) for i in range(12)),
-        link_row("only-in-the-archive", "https://gitlab.com/group/sub/official", is_official=True, mentioned_in_paper=True),
-    ]
-    return papers, links
-
-
-def build_small_archive(directory: Path, out: Path) -> Path:
-    papers, links = archive_papers()
-    sources = [write_json(directory / "papers-with-abstracts.json.gz", papers), write_json(directory / "links.json.gz", links)]
-    build_archive(sources, out, snapshot=SNAPSHOT)
-    return out
-
-
-def layered_records(directory: Path) -> Path:
-    return write_records(
-        directory,
-        [
-            make_record("2001.00001", "the-record-slug", [make_sample(sha_for(1))], title="The harvested record"),
-            make_record(None, "slug-only-paper", [make_sample(sha_for(2))], title="A record known by slug"),
-        ],
-    )
-
-
-@pytest.fixture(scope="session")
-def layered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(the records, the archive directory beneath them): built once, never written by a test that uses it."""
-    root = tmp_path_factory.mktemp("layered")
-    return layered_records(root / "records"), build_small_archive(root / "sources", root / "archive")
-
-
-def load(layered: tuple[Path, Path]) -> Corpus:
-    records, archive = layered
-    return Corpus.load([records], archive_dir=archive)
+from tests.support.archive_layers import SNAPSHOT, archive_papers, build_small_archive, layered_records, load_layered
+from tests.support.archive_tables import NO_PROCESS, paper_row, write_json
+from tests.support.records import make_record, write_records
 
 
 def test_a_record_wins_over_the_archive_row_for_the_same_arxiv_id(layered: tuple[Path, Path]) -> None:
-    corpus = load(layered)
+    corpus = load_layered(layered)
     assert twins.paper_detail(corpus, "2001.00001").title == "The harvested record"
     by_archive_slug = twins.paper_detail(corpus, "the-archive-slug")
     assert (by_archive_slug.title, by_archive_slug.query.resolved) == ("The harvested record", "2001.00001")
@@ -95,13 +45,13 @@ def test_a_record_wins_over_the_archive_row_for_the_same_arxiv_id(layered: tuple
 
 
 def test_a_record_wins_over_the_archive_row_for_the_same_slug_and_the_archive_arxiv_id_leads_to_it(layered: tuple[Path, Path]) -> None:
-    corpus = load(layered)
+    corpus = load_layered(layered)
     assert twins.paper_detail(corpus, "slug-only-paper").title == "A record known by slug"
     assert twins.paper_detail(corpus, "2002.00002").title == "A record known by slug"
 
 
 def test_layering_is_counted_not_reported_as_a_load_problem(layered: tuple[Path, Path]) -> None:
-    corpus = load(layered)
+    corpus = load_layered(layered)
     stats = overview.corpus_stats(corpus)
     assert stats.papers == 4
     assert stats.by_source == {"records": 2, "archive": 2, "archive_rows_replaced": 2}
@@ -132,7 +82,7 @@ def test_the_same_papers_given_as_a_second_records_directory_are_duplicates_not_
 
 
 def test_a_paper_without_samples_gets_its_repositories_official_first_in_one_call(layered: tuple[Path, Path]) -> None:
-    corpus = load(layered)
+    corpus = load_layered(layered)
     answer = twins.harvested_code(corpus, "2003.00003")
     assert answer.samples == [] and answer.counts.total == 0
     assert answer.repos is not None and len(answer.repos) == shaping.CODE_LINKS_SHOWN
@@ -144,7 +94,7 @@ def test_a_paper_without_samples_gets_its_repositories_official_first_in_one_cal
 
 
 def test_a_list_of_papers_names_the_sources_of_the_papers_it_answers(layered: tuple[Path, Path]) -> None:
-    corpus = load(layered)
+    corpus = load_layered(layered)
     assert twins.paper_list(corpus, ["2001.00001", "slug-only-paper"]).attribution == models.ATTRIBUTION
     assert twins.paper_list(corpus, ["2003.00003", "9999.99999"]).attribution == models.ARCHIVE_ATTRIBUTION
     both = twins.paper_list(corpus, ["2003.00003", "2001.00001"])
@@ -153,13 +103,13 @@ def test_a_list_of_papers_names_the_sources_of_the_papers_it_answers(layered: tu
 
 
 def test_a_paper_without_samples_or_repositories_says_what_to_do(layered: tuple[Path, Path]) -> None:
-    answer = twins.harvested_code(load(layered), "no-arxiv-archive-paper")
+    answer = twins.harvested_code(load_layered(layered), "no-arxiv-archive-paper")
     assert answer.repos is None
     assert answer.note == "no harvested code samples and no known repositories for this paper. Next: search_papers for related work"
 
 
 def test_an_archive_paper_answers_carry_the_archive_attribution(layered: tuple[Path, Path]) -> None:
-    corpus = load(layered)
+    corpus = load_layered(layered)
     assert twins.paper_detail(corpus, "only-in-the-archive").attribution == models.ARCHIVE_ATTRIBUTION
     assert models.ARCHIVE_ATTRIBUTION in prompts.implement_prompt(corpus, "2003.00003")
     detail = twins.paper_detail(corpus, "2003.00003")
@@ -167,7 +117,7 @@ def test_an_archive_paper_answers_carry_the_archive_attribution(layered: tuple[P
 
 
 def test_find_papers_for_repo_accepts_gitlab_urls(layered: tuple[Path, Path]) -> None:
-    corpus = load(layered)
+    corpus = load_layered(layered)
     for asked in (
         "https://gitlab.com/group/sub/official",
         "gitlab.com/Group/Sub/official.git",
@@ -180,7 +130,7 @@ def test_find_papers_for_repo_accepts_gitlab_urls(layered: tuple[Path, Path]) ->
 
 
 def test_search_finds_archive_papers_and_not_the_replaced_rows(layered: tuple[Path, Path]) -> None:
-    corpus = load(layered)
+    corpus = load_layered(layered)
     titles = [hit.title for hit in queries.search_papers(corpus, "archive").hits]
     assert "A paper only the archive has" in titles
     assert "The archive's title" not in titles

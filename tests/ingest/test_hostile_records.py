@@ -1,6 +1,6 @@
 """Hostile records: every bad file, line, record or sample is reported, and every good record is served.
 
-The hostile set is written by the tests into a temporary directory (no third-party data). Each
+The hostile set (`tests.support.hostile_records`) is written into a temporary directory (no third-party data). Each
 regression test is named after the attack; `HOSTILE` says what each file must produce in the
 load report.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 import builtins
 import contextlib
 import gzip
-import os
 import shutil
 import time
 import tracemalloc
@@ -27,13 +26,11 @@ from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, Problem
 from papercode.corpus.stages import Corpus
 from papercode.ingest import decode as loading
+from tests.support.hostile_records import GOOD, HOSTILE, HOSTILE_LIMITS, plain_record, plain_sample, write_hostile_set
 from tests.support.records import load_papers
 from tests.support.tool_answers import answer, code_answer, shown
 
 REAL_RECORDS = Path(__file__).resolve().parents[2] / "records"
-
-# Small caps so the oversized files stay small; the 5 MB abstract still fits in a file.
-LIMITS = Limits(max_file_bytes=6 * 1024 * 1024, max_line_bytes=64 * 1024, max_string_chars=100_000)
 
 
 @pytest.fixture
@@ -41,208 +38,11 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-# -- building records ----------------------------------------------------------------------
-
-
-def _sample(sha: str, status: str = "ran", repo_kind: str = "official", inline_ok: Any = True, **extra: Any) -> dict[str, Any]:
-    return {
-        "code_sha256_prefix": sha,
-        "entry": f"fn_{sha[:4]}",
-        "repo": "owner/repo",
-        "repo_kind": repo_kind,
-        "path": "pkg/mod.py",
-        "language": "rust",  # the real records' samples are all python: listings filter them apart
-        "status": status,
-        "licence": "MIT",
-        "inline_ok": inline_ok,
-        **extra,
-    }
-
-
-def _record(
-    arxiv_id: str | None, title: str = "A good paper", samples: Any = None, read_at: str = "2025-01-01T00:00:00Z", **extra: Any
-) -> dict[str, Any]:
-    samples = [_sample("a" * 16), _sample("b" * 16, status="unverified", inline_ok=False)] if samples is None else samples
-    record: dict[str, Any] = {
-        "url": f"/paper/slug-{arxiv_id or 'none'}",
-        "title": title,
-        "arxiv_id": arxiv_id,
-        "date": "2021-01-01",
-        "authors": ["Ann Author"],
-        "abstract": "An abstract.",
-        "code_links": [{"repo_url": "https://github.com/owner/repo", "is_official": 1}],
-        "syntology": {"read_at": read_at, "samples": samples},
-    }
-    record.update(extra)
-    return record
+# -- a record's bytes, a file made unreadable ----------------------------------------------
 
 
 def _dumps(value: Any) -> bytes:
     return orjson.dumps(value)
-
-
-def _truncated_gzip() -> bytes:
-    return gzip.compress(_dumps(_record("2101.00099")))[:-12]
-
-
-# Good records in the hostile set, and which file each comes from.
-GOOD = {
-    "2101.00001": "good.json",
-    "2101.00002": "bom.json",
-    "2101.00003": "lines.jsonl",
-    "2101.00004": "lines.jsonl",
-    "2101.00005": "dup_new.json",
-    "2101.00006": "dup_tie_a.json",
-    "2101.00007": "status_number.json",
-    "2101.00008": "inline_yes.json",
-    "2101.00009": "bad_sha.json",
-    "2101.00010": "huge_abstract.json",
-    "2101.00011": "dir.json/inner.json",
-    "2101.00012": "good.jsonl.gz",
-    "2101.00013": "unknown_status.json",
-    "2101.00014": "aggregates.json",
-    "2101.00015": "sub/nested.txt",
-    "2101.00016": "link_inside.json",
-}
-
-# (file, line or None, severity, code): what the load report must say about each hostile file.
-HOSTILE: list[tuple[str, int | None, str, str]] = [
-    ("malformed.json", None, "error", "bad_json"),
-    ("truncated.json", None, "error", "bad_json"),
-    ("empty.json", None, "error", "empty"),
-    ("invalid_utf8.json", None, "error", "bad_encoding"),
-    ("array.json", None, "error", "not_an_object"),
-    ("number.json", None, "error", "not_an_object"),
-    ("lines.jsonl", 2, "error", "bad_json"),
-    ("lines.jsonl", 4, "error", "not_an_object"),
-    ("lines.jsonl", 6, "error", "bad_json"),
-    ("lines.jsonl", 7, "error", "too_large"),
-    ("lines.jsonl", 8, "error", "bad_json"),
-    ("lines.jsonl", 9, "error", "invalid_record"),
-    ("authors_string.json", None, "error", "invalid_record"),
-    ("samples_object.json", None, "error", "invalid_record"),
-    ("status_number.json", None, "error", "invalid_sample"),
-    ("inline_yes.json", None, "error", "invalid_sample"),
-    ("missing_title.json", None, "error", "invalid_record"),
-    ("missing_title_and_id.json", None, "error", "invalid_record"),
-    ("no_key.json", None, "error", "no_key"),
-    ("dup_old.json", None, "error", "duplicate"),
-    ("dup_tie_b.json", None, "error", "duplicate"),
-    ("bad_sha.json", None, "error", "invalid_sample"),
-    ("huge_abstract.json", None, "warning", "string_truncated"),
-    ("deep.json", None, "error", "bad_json"),
-    ("deep_field.json", None, "error", "bad_json"),
-    ("link_outside.json", None, "error", "symlink_outside"),
-    ("link_outside_dir", None, "error", "symlink_outside"),
-    ("unreadable.json", None, "error", "unreadable"),
-    ("too_big.json", None, "error", "too_large"),
-    ("bomb.json.gz", None, "error", "too_large"),
-    ("not_gzip.json.gz", None, "error", "bad_gzip"),
-    ("not_gzip.jsonl.gz", None, "error", "bad_gzip"),
-    ("truncated_gzip.json.gz", None, "error", "bad_gzip"),
-    ("fifo.json", None, "error", "not_a_file"),
-    ("loop.json", None, "error", "unreadable"),
-    ("dangling.json", None, "error", "unreadable"),
-    ("unknown_status.json", None, "warning", "unknown_status"),
-    ("aggregates.json", None, "warning", "summary_mismatch"),
-    ("aggregates.json", None, "warning", "by_repo_kind_mismatch"),
-    ("aggregates.json", None, "warning", "pointer_only_mismatch"),
-]
-
-
-def write_hostile_set(root: Path) -> Path:
-    """Write every hostile file (and the good ones among them) under `root/records`."""
-    records = root / "records"
-    records.mkdir()
-    outside = root / "outside"
-    outside.mkdir()
-    (outside / "secret.json").write_bytes(_dumps(_record("2101.00999", title="Outside the records directory")))
-
-    def put(name: str, data: bytes | str) -> None:
-        path = records / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data.encode() if isinstance(data, str) else data)
-
-    good = _dumps(_record("2101.00001"))
-    put("good.json", good)
-    put("malformed.json", '{"title": "x", "arxiv_id": 2101.0,, }')
-    put("truncated.json", good[: len(good) // 2])
-    put("empty.json", "")
-    put("bom.json", b"\xef\xbb\xbf" + _dumps(_record("2101.00002")))
-    put("invalid_utf8.json", _dumps(_record("2101.00098", title="broken \x01")).replace(b"\\u0001", b"\xff\xfe"))
-    put("array.json", _dumps([_record("2101.00097")]))
-    put("number.json", "42")
-    deep_line = b"[" * 100_000 + b"]" * 100_000
-    put(
-        "lines.jsonl",
-        b"\n".join(
-            [
-                _dumps(_record("2101.00003")),  # 1 good
-                b'{"title": ',  # 2 bad JSON
-                b"   ",  # 3 blank: skipped silently
-                b"[1, 2]",  # 4 not an object
-                _dumps(_record("2101.00004")),  # 5 good
-                b'{"title": "cut off", "arxiv_id": "2101.0',  # 6 truncated
-                _dumps(_record("2101.00096", abstract="x" * 100_000)),  # 7 over the line cap
-                deep_line[:60_000],  # 8 deep nesting (under the line cap)
-                _dumps({"arxiv_id": "2101.00095"}),  # 9 no title
-            ]
-        )
-        + b"\n",
-    )
-    put("authors_string.json", _dumps(_record("2101.00094", authors="Ann Author, Bob Author")))
-    put("samples_object.json", _dumps(_record("2101.00093", samples={"0": _sample("c" * 16)})))
-    put("status_number.json", _dumps(_record("2101.00007", samples=[_sample("d" * 16, status=3), _sample("e" * 16)])))
-    put("inline_yes.json", _dumps(_record("2101.00008", samples=[_sample("f" * 16, inline_ok="yes"), _sample("1" * 16)])))
-    missing_title = _record("2101.00092")
-    del missing_title["title"]
-    put("missing_title.json", _dumps(missing_title))
-    missing_both = _record(None)
-    del missing_both["title"], missing_both["arxiv_id"], missing_both["url"]
-    put("missing_title_and_id.json", _dumps(missing_both))
-    no_key = _record(None)
-    del no_key["arxiv_id"], no_key["url"]
-    put("no_key.json", _dumps(no_key))
-    put("dup_new.json", _dumps(_record("2101.00005", title="Newer harvest", read_at="2025-06-01T00:00:00Z")))
-    put("dup_old.json", _dumps(_record("2101.00005", title="Older harvest", read_at="2025-01-01T00:00:00Z")))
-    put("dup_tie_a.json", _dumps(_record("2101.00006", title="First by path")))
-    put("dup_tie_b.json", _dumps(_record("2101.00006", title="Second by path")))
-    put("bad_sha.json", _dumps(_record("2101.00009", samples=[_sample("../../etc/passwd"), _sample("2" * 16)])))
-    put("huge_abstract.json", _dumps(_record("2101.00010", abstract="word " * 1_000_000)))
-    put("deep.json", deep_line)
-    put("deep_field.json", b'{"title": "deep", "arxiv_id": "2101.00091", "extra": ' + deep_line + b"}")
-    put("dir.json/inner.json", _dumps(_record("2101.00011")))
-    put("good.jsonl.gz", gzip.compress(_dumps(_record("2101.00012")) + b"\n"))
-    put("sub/nested.txt", _dumps(_record("2101.00015")))
-    (records / "link_outside.json").symlink_to(outside / "secret.json")
-    (records / "link_outside_dir").symlink_to(outside, target_is_directory=True)
-    put("target_inside.dat", _dumps(_record("2101.00016")))  # not a record name itself: reached only by the link
-    (records / "link_inside.json").symlink_to(records / "target_inside.dat")
-    (records / "link_to_good.json").symlink_to(records / "good.json")  # the same file twice: read once
-    put("unreadable.json", _dumps(_record("2101.00090")))
-    (records / "unreadable.json").chmod(0)
-    put("too_big.json", b" " * (LIMITS.max_file_bytes + 1) + _dumps(_record("2101.00089")))
-    put("bomb.json.gz", gzip.compress(b" " * (LIMITS.max_file_bytes + 1) + b"{}"))
-    put("not_gzip.json.gz", _dumps(_record("2101.00088")))
-    put("not_gzip.jsonl.gz", _dumps(_record("2101.00087")) + b"\n")
-    put("truncated_gzip.json.gz", _truncated_gzip())
-    os.mkfifo(records / "fifo.json")
-    (records / "loop.json").symlink_to(records / "loop.json")
-    (records / "dangling.json").symlink_to(records / "gone.json")
-    put(
-        "unknown_status.json",
-        _dumps(_record("2101.00013", samples=[_sample("3" * 16, status="ran_on_gpu"), _sample("4" * 16)])),
-    )
-    aggregates = _record("2101.00014")
-    aggregates["syntology"].update(
-        summary={"ran": 5, "unverified": 1},
-        by_repo_kind={"official": {"samples": 9, "ran": 5, "repositories": 1}},
-        n_pointer_only_for_licence=0,
-    )
-    put("aggregates.json", _dumps(aggregates))
-    put(".hidden.json", "not even JSON")  # hidden files are not record files
-    put("notes.md", "not a record")
-    return records
 
 
 @contextlib.contextmanager
@@ -280,7 +80,7 @@ def corpus(hostile: Path) -> Corpus:
     return _load(hostile)
 
 
-def _load(records: Path, limits: Limits = LIMITS) -> Corpus:
+def _load(records: Path, limits: Limits = HOSTILE_LIMITS) -> Corpus:
     with unreadable(records / "unreadable.json"):
         return Corpus.load([records], limits)
 
@@ -359,15 +159,15 @@ def test_duplicate_with_equal_read_at_keeps_first_by_path(hostile: Path, corpus:
 
 def test_duplicate_read_at_compares_instants_not_strings(tmp_path: Path) -> None:
     # 10:00+02:00 is 08:00Z: earlier than 09:00Z although it sorts later as text.
-    (tmp_path / "a.json").write_bytes(_dumps(_record("2101.00005", title="09:00Z", read_at="2025-06-01T09:00:00Z")))
-    (tmp_path / "b.json").write_bytes(_dumps(_record("2101.00005", title="08:00Z", read_at="2025-06-01T10:00:00+02:00")))
+    (tmp_path / "a.json").write_bytes(_dumps(plain_record("2101.00005", title="09:00Z", read_at="2025-06-01T09:00:00Z")))
+    (tmp_path / "b.json").write_bytes(_dumps(plain_record("2101.00005", title="08:00Z", read_at="2025-06-01T10:00:00+02:00")))
     _, papers, _ = load_papers([tmp_path])
     assert [paper.title for paper in papers] == ["09:00Z"]
 
 
 def test_duplicate_with_unparseable_read_at_loses_to_a_real_one(tmp_path: Path) -> None:
-    (tmp_path / "a.json").write_bytes(_dumps(_record("2101.00005", title="garbage", read_at="zzzz")))
-    (tmp_path / "b.json").write_bytes(_dumps(_record("2101.00005", title="real", read_at="2020-01-01T00:00:00Z")))
+    (tmp_path / "a.json").write_bytes(_dumps(plain_record("2101.00005", title="garbage", read_at="zzzz")))
+    (tmp_path / "b.json").write_bytes(_dumps(plain_record("2101.00005", title="real", read_at="2020-01-01T00:00:00Z")))
     _, papers, report = load_papers([tmp_path])
     assert [paper.title for paper in papers] == ["real"]
     assert [(p.code, Path(p.path).name) for p in report.problems] == [("duplicate", "a.json")]
@@ -388,7 +188,7 @@ def test_inline_ok_yes_is_not_permission(hostile: Path, corpus: Corpus) -> None:
 
 
 def test_dropped_samples_do_not_raise_aggregate_warnings(tmp_path: Path) -> None:
-    record = _record("2101.00007", samples=[_sample("d" * 16, status=3), _sample("e" * 16)])
+    record = plain_record("2101.00007", samples=[plain_sample("d" * 16, status=3), plain_sample("e" * 16)])
     record["syntology"].update(summary={"ran": 2}, by_repo_kind={"official": {"samples": 2}}, n_pointer_only_for_licence=0)
     (tmp_path / "r.json").write_bytes(_dumps(record))
     _, _, report = load_papers([tmp_path])
@@ -397,14 +197,14 @@ def test_dropped_samples_do_not_raise_aggregate_warnings(tmp_path: Path) -> None
 
 def test_five_megabyte_abstract_is_cut_to_the_cap(hostile: Path, corpus: Corpus) -> None:
     assert corpus.index.paper_by_arxiv("2101.00010") is not None
-    loaded, (paper,), _ = load_papers([hostile / "huge_abstract.json"], LIMITS)
-    assert loaded.search is not None and loaded.search.abstract(paper.ordinal) == ("word " * 1_000_000)[: LIMITS.max_string_chars]
+    loaded, (paper,), _ = load_papers([hostile / "huge_abstract.json"], HOSTILE_LIMITS)
+    assert loaded.search is not None and loaded.search.abstract(paper.ordinal) == ("word " * 1_000_000)[: HOSTILE_LIMITS.max_string_chars]
     (problem,) = _problems(corpus.index.report, hostile, "huge_abstract.json")
     assert "abstract" in problem.reason and "5,000,000" in problem.reason
 
 
 def test_long_author_names_are_cut_too(tmp_path: Path) -> None:
-    (tmp_path / "r.json").write_bytes(_dumps(_record("2101.00001", authors=["Ann", "B" * 500])))
+    (tmp_path / "r.json").write_bytes(_dumps(plain_record("2101.00001", authors=["Ann", "B" * 500])))
     _, papers, report = load_papers([tmp_path], Limits(max_string_chars=100))
     assert papers[0].details().authors == ["Ann", "B" * 100]
     assert [(p.code, p.severity) for p in report.problems] == [("string_truncated", "warning")]
@@ -435,7 +235,7 @@ def test_directory_named_like_a_record_file_is_walked(hostile: Path, corpus: Cor
 
 def test_a_records_root_that_is_a_file_is_read(tmp_path: Path) -> None:
     path = tmp_path / "one.json"
-    path.write_bytes(_dumps(_record("2101.00001")))
+    path.write_bytes(_dumps(plain_record("2101.00001")))
     _, papers, report = load_papers([path])
     assert len(papers) == 1 and report.problems == []
 
@@ -468,7 +268,7 @@ def test_aggregates_that_disagree_lose_to_the_samples(hostile: Path, corpus: Cor
 
 
 def test_aggregates_with_zero_counts_agree(tmp_path: Path) -> None:
-    record = _record("2101.00014")
+    record = plain_record("2101.00014")
     record["syntology"].update(
         summary={"ran": 1, "unverified": 1, "ran_honours": 0},
         by_repo_kind={"official": {"samples": 2, "ran": 1, "repositories": 1}, "listed": {"samples": 0}},
@@ -482,7 +282,7 @@ def test_aggregates_with_zero_counts_agree(tmp_path: Path) -> None:
 def test_default_caps_bound_a_huge_jsonl_line_without_reading_it_whole(tmp_path: Path) -> None:
     # A line over the cap is skipped in chunks; the next line still loads.
     limits = Limits(max_line_bytes=1024)
-    (tmp_path / "r.jsonl").write_bytes(b'"' + b"x" * 5_000_000 + b'"\n' + _dumps(_record("2101.00001")) + b"\n")
+    (tmp_path / "r.jsonl").write_bytes(b'"' + b"x" * 5_000_000 + b'"\n' + _dumps(plain_record("2101.00001")) + b"\n")
     _, papers, report = load_papers([tmp_path], limits)
     assert len(papers) == 1
     assert [(p.code, p.line) for p in report.problems] == [("too_large", 1)]
@@ -496,8 +296,8 @@ def test_memory_stays_bounded_by_the_caps(tmp_path: Path) -> None:
     with (tmp_path / "long_line.jsonl").open("wb") as out:
         for _ in range(20):
             out.write(chunk)
-        out.write(b"\n" + _dumps(_record("2101.00002")) + b"\n")
-    (tmp_path / "good.jsonl").write_bytes(_dumps(_record("2101.00001")) + b"\n")
+        out.write(b"\n" + _dumps(plain_record("2101.00002")) + b"\n")
+    (tmp_path / "good.jsonl").write_bytes(_dumps(plain_record("2101.00001")) + b"\n")
     with (tmp_path / "big.json").open("wb") as out:
         for _ in range(20):
             out.write(chunk)
@@ -532,7 +332,7 @@ def _check(records: Path, *flags: str, capsys: pytest.CaptureFixture[str]) -> tu
     return code, capsys.readouterr().out
 
 
-def _limit_flags(limits: Limits = LIMITS) -> list[str]:
+def _limit_flags(limits: Limits = HOSTILE_LIMITS) -> list[str]:
     return [
         f"--max-file-bytes={limits.max_file_bytes}",
         f"--max-line-bytes={limits.max_line_bytes}",
@@ -554,7 +354,7 @@ def test_check_groups_by_reason_and_exits_1_on_rejections(hostile: Path, capsys:
 
 
 def test_check_exits_0_with_warnings_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "r.json").write_bytes(_dumps(_record("2101.00013", samples=[_sample("3" * 16, status="ran_on_gpu")])))
+    (tmp_path / "r.json").write_bytes(_dumps(plain_record("2101.00013", samples=[plain_sample("3" * 16, status="ran_on_gpu")])))
     code, out = _check(tmp_path, capsys=capsys)
     assert code == 0 and "0 rejected, 1 warnings" in out and "warning unknown_status (1)" in out
 
@@ -565,7 +365,7 @@ def test_check_exits_0_on_the_real_records(capsys: pytest.CaptureFixture[str]) -
 
 
 def test_max_file_bytes_flag_reaches_the_loader(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "r.json").write_bytes(_dumps(_record("2101.00001")))
+    (tmp_path / "r.json").write_bytes(_dumps(plain_record("2101.00001")))
     size = (tmp_path / "r.json").stat().st_size
     under, _ = _check(tmp_path, f"--max-file-bytes={size}", capsys=capsys)
     over, out = _check(tmp_path, f"--max-file-bytes={size - 1}", capsys=capsys)
@@ -584,7 +384,7 @@ def test_max_file_bytes_flag_reaches_the_loader(tmp_path: Path, capsys: pytest.C
 def test_each_cap_works_from_flag_and_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *, flag: str, env: str, content: str, code: str
 ) -> None:
-    (tmp_path / f"r.{content}").write_bytes(_dumps(_record("2101.00001")) + b"\n")
+    (tmp_path / f"r.{content}").write_bytes(_dumps(plain_record("2101.00001")) + b"\n")
     assert f" {code} (" in _check(tmp_path, flag, capsys=capsys)[1]
     monkeypatch.setenv(env, flag.split("=")[1])
     assert f" {code} (" in _check(tmp_path, capsys=capsys)[1]
@@ -647,7 +447,7 @@ async def test_real_records_answer_the_same_beside_the_hostile_set(tmp_path: Pat
     hostile = write_hostile_set(tmp_path)
     for real in REAL_RECORDS.glob("*.txt"):
         shutil.copy(real, hostile / real.name)
-    alone = await _answers(Corpus.load([REAL_RECORDS], LIMITS))
+    alone = await _answers(Corpus.load([REAL_RECORDS], HOSTILE_LIMITS))
     together_corpus = _load(hostile)
     assert together_corpus.index.paper_by_arxiv("1902.04094") is not None
     together = await _answers(together_corpus)

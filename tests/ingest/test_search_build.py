@@ -25,8 +25,7 @@ from papercode.ingest.decode import iter_records
 from papercode.ingest.documents import search_document
 from papercode.ingest.duplicates import facts
 from papercode.ingest.files import find_record_files
-from tests.ingest.test_hostile_records import LIMITS as HOSTILE_LIMITS
-from tests.ingest.test_hostile_records import _record, _sample, write_hostile_set
+from tests.support.hostile_records import HOSTILE_LIMITS, plain_record, plain_sample, write_hostile_set
 from tests.support.records import list_samples, make_record, write_records
 
 LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
@@ -149,13 +148,13 @@ def _everything(corpus: Corpus) -> tuple[object, ...]:
 def test_a_corpus_split_between_two_processes_indexes_as_one_process_would(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     records = write_hostile_set(tmp_path)
     # Beside the hostile set: a later harvest of a paper read earlier, and a slug that is taken, near the end.
-    newest = _record("2101.00005", title="Newest harvest", read_at="2026-01-01T00:00:00Z")
+    newest = plain_record("2101.00005", title="Newest harvest", read_at="2026-01-01T00:00:00Z")
     (records / "zz_newest.json").write_bytes(orjson.dumps(newest))
-    (records / "zz_slug_taken.json").write_bytes(orjson.dumps({**_record("2101.00077"), "url": "/paper/slug-2101.00001"}))
+    (records / "zz_slug_taken.json").write_bytes(orjson.dumps({**plain_record("2101.00077"), "url": "/paper/slug-2101.00001"}))
     # A loser (its samples are left out of the merge), then samples with their own file URLs, after it.
-    (records / "zz_t_loser.json").write_bytes(orjson.dumps(_record("2101.00005", title="Oldest", read_at="2020-01-01T00:00:00Z")))
-    elsewhere = [_sample(f"{i:x}" * 16, file_url=f"https://example.org/{i}.py") for i in (5, 6)]
-    (records / "zz_u_urls.json").write_bytes(orjson.dumps(_record("2101.00078", samples=elsewhere)))
+    (records / "zz_t_loser.json").write_bytes(orjson.dumps(plain_record("2101.00005", title="Oldest", read_at="2020-01-01T00:00:00Z")))
+    elsewhere = [plain_sample(f"{i:x}" * 16, file_url=f"https://example.org/{i}.py") for i in (5, 6)]
+    (records / "zz_u_urls.json").write_bytes(orjson.dumps(plain_record("2101.00078", samples=elsewhere)))
     *_, here = build_stages([records], HOSTILE_LIMITS, child=False)
     files = [found for found in find_record_files(records, LoadReport())]
     monkeypatch.setattr(search_build, "CHILD_PROCESS_BYTES", 0)

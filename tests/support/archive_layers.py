@@ -1,0 +1,61 @@
+"""The records laid over a small archive (`--archive`), for the tests of layering and of the answers over both: the
+archive's four papers (`archive_papers`, two of which the records have) built into their serving form
+(`build_small_archive`), the two records above them (`layered_records`), and the corpus of both (`load_layered`).
+`tests/conftest.py`'s `layered` fixture builds them once a session.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from papercode.archive import build_archive
+from papercode.corpus.stages import Corpus
+from tests.support.archive_tables import link_row, paper_row, write_json
+from tests.support.records import make_record, make_sample, sha_for, write_records
+
+SNAPSHOT = "2025-07-28"  # the small archive's data date, as its build records it
+
+
+def archive_papers() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+    """The archive's tables: four papers, two of which the records have."""
+    papers = [
+        # The same arXiv id as a record, under another slug and title: the record wins.
+        paper_row("the-archive-slug", "The archive's title", arxiv_id="2001.00001", authors=["A. Archivist"]),
+        # The same slug as a record (which has no arXiv id): the record wins, and the arXiv id leads to it.
+        paper_row("slug-only-paper", "The archive's slug-only title", arxiv_id="2002.00002", authors=["A. Archivist"]),
+        paper_row("only-in-the-archive", "A paper only the archive has", arxiv_id="2003.00003", authors=["A. Archivist"]),
+        paper_row("no-arxiv-archive-paper", "Conference paper without an arXiv id", authors=["A. Archivist"]),
+    ]
+    for paper in papers:
+        paper["abstract"] = f"{paper['title']}: an abstract from the archive."
+    links = [
+        link_row("the-archive-slug", "https://github.com/a/b", is_official=True, mentioned_in_paper=True),
+        *(link_row("only-in-the-archive", f"https://github.com/other/r{i}", mentioned_in_github=True) for i in range(12)),
+        link_row("only-in-the-archive", "https://gitlab.com/group/sub/official", is_official=True, mentioned_in_paper=True),
+    ]
+    return papers, links
+
+
+def build_small_archive(directory: Path, out: Path) -> Path:
+    """`archive_papers` written as dumps into `directory` and built into `out` (its serving form)."""
+    papers, links = archive_papers()
+    sources = [write_json(directory / "papers-with-abstracts.json.gz", papers), write_json(directory / "links.json.gz", links)]
+    build_archive(sources, out, snapshot=SNAPSHOT)
+    return out
+
+
+def layered_records(directory: Path) -> Path:
+    """The two records laid over the archive: one shares an arXiv id with an archive paper, the other a slug."""
+    return write_records(
+        directory,
+        [
+            make_record("2001.00001", "the-record-slug", [make_sample(sha_for(1))], title="The harvested record"),
+            make_record(None, "slug-only-paper", [make_sample(sha_for(2))], title="A record known by slug"),
+        ],
+    )
+
+
+def load_layered(layered: tuple[Path, Path]) -> Corpus:
+    """The corpus of (the records, the archive directory beneath them), as `serve --archive` loads it."""
+    records, archive = layered
+    return Corpus.load([records], archive_dir=archive)
