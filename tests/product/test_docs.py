@@ -39,7 +39,7 @@ LINKED_PAGES = [
     *USER_PAGES,
     REPO / "ARCHITECTURE.md",
     REPO / "BENCHMARKS.md",
-    *sorted(REPO.glob("*/README.md")),
+    *sorted(path for path in REPO.glob("*/README.md") if not path.parent.name.startswith(".")),  # not a tool's cache
     REPO / "benchmarks/results/README.md",
 ]
 MAX_PAGE_BYTES = 15_000  # the README and BENCHMARKS.md: a front page each, not a manual or a log
