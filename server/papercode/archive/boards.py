@@ -1,7 +1,7 @@
 """The archive's leaderboards, tasks, methods and datasets, written in their serving form (`index.board_columns`) in two
 parts: what the tables alone give (`write_catalogued`: every board sorted by each of its metrics, the tasks, methods and
 datasets with their keys), and what needs the papers (`results_join.join_results`: each result row joined to its paper).
-The first part needs no paper, so a large archive's runs in a process of its own while the papers are read
+The first needs no paper, so for a large archive it runs in a process of its own while the papers are read
 (`boards_child`); what the join needs of it crosses as a `Catalogued`.
 
 Values are kept as typed and parsed (`core.metrics.parse_value`); each board is sorted by each metric both ways (one
