@@ -86,17 +86,31 @@ class JoinRow(msgspec.Struct, frozen=True, array_like=True):
     own_code: bool
 
 
+class BoardName(msgspec.Struct, frozen=True, array_like=True):
+    """A board as the build's summary names it: its task (a number in `Catalogued.task_names`) and dataset."""
+
+    task: int
+    dataset: str
+
+
+class PaperNamed(msgspec.Struct, frozen=True, array_like=True):
+    """The paper a method says introduced it: its URL and title, as given."""
+
+    url: str | None
+    title: str | None
+
+
 class Catalogued(msgspec.Struct, frozen=True):
     """The leaderboards as written without the papers (`write_catalogued`), and what the join needs of them: each
     board's task and dataset, each row's `JoinRow`, each task's name and each method's introducing paper (URL, title)."""
 
     files: dict[str, FileFacts]  # relative to the build
     task_names: list[str]
-    board_names: list[tuple[int, str]]  # (task, dataset) of each board
+    board_names: list[BoardName]
     rows: list[JoinRow]
-    method_papers: list[tuple[str | None, str | None]]
+    method_papers: list[PaperNamed]
     counts: BoardCounts
-    cuts: tuple[int, int]  # Cuts: subtasks, values
+    cuts: Cuts
 
 
 class CatalogueReader:
@@ -151,11 +165,11 @@ def write_catalogued(reader: CatalogueReader, build: Path, warnings: Tally) -> C
     return Catalogued(
         files={f"{BOARDS}/{name}": facts for name, facts in writer.close().items()},
         task_names=[task.name for task in reader.tasks],
-        board_names=[(board.task, board.benchmark.dataset) for board in layout.boards],
+        board_names=[BoardName(board.task, board.benchmark.dataset) for board in layout.boards],
         rows=layout.join_rows,
-        method_papers=[(method.paper_url, method.paper_title) for method in reader.methods],
+        method_papers=[PaperNamed(method.paper_url, method.paper_title) for method in reader.methods],
         counts=layout.counts,
-        cuts=(reader.cuts.subtasks, reader.cuts.values),
+        cuts=reader.cuts,
     )
 
 

@@ -22,7 +22,6 @@ from papercode.index.board_columns import BOARDS, ROW_OWN_CODE, ROW_PAPER_CODE
 from papercode.index.mapped import ColumnWriter
 
 from .boards import BoardsSummary, Catalogued, int32s
-from .catalogues import Cuts
 from .rows import Tally
 from .serving import AMBIGUOUS, PaperKeys
 
@@ -30,7 +29,7 @@ from .serving import AMBIGUOUS, PaperKeys
 def join_results(catalogued: Catalogued, keys: PaperKeys, build: Path, *, papers: int, warnings: Tally) -> BoardsSummary:
     """Write the joined columns into `build/boards` (beside those `boards.write_catalogued` wrote); the leaderboards'
     summary, every file of theirs listed."""
-    summary = BoardsSummary(catalogued.counts, cuts=Cuts(*catalogued.cuts))
+    summary = BoardsSummary(catalogued.counts, cuts=catalogued.cuts)
     writer = ColumnWriter(build / BOARDS)
     try:
         _rows(catalogued, keys, writer, papers=papers, summary=summary, warnings=warnings)
@@ -38,7 +37,7 @@ def join_results(catalogued: Catalogued, keys: PaperKeys, build: Path, *, papers
         for slug, count in keys.task_papers.items():
             counts[task_key(slug)] += count
         writer.ints("task.papers", array("i", (counts.get(task_key(name_slug(name)), 0) for name in catalogued.task_names)))
-        writer.ints("method.paper", array("i", (join_paper(keys, url, title)[0] for url, title in catalogued.method_papers)))
+        writer.ints("method.paper", array("i", (join_paper(keys, paper.url, paper.title)[0] for paper in catalogued.method_papers)))
     except BaseException:
         writer.discard()
         raise
@@ -66,10 +65,10 @@ def _rows(catalogued: Catalogued, keys: PaperKeys, writer: ColumnWriter, *, pape
         else:
             summary.joined_by[how] += 1
     if unjoined_example is not None:
-        task, dataset = catalogued.board_names[unjoined_example.board]
+        board = catalogued.board_names[unjoined_example.board]
         warnings.add(
             "result_paper_not_found",
-            f"task {catalogued.task_names[task]!r}, benchmark {dataset!r}",
+            f"task {catalogued.task_names[board.task]!r}, benchmark {board.dataset!r}",
             f"{summary.unjoined:,} results name no paper of the archive (served from their own fields), e.g. "
             f"{unjoined_example.title or unjoined_example.url or unjoined_example.model!r}",
             summary.unjoined,
