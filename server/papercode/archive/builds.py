@@ -108,16 +108,21 @@ class NewBuild:
 
 
 def remove_unused(archive_dir: Path) -> list[Path]:
-    """Every complete build but the current one that no server holds, removed. Returns what was removed."""
+    """Every complete build but the current one that no server holds, removed. Returns what was removed.
+
+    The current build is told by its id, never by its path: `current_build` names it by the real path of `builds/`,
+    and `archive_dir` may be written another way (relative, through a symlink). A `current` link that names no build
+    of this directory leaves every build where it is: which one it meant cannot be known."""
     current = current_build(archive_dir)
+    if current is None and os.path.lexists(archive_dir / CURRENT):
+        return []
     removed = []
     with contextlib.suppress(FileNotFoundError), os.scandir(archive_dir / BUILDS) as listing:
         for entry in listing:
-            path = Path(entry.path)
-            if not build_id_is_valid(entry.name) or not entry.is_dir(follow_symlinks=False) or path == current:
+            if not build_id_is_valid(entry.name) or not entry.is_dir(follow_symlinks=False) or (current and entry.name == current.name):
                 continue
-            if _remove_unheld(path):
-                removed.append(path)
+            if _remove_unheld(Path(entry.path)):
+                removed.append(Path(entry.path))
     return removed
 
 

@@ -283,7 +283,9 @@ def open_archive(archive_dir: Path) -> ArchiveLayer:
             raise ArchiveUnavailable(_missing_reason(archive_dir))
         lock = liveness.lock_directory(build, shared=True) if liveness.LOCKS else None
         if lock is None and liveness.LOCKS:
-            continue
+            if build.is_dir() or current_build(archive_dir) != build:
+                continue  # being removed by a build that switched meanwhile
+            raise ArchiveUnavailable(f"{CURRENT} names the build {build.name}, which is missing from {BUILDS}/")
         try:
             manifest = Manifest.read(build)
             if manifest.build_id != build.name:
