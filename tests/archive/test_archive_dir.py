@@ -1,8 +1,8 @@
-"""The archive directory however a user names it (issue #30, defects 1 and 11): relative, a symlink, under a
+"""The archive directory however a user names it (issue #30, defects 1, 10 and 11): relative, a symlink, under a
 symlinked parent, or the default location under a symlinked home; by flag (`--archive-dir`, `--out`) or by
 `PAPERCODE_ARCHIVE_DIR`. It is read as its real path once, where the setting is read, and every command compares and
-removes by it: the current build is never removed. A stray `.current-<pid>` of a pid past the platform's range
-crashes no command.
+removes by it: the current build is never removed. `archive verify` removes unused builds as every command's start
+does, and a stray `.current-<pid>` of a pid past the platform's range crashes no command.
 
 The real command line runs in child processes where the defect shows there (`@pytest.mark.process`).
 """
@@ -24,6 +24,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from papercode.archive import build_archive, builds
+from papercode.cli import main as cli
 from papercode.index.archive_layer import BUILDS, CURRENT, ArchiveUnavailable, open_archive
 from papercode.index.mapped import verify
 from papercode.settings import settings_for
@@ -181,6 +182,17 @@ def test_a_current_link_naming_a_missing_build_says_so(tmp_path: Path) -> None:
     with pytest.raises(ArchiveUnavailable) as raised:
         open_archive(archive)
     assert str(raised.value) == f"current names the build {build}, which is missing from builds/"
+
+
+def test_archive_verify_removes_unused_builds_as_every_commands_start_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    archive = tmp_path / "archive"
+    build_archive(small_archive_sources(tmp_path / "src"), archive, snapshot=SNAPSHOT)
+    current = intact_current(archive)
+    add_unused_build(archive)
+    assert cli.main(["archive", "verify", "--out", str(archive)]) == 0
+    files = len(current_manifest(archive)["files"])
+    assert capsys.readouterr().out == f"archive: build {current} intact ({files} files, 4 papers)\n"
+    assert builds_in(archive) == [current]
 
 
 # -- every command, as a real process ----------------------------------------------------------------------------------

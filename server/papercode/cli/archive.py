@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from papercode.archive.builds import remove_leftovers_when_idle
 from papercode.archive.location import real_archive_dir
 from papercode.core.paths import RealPath
 
@@ -70,6 +71,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     seconds is stopped) or `archive verify`, into or of `settings.archive_dir`; the exit code."""
     command = f"archive {args.archive_command}"
     if args.archive_command == "verify":
+        remove_leftovers_when_idle(settings.archive_dir.real)  # as every command's start does; a build does it under its lock
         return verify(settings.archive_dir.real)
     from papercode.archive.build import build_archive
 
