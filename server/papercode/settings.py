@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from papercode.archive.location import default_archive_dir
+from papercode.archive.location import real_archive_dir
 from papercode.core.days import checked_day
 from papercode.core.limits import Limits
-from papercode.core.paths import given_path, xdg_base
+from papercode.core.paths import RealPath, given_path, xdg_base
 from papercode.verified.sources import DEFAULT_BASE_URL
 
 Transport = Literal["stdio", "sse", "streamable-http"]
@@ -52,7 +52,7 @@ def user_cache_dir() -> Path:
 class Settings:
     records: tuple[Path, ...] = field(default_factory=lambda: (bundled_records_dir(),))
     archive: bool = False
-    archive_dir: Path = field(default_factory=default_archive_dir)
+    archive_dir: RealPath = field(default_factory=real_archive_dir)  # read as its real path once, here: `core.paths`
     max_file_bytes: int = _LIMITS.max_file_bytes
     max_line_bytes: int = _LIMITS.max_line_bytes
     max_string_chars: int = _LIMITS.max_string_chars
@@ -83,8 +83,8 @@ class Settings:
 
     @property
     def served_archive(self) -> Path | None:
-        """The archive directory served beneath the records, when `--archive` is on."""
-        return self.archive_dir if self.archive else None
+        """The archive directory served beneath the records (its real path), when `--archive` is on."""
+        return self.archive_dir.real if self.archive else None
 
     @property
     def roots(self) -> list[Path]:
@@ -133,6 +133,10 @@ def _directory(text: str) -> Path:
     if path is None:
         raise SettingError("must be a directory path, got an empty value")
     return path
+
+
+def _archive_directory(text: str) -> RealPath:
+    return real_archive_dir(_directory(text))
 
 
 def _directories(text: str) -> tuple[Path, ...]:
@@ -250,7 +254,7 @@ OPTIONS: tuple[Option, ...] = (
         "where the archive is (`papercode archive build` and `fetch` write there)",
         "`$XDG_DATA_HOME/papercode/archive` or `~/.local/share/papercode/archive`",
         RECORDS_COMMANDS,
-        _directory,
+        _archive_directory,
         "PAPERCODE_ARCHIVE_DIR",
         "DIR",
     ),
@@ -465,7 +469,7 @@ OPTIONS: tuple[Option, ...] = (
         "the archive directory `papercode archive` builds into or verifies (what --archive-dir names for the other commands)",
         "`$XDG_DATA_HOME/papercode/archive` or `~/.local/share/papercode/archive`",
         ARCHIVE_COMMANDS,
-        _directory,
+        _archive_directory,
         "PAPERCODE_ARCHIVE_DIR",
         "DIR",
     ),

@@ -1,7 +1,7 @@
 """The records laid over a small archive (`--archive`), for the tests of layering and of the answers over both: the
-archive's four papers (`archive_papers`, two of which the records have) built into their serving form
-(`build_small_archive`), the two records above them (`layered_records`), and the corpus of both (`load_layered`).
-`tests/conftest.py`'s `layered` fixture builds them once a session.
+archive's four papers (`archive_papers`, two of which the records have) written as dumps (`small_archive_sources`)
+and built into their serving form (`build_small_archive`), the two records above them (`layered_records`), and the
+corpus of both (`load_layered`). `tests/conftest.py`'s `layered` fixture builds them once a session.
 """
 
 from __future__ import annotations
@@ -36,11 +36,15 @@ def archive_papers() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
     return papers, links
 
 
+def small_archive_sources(directory: Path) -> list[Path]:
+    """`archive_papers` written as dumps into `directory`: what `papercode archive build` reads."""
+    papers, links = archive_papers()
+    return [write_json(directory / "papers-with-abstracts.json.gz", papers), write_json(directory / "links.json.gz", links)]
+
+
 def build_small_archive(directory: Path, out: Path) -> Path:
     """`archive_papers` written as dumps into `directory` and built into `out` (its serving form)."""
-    papers, links = archive_papers()
-    sources = [write_json(directory / "papers-with-abstracts.json.gz", papers), write_json(directory / "links.json.gz", links)]
-    build_archive(sources, out, snapshot=SNAPSHOT)
+    build_archive(small_archive_sources(directory), out, snapshot=SNAPSHOT)
     return out
 
 

@@ -16,7 +16,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from papercode.archive.location import default_archive_dir, real_out
+from papercode.archive.builds import remove_leftovers_when_idle
+from papercode.archive.location import real_archive_dir
+from papercode.core.paths import RealPath
 
 from .failure import fail
 
@@ -69,7 +71,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     seconds is stopped) or `archive verify`, into or of `settings.archive_dir`; the exit code."""
     command = f"archive {args.archive_command}"
     if args.archive_command == "verify":
-        return verify(settings.archive_dir)
+        remove_leftovers_when_idle(settings.archive_dir.real)  # as every command's start does; a build does it under its lock
+        return verify(settings.archive_dir.real)
     from papercode.archive.build import build_archive
 
     try:
@@ -133,7 +136,7 @@ def verify(archive_dir: Path) -> int:
     from papercode.index.mapped import verify as verify_files
 
     try:
-        archive = open_archive(real_out(archive_dir))
+        archive = open_archive(archive_dir)
     except ArchiveUnavailable as exc:
         return fail(f"archive verify: {exc}. Next: build it (papercode archive build SOURCE... or papercode archive fetch)", 1)
     try:
@@ -154,11 +157,11 @@ def _say(line: str) -> None:
     sys.stderr.flush()
 
 
-def print_summary(summary: BuildSummary, given: Path) -> None:
-    """The build's summary on stdout: where (and which symlink led there, when `given` was one), what, and every
+def print_summary(summary: BuildSummary, chosen: RealPath) -> None:
+    """The build's summary on stdout: where (and the path the user gave, where it reads otherwise), what, and every
     reason rows were dropped, with an example."""
     out = sys.stdout.write
-    through = f", through the symlink {given}" if Path(summary.archive_dir) != Path(os.path.abspath(given)) else ""
+    through = f", given as {chosen.given}" if str(chosen.given) != str(summary.archive_dir) else ""
     out(f"archive: {summary.archive_dir}, build {summary.build_id} ({summary.bytes_written / 1e6:,.1f} MB{through})\n")
     out(f"snapshot: {summary.snapshot} ({summary.snapshot_basis})\n")
     out(
@@ -178,5 +181,5 @@ def print_summary(summary: BuildSummary, given: Path) -> None:
         out(f"{title}: {tally.total():,}\n")
         for reason, count in sorted(tally.counts.items()):
             out(f"  {reason} ({count:,}): e.g. {tally.examples[reason]}\n")
-    where = "" if Path(summary.archive_dir) == real_out(default_archive_dir()) else f" --archive-dir {summary.archive_dir}"
+    where = "" if summary.archive_dir == real_archive_dir().real else f" --archive-dir {summary.archive_dir}"
     out(f"built in {summary.seconds:,.1f}s. Serve it beneath the records: papercode serve --archive{where}\n")

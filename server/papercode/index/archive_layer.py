@@ -27,6 +27,7 @@ from typing import Any, Final, cast
 
 import orjson
 
+from papercode.core import liveness
 from papercode.core.days import is_day
 
 from .abstracts import ABSTRACTS, Abstracts
@@ -34,11 +35,6 @@ from .board_columns import BOARDS, Boards
 from .columns import NONE, PaperColumns, StringTable
 from .mapped import ColumnProblem, FileFacts, MappedColumns
 from .packed import SortedKeys
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - no shared lock: a build then never removes an old build while it could be served
-    fcntl = None  # type: ignore[assignment]
 
 FORMAT: Final = "papercode-archive"
 FORMAT_VERSION: Final = 2
@@ -285,18 +281,21 @@ def open_archive(archive_dir: Path) -> ArchiveLayer:
         build = current_build(archive_dir)
         if build is None:
             raise ArchiveUnavailable(_missing_reason(archive_dir))
-        lock = _shared_lock(build)
-        if lock is False:
-            continue
+        lock = liveness.lock_directory(build, shared=True) if liveness.LOCKS else None
+        if lock is None and liveness.LOCKS:
+            if build.is_dir() or current_build(archive_dir) != build:
+                continue  # being removed by a build that switched meanwhile
+            raise ArchiveUnavailable(f"{CURRENT} names the build {build.name}, which is missing from {BUILDS}/")
         try:
             manifest = Manifest.read(build)
             if manifest.build_id != build.name:
                 raise ArchiveUnavailable(f"{build.name}/{MANIFEST} names build {manifest.build_id}")
         except BaseException:
-            _release(lock)
+            if lock is not None:
+                os.close(lock)
             raise
         try:
-            return ArchiveLayer(build, manifest, lock=lock or None)  # the layer's lock from here: it releases it if it fails
+            return ArchiveLayer(build, manifest, lock=lock)  # the layer's lock from here: it releases it if it fails
         except (ColumnProblem, ValueError) as exc:
             raise ArchiveUnavailable(f"the archive's build {build.name} is damaged: {exc}") from None
     raise ArchiveUnavailable("the archive kept changing while it was opened (builds in quick succession?)")
@@ -308,26 +307,3 @@ def _missing_reason(archive_dir: Path) -> str:
     if not archive_dir.exists():
         return f"there is no archive in {archive_dir.name}"
     return f"{archive_dir.name} holds no complete archive build"
-
-
-def _shared_lock(build: Path) -> int | bool:
-    """A descriptor holding a shared lock on `build` (True where locks do not exist); False when the build is being
-    removed (a build holds it exclusively) or is gone."""
-    if fcntl is None:  # pragma: no cover
-        return True
-    try:
-        fd = os.open(build, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return False
-    return fd
-
-
-def _release(lock: int | bool) -> None:
-    if type(lock) is int:
-        with contextlib.suppress(OSError):
-            os.close(lock)
