@@ -14,11 +14,14 @@ A column is one or three files, named for what they hold:
 file's size and sha256, which the archive's manifest keeps: `MappedColumns` checks every size at open (a cut or
 missing file is refused at once), and `verify` checks every byte against the sha256 (the build's and `papercode
 archive verify`'s job, not a start's).
+
+A map is released as the objects reading it are: at once when nothing reads it any more, or when the last call
+still reading a column of it ends. Nothing closes a map under a reader, and none waits for a garbage collection,
+as long as no reference cycle holds a column (`index.layers` keeps none).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import mmap
 import operator
@@ -204,11 +207,10 @@ class MappedColumns:
             self._maps[name] = _map(directory / name, facts.bytes)
 
     def close(self) -> None:
-        maps, self._maps = self._maps, {}
-        for mapped in maps.values():
-            if isinstance(mapped, mmap.mmap):
-                with contextlib.suppress(BufferError):  # a view of it is still held by a column in use: it goes with that
-                    mapped.close()
+        """Let the maps go. Each is unmapped, and its descriptor closed, once no column reads it: at once for a map
+        nothing reads, when the call reading it ends for one still read. Closing a map here instead would fail for
+        one a column views (`BufferError`) and pull a `.data` file from under a call still slicing it."""
+        self._maps = {}
 
     def _get(self, file: str) -> mmap.mmap | bytes:
         try:
