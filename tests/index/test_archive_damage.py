@@ -12,11 +12,14 @@ from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
+import anyio
 import pytest
 import tantivy
 
 from papercode.answers import overview, queries, twins
 from papercode.core.limits import Limits
+from papercode.corpus.reload import LiveCorpus
+from papercode.corpus.snapshot import records_part, served_key
 from papercode.corpus.stages import ARCHIVE_NEXT, Corpus, open_stages
 from papercode.index import mapped
 from papercode.index.archive_layer import UNOPENABLE_NEXT, ArchiveUnavailable, current_build, open_archive
@@ -115,3 +118,19 @@ def test_an_overlay_tantivy_cannot_open_is_damage_only_when_the_files_are_not_th
     assert note is not None and "damaged" not in note
     assert "search index of the archive's build " in note and "cannot be opened: Failed to open file for read" in note
     assert note.endswith(f". Next: {UNOPENABLE_NEXT}")
+
+
+def test_a_reload_the_system_refuses_the_archive_is_a_failed_reload_not_damage(
+    layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    records, archive = layered
+    roots = [records]
+    live = LiveCorpus(
+        lambda key: open_stages(roots, Limits(), None, None, key and records_part(key), archive_dir=archive),
+        fingerprint=lambda: served_key(roots, Limits(), archive),
+    )
+    anyio.run(live.load)
+    _no_more_maps(monkeypatch)
+    assert anyio.run(live.reload, "SIGHUP") is False
+    assert live.last_error is not None and "cannot be opened: Too many open files" in live.last_error
+    assert "damaged" not in live.last_error and live.health()["status"] == "degraded" and live().archive is not None
