@@ -40,6 +40,7 @@ from papercode.verified.sources import LocalClones, SourceFetcher
 from papercode.verified.store import WRITING_PREFIX, CodeStore
 
 from . import archive as archive_command
+from . import memory
 from .failure import fail
 from .hostconfig import HOSTS, snippet
 from .progress import LoadProgress, MaterializeProgress
@@ -232,10 +233,15 @@ def build_live_server(settings: Settings, auth: tuple[StaticTokens, AuthSettings
     def announce(stage: Stage, seconds: float) -> None:  # what is ready, on stderr beside the startup line
         sys.stderr.write(f"papercode: {ready_line(stage, seconds)}\n")
 
+    async def give_memory_back(_: object) -> None:  # the corpus replaced (or the one that failed) is gone by now
+        await anyio.to_thread.run_sync(memory.return_free_memory)
+
     live.on_stage(announce)
     server = build_server(live, verified_code(settings), auth=auth, ready_timeout=settings.ready_timeout)
     live.on_swap(server.notify_corpus_changed)
     live.on_failure(server.notify_reload_failed)
+    live.on_swap(give_memory_back)
+    live.on_failure(give_memory_back)
     return server, live
 
 
@@ -278,6 +284,7 @@ def _serve(settings: Settings) -> int:
     except StartupError as error:
         return fail(str(error))
     auth = (StaticTokens(tokens), auth_for(url_of(sock, settings.transport))) if sock is not None and tokens else None
+    memory.fix_mapping_threshold()
     server, live = build_live_server(settings, auth)
     if sock is not None:
         add_health_route(server, live.health)
