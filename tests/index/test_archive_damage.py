@@ -1,6 +1,6 @@
 """An archive build damaged, or one the system will not open, under a server (issue 30): the records are served alone
 with the reason, "damaged" only when a check of the files says so; every file the manifest lists is size-checked at a
-start."""
+start; and a file cut short under a running server, which kills it by SIGBUS, leaves a line on stderr."""
 
 from __future__ import annotations
 
@@ -8,13 +8,18 @@ import errno
 import mmap
 import os
 import shutil
+import signal
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
 import anyio
+import httpx2
 import pytest
 import tantivy
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from papercode.answers import overview, queries, twins
 from papercode.core.limits import Limits
@@ -23,6 +28,8 @@ from papercode.corpus.snapshot import records_part, served_key
 from papercode.corpus.stages import ARCHIVE_NEXT, Corpus, open_stages
 from papercode.index import mapped
 from papercode.index.archive_layer import UNOPENABLE_NEXT, ArchiveUnavailable, current_build, open_archive
+from tests.support.archive_layers import build_small_archive, layered_records
+from tests.support.http import WAIT, papercode_serve, wait_ready
 
 
 @pytest.fixture
@@ -134,3 +141,34 @@ def test_a_reload_the_system_refuses_the_archive_is_a_failed_reload_not_damage(
     assert anyio.run(live.reload, "SIGHUP") is False
     assert live.last_error is not None and "cannot be opened: Too many open files" in live.last_error
     assert "damaged" not in live.last_error and live.health()["status"] == "degraded" and live().archive is not None
+
+
+# -- a mapped file cut short under a running server ---------------------------------------------------------------
+
+
+@pytest.mark.process
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+@pytest.mark.skipif(not hasattr(signal, "SIGBUS") or sys.platform == "darwin", reason="Linux's SIGBUS on a truncated map")
+async def test_a_file_cut_short_under_a_server_kills_it_with_a_line_on_stderr(tmp_path: Path) -> None:
+    """Nothing can stop another process from truncating a file the server maps, nor catch the SIGBUS that follows
+    in Python: the server dies, and its stderr says so (`faulthandler`)."""
+    records = layered_records(tmp_path / "records")
+    archive = build_small_archive(tmp_path / "sources", tmp_path / "archive")
+    build = current_build(archive)
+    assert build is not None
+    args = ("--transport", "streamable-http", "--records", str(records), "--archive", "--archive-dir", str(archive))
+    with papercode_serve(tmp_path, *args) as (process, url):
+        await anyio.to_thread.run_sync(wait_ready, url)
+        answered = []
+        async with httpx2.AsyncClient(timeout=WAIT) as http:
+            with pytest.raises(Exception):  # noqa: B017 - the server is gone: whatever the transport raises
+                async with Client(streamable_http_client(url, http_client=http)) as client:
+                    answered.append(await client.call_tool("get_paper", {"paper": "2003.00003"}))
+                    os.truncate(build / "papers" / "blob.data", 0)
+                    answered.append(await client.call_tool("get_paper", {"paper": "no-arxiv-archive-paper"}))
+        assert process.wait(WAIT) == -signal.SIGBUS
+        assert process.stderr is not None
+        stderr = process.stderr.read()
+    assert [answer.is_error for answer in answered] == [False]  # the first answered, the second never did
+    assert "Fatal Python error: Bus error" in stderr

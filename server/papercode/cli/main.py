@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import faulthandler
 import gc
 import logging
 import os
@@ -114,8 +115,16 @@ def gc_policy() -> None:
     gc.set_threshold(100_000, 50, 100)
 
 
+def fatal_signals_logged() -> None:
+    """A death Python cannot catch leaves its tracebacks on stderr, not nothing: above all SIGBUS, when a file of the
+    archive a server maps is cut short under it (docs/archive.md). Not over a handler already on (pytest's)."""
+    if not faulthandler.is_enabled():
+        faulthandler.enable(file=2, all_threads=True)  # fd 2 itself: sys.stderr may be a wrapper
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     gc_policy()
+    fatal_signals_logged()
     args = build_parser().parse_args(argv)
     command = f"archive {args.archive_command}" if args.command == "archive" else args.command
     try:
