@@ -914,7 +914,16 @@ def test_search_finds_authors_tasks_and_methods(corpus: Corpus) -> None:
 
 
 def test_search_no_match(corpus: Corpus) -> None:
-    assert search(corpus, "quantum chromodynamics") == {"query": "quantum chromodynamics", "total": 0, "hits": []}
+    assert search(corpus, "quantum chromodynamics") == {
+        "query": "quantum chromodynamics",
+        "match": "any",
+        "unmatched": ["quantum", "chromodynamics"],
+        "total": 0,
+        "hits": [],
+        "note": "no paper of this corpus of 2 papers has any of these words. Next: ask the operator to run `papercode archive "
+        "fetch`, then `papercode serve --archive`, to search the 576k papers of the Papers-with-Code archive; or search with "
+        "other words",
+    }
 
 
 @pytest.mark.parametrize(

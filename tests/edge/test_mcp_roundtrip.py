@@ -136,6 +136,9 @@ WIRE_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("get_paper", {"paper": [BERTS_ICL, "/paper/bert-has-a-mouth-and-it-must-speak-bert-as-a", "9999.99999"]}),
     ("find_papers_for_repo", {"repo": "https://github.com/nyu-dl/bert-gen", "limit": 1}),
     ("corpus_stats", {}),
+    # A search that falls back to any word, one with no hits.
+    ("search_papers", {"query": "bert zzqqxxjj"}),
+    ("search_papers", {"query": "bert", "year_from": 2030}),
 ]
 
 
@@ -148,6 +151,13 @@ async def test_a_tool_answers_on_the_wire_exactly_what_queries_answers(
     if "next_cursor" in sent:  # and the cursor it gave takes the next page, over the wire too
         cursor = sent["next_cursor"]
         assert await call(client, tool, **arguments, cursor=cursor) == answer(corpus, tool, **arguments, cursor=cursor)
+
+
+async def test_the_wire_says_how_a_search_matched(client: Client) -> None:
+    fell_back = await call(client, "search_papers", query="bert zzqqxxjj")
+    assert (fell_back["match"], fell_back["unmatched"], fell_back["total"]) == ("any", ["zzqqxxjj"], 2)
+    emptied = await call(client, "search_papers", query="bert", year_from=2030)
+    assert emptied["note"] == "no paper with these words matches year_from=2030. Next: call again without year_from"
 
 
 async def test_get_code_answers_on_the_wire_exactly_what_queries_answers(client: Client, corpus: Corpus) -> None:

@@ -123,9 +123,12 @@ class PaperHit(PaperRef):
 
 class SearchResult(Answer):
     query: str
+    match: Literal["any"] | None = Field(default=None, description="any: no paper has all the words. Absent: all")
+    unmatched: list[str] | None = Field(default=None, description="Words no paper has")
     total: int
     hits: list[PaperHit]
     next_cursor: str | None = None
+    note: str | None = None  # with no hits: why, and the call to make next
 
 
 class RepoLink(Answer):

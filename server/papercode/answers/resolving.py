@@ -57,10 +57,20 @@ def resolve_paper(corpus: Corpus, asked: str) -> tuple[PaperRow, dict[str, str]]
 def not_found(corpus: Corpus, what: str, next_step: str) -> QueryError:
     """A lookup found nothing; when the archive asked for is not served (it might have had it), the answer says why
     and what to run."""
-    if corpus.archive_note is None:
+    unserved = archive_unserved(corpus)
+    if unserved is None:
         return QueryError("not_found", what, next_step)
-    reason, _, archive_next = corpus.archive_note.partition(". Next: ")
+    reason, archive_next = unserved
     return QueryError("not_found", f"{what} ({reason})", f"{archive_next}; or {next_step}" if archive_next else next_step)
+
+
+def archive_unserved(corpus: Corpus) -> tuple[str, str] | None:
+    """Why the archive asked for is not served, and what to run ("" when nothing would help); None when it is served
+    or was not asked for."""
+    if corpus.archive_note is None:
+        return None
+    reason, _, archive_next = corpus.archive_note.partition(". Next: ")
+    return reason, archive_next
 
 
 def query_shown(asked: str, resolved: str) -> dict[str, str]:
