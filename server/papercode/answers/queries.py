@@ -254,25 +254,27 @@ def paper_detail_shown(corpus: Corpus, paper_id: str) -> dict[str, Any]:
 
 
 def paper_list_shown(corpus: Corpus, asked: Sequence[str]) -> dict[str, Any]:
-    """Several papers at once (`models.PaperAnswer` with `papers`, as shown): a compact entry each, in the order asked;
-    an id that finds no paper is marked in place (`error`, with the next step once in `note`). The entries end
+    """Several papers at once (`models.PaperAnswer` with `papers`, as shown): a compact entry each, in the order asked
+    (with its `query` when a title named it); an id that finds no paper is marked in place (`error`, with the next step once in `note`). The entries end
     before `shaping.LIST_ENTRY_BYTES`: those after are counted in `left_out`."""
     check_count(asked, MAX_PAPERS_ASKED, "paper ids")
     papers: list[PaperRow] = []
 
     def entry(position: int) -> dict[str, Any]:
-        paper, _ = resolve_paper(corpus, asked[position])
+        paper, query = resolve_paper(corpus, asked[position])
         papers.append(paper)
-        return _paper_entry(corpus, paper)
+        return _paper_entry(corpus, paper, query if "by_title" in query else None)
 
     entries, left_out, note = list_entries(asked, entry, "get_paper")
     return shown(papers=entries, left_out=left_out or None, note=note, attribution=attribution_of(corpus, papers))
 
 
-def _paper_entry(corpus: Corpus, paper: PaperRow) -> dict[str, Any]:
+def _paper_entry(corpus: Corpus, paper: PaperRow, query: dict[str, Any] | None) -> dict[str, Any]:
+    """A paper in a list answer, in brief; `query` only when the paper was named by its title."""
     details = paper.details()
     return shown(
         **paper_ref(paper),
+        query=query,
         authors=authors_shown(details.authors, LIST_AUTHORS) or None,
         n_authors=paper.n_authors,
         date=paper.date,

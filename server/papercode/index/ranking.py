@@ -127,6 +127,15 @@ class Ranking:
     def _papers(self, addresses: list[tantivy.DocAddress]) -> list[int]:
         return self._ordinals(cast(list[int], self._searcher.fast_field_values("paper", addresses))) if addresses else []
 
+    def titled(self, title: str, most: int) -> list[int]:
+        """Up to `most` papers whose title holds the words of `title` in its order, best first (BM25 on the title
+        alone, so a title of just these words comes before longer ones): the candidates for a paper named by its
+        title, which the caller compares whole."""
+        tokens = query_tokens(title)
+        if not tokens:
+            return []
+        return self._papers([address for _, address in self._searcher.search(in_field("title", tokens), most, count=False).hits])
+
     def scored(self, query: str, limit: int) -> list[tuple[int, float]]:
         """The papers with every word of `query` in any field, best first, each with its BM25 score as ranked
         (weights included, no title tier): how the tests and the score-agreement benchmark compare the same text
