@@ -33,19 +33,37 @@ _REPO_NEXT = "pass owner/name or a repository URL (GitHub, GitLab, Bitbucket or 
 
 def resolve_paper(corpus: Corpus, asked: str) -> tuple[PaperRow, dict[str, Any]]:
     """The one paper resolver: arXiv ids in every pasted form, Papers-with-Code slugs, and, for text that names no
-    paper by an id, a paper's whole title (`_paper_titled`). With the paper, the answer's `query` (`models.PaperQuery`, as
-    shown)."""
-    found = _by_key(corpus, asked)
-    return _paper_titled(corpus, asked, found) if isinstance(found, _Title) else found
+    paper by an id, a paper's whole title (`_paper_titled`). With the paper, the answer's `query`
+    (`models.PaperQuery`, as shown)."""
+    found = _id_of(corpus, asked)
+    if isinstance(found, _Title):
+        return _paper_titled(corpus, asked, found)
+    index = corpus.index
+    if found.slug:
+        paper = index.paper_by_slug(found.key)
+        assert paper is not None  # `_id_of` found it
+        return paper, query_shown(asked, paper.key)
+    paper = index.paper_by_arxiv(found.key)
+    if paper is None:
+        raise not_found(corpus, f"no paper with arXiv id {found.key} in this corpus of {len(index.papers):,} papers", SEARCH_NEXT)
+    return paper, query_shown(asked, found.key)
 
 
 def searches_titles(corpus: Corpus, asked: str) -> bool:
     """Whether resolving `asked` searches the titles (it names no paper by an id): the edge resolves it off the event
-    loop then, since a search is not a keyed lookup."""
+    loop then, since a search is not a keyed lookup. A parse and at most one key looked up: no paper's row is read."""
     try:
-        return isinstance(_by_key(corpus, asked), _Title)
+        return isinstance(_id_of(corpus, asked), _Title)
     except QueryError:
         return False
+
+
+@dataclass(frozen=True, slots=True)
+class _Id:
+    """An arXiv id (canonical: its paper looked up next), or the slug of a paper."""
+
+    key: str
+    slug: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +74,8 @@ class _Title:
     slug: str | None
 
 
-def _by_key(corpus: Corpus, asked: str) -> tuple[PaperRow, dict[str, Any]] | _Title:
-    """The paper an id names (the keyed index alone), or the text to look up as a title."""
+def _id_of(corpus: Corpus, asked: str) -> _Id | _Title:
+    """The id `asked` is (an arXiv id is never a title, found or not), or the text to look up as a title."""
     text = asked.strip()
     if not text or len(text) > MAX_ID_CHARS:
         raise QueryError(
@@ -65,18 +83,14 @@ def _by_key(corpus: Corpus, asked: str) -> tuple[PaperRow, dict[str, Any]] | _Ti
             "paper id is empty" if not text else f"paper id is over {MAX_ID_CHARS} characters",
             "pass an arXiv id like 1902.04094, a Papers-with-Code slug or a paper's title",
         )
-    index = corpus.index
     arxiv = parse_arxiv_id(text)
     if arxiv is not None:
-        paper = index.paper_by_arxiv(arxiv.canonical)
-        if paper is None:
-            raise not_found(corpus, f"no paper with arXiv id {arxiv.canonical} in this corpus of {len(index.papers):,} papers", SEARCH_NEXT)
-        return paper, query_shown(asked, arxiv.canonical)
+        return _Id(arxiv.canonical, slug=False)
     slug = parse_slug(text)
-    paper = None if slug is None else index.paper_by_slug(slug)
-    if paper is None:  # a slug of a URL or a path is looked up as its words, anything else as written
-        return _Title(slug if slug is not None and slug != text.lower() else text, slug)
-    return paper, query_shown(asked, paper.key)
+    if slug is not None and corpus.index.by_slug.get(slug) is not None:
+        return _Id(slug, slug=True)
+    # A slug of a URL or a path is looked up as its words, anything else as written.
+    return _Title(slug if slug is not None and slug != text.lower() else text, slug)
 
 
 def _paper_titled(corpus: Corpus, asked: str, title: _Title) -> tuple[PaperRow, dict[str, Any]]:
