@@ -258,11 +258,11 @@ def test_every_abstract_is_the_text_its_paper_s_document_had(
         document = by_paper[paper]
         return document_texts(document.title, document.authors, document.tasks, document.methods)
 
-    total, hits = engine.search("zebra", SearchFilters(), 0, 3, texts_of)
-    assert total == sum(1 for text in texts.values() if text) and hits
-    assert all(hit.snippet == f"Über {hit.paper} — ✓ **zebra**" for hit in hits)  # a snippet from the abstract
-    total, hits = engine.search("title", SearchFilters(), 0, 3, texts_of)
-    assert total == len(documents) and all(hit.snippet == f"**title** {hit.paper}" for hit in hits)  # and from the texts given
+    page = engine.search("zebra", SearchFilters(), 0, 3, texts_of)
+    assert page.total == sum(1 for text in texts.values() if text) and page.hits
+    assert all(hit.snippet == f"Über {hit.paper} — ✓ **zebra**" for hit in page.hits)  # a snippet from the abstract
+    page = engine.search("title", SearchFilters(), 0, 3, texts_of)
+    assert page.total == len(documents) and all(hit.snippet == f"**title** {hit.paper}" for hit in page.hits)  # and from the texts given
 
 
 def test_the_documents_must_come_in_paper_order(tmp_path: Path) -> None:

@@ -136,6 +136,12 @@ WIRE_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("get_paper", {"paper": [BERTS_ICL, "/paper/bert-has-a-mouth-and-it-must-speak-bert-as-a", "9999.99999"]}),
     ("find_papers_for_repo", {"repo": "https://github.com/nyu-dl/bert-gen", "limit": 1}),
     ("corpus_stats", {}),
+    # A search that falls back to any word, one with no hits.
+    ("search_papers", {"query": "bert zzqqxxjj"}),
+    ("search_papers", {"query": "bert", "year_from": 2030}),
+    # A title for an id (answered off the event loop).
+    ("get_paper", {"paper": "berts are generative in-context learners"}),
+    ("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH_TITLE, "limit": 2}),
 ]
 
 
@@ -148,6 +154,18 @@ async def test_a_tool_answers_on_the_wire_exactly_what_queries_answers(
     if "next_cursor" in sent:  # and the cursor it gave takes the next page, over the wire too
         cursor = sent["next_cursor"]
         assert await call(client, tool, **arguments, cursor=cursor) == answer(corpus, tool, **arguments, cursor=cursor)
+
+
+async def test_the_wire_says_how_a_search_matched(client: Client) -> None:
+    fell_back = await call(client, "search_papers", query="bert zzqqxxjj")
+    assert (fell_back["match"], fell_back["unmatched"], fell_back["total"]) == ("any", ["zzqqxxjj"], 2)
+    emptied = await call(client, "search_papers", query="bert", year_from=2030)
+    assert emptied["note"] == "no paper with these words matches year_from=2030. Next: call again without year_from"
+
+
+async def test_the_wire_says_a_paper_was_named_by_its_title(client: Client) -> None:
+    named = await call(client, "get_paper", paper=BERT_MOUTH_TITLE.lower())
+    assert named["query"] == {"asked": BERT_MOUTH_TITLE.lower(), "resolved": BERT_MOUTH, "by_title": True}
 
 
 async def test_get_code_answers_on_the_wire_exactly_what_queries_answers(client: Client, corpus: Corpus) -> None:
@@ -184,6 +202,7 @@ REFUSED_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("list_samples_by_status", {"status": "works"}),
     ("search_papers", {"query": "bert", "year_from": 2024, "year_to": 2019}),
     ("get_paper", {"paper": "/paper/no-such-slug"}),
+    ("get_paper", {"paper": "Attention is all you need"}),  # a title of no paper: the search to make
     ("find_papers_for_repo", {"repo": "someone/nothing"}),
     ("get_leaderboard", {"task": "semantic segmentation"}),  # no archive served: how to add its leaderboards
     ("describe", {"kind": "method", "name": "BERT"}),
@@ -293,7 +312,8 @@ async def test_resource_listing(client: Client) -> None:
 
 
 @pytest.mark.parametrize(
-    "asked", [BERT_MOUTH, BERTS_ICL, "1902.04094v2", "arXiv:1902.04094", "bert-has-a-mouth-and-it-must-speak-bert-as-a"]
+    "asked",
+    [BERT_MOUTH, BERTS_ICL, "1902.04094v2", "arXiv:1902.04094", "bert-has-a-mouth-and-it-must-speak-bert-as-a", BERT_MOUTH_TITLE],
 )
 async def test_paper_resource_is_get_papers_view(client: Client, corpus: Corpus, asked: str) -> None:
     got = await read_json(client, f"paper://{asked}")

@@ -7,8 +7,8 @@ and answer on the event loop: a hop to a worker thread and back costs more than 
 docs/decisions/stdio-edge.md). They are get_harvested_code_for_paper (its `stored` flags come from the
 hashes the code store holds in memory, `CodeStore.holds`, once its start-up scan is done; before, they are a file
 check per showable sample, so the call runs in a worker thread), get_paper (its abstract is a slice of the abstracts file kept beside the
-full-text index, a memory map: a few microseconds),
-find_papers_for_repo, corpus_stats (unless the code store has bad files to look at again: then in a worker thread), and
+full-text index, a memory map: a few microseconds), both when an id names the paper (a title is a search of the
+index: in a worker thread), find_papers_for_repo, corpus_stats (unless the code store has bad files to look at again: then in a worker thread), and
 the first page of list_samples_by_status, describe and an unfiltered get_leaderboard (a page of a board's stored
 order, mapped). What can take longer runs in a
 worker thread: search_papers (a plain function, which the SDK runs in one), a later page of list_samples_by_status
@@ -168,8 +168,10 @@ class PapercodeTools:
                 corpus, arxiv_id, status=status, repo_kind=repo_kind, limit=limit, cursor=cursor, stored=stored
             )
 
-        # Until the store has been scanned, `stored` is a file check per sample: in a worker thread.
-        return reply(answer(stored) if stored is not None else await anyio.to_thread.run_sync(answer, self.code.is_stored))
+        # Until the store has been scanned, `stored` is a file check per sample, and a title is a search: in a worker thread.
+        if stored is not None and not resolving.searches_titles(corpus, arxiv_id):
+            return reply(answer(stored))
+        return reply(await anyio.to_thread.run_sync(answer, stored or self.code.is_stored))
 
     async def list_samples_by_status(
         self,
@@ -225,6 +227,8 @@ class PapercodeTools:
         in brief, in order. Next: get_harvested_code_for_paper."""
         corpus = self.source()
         if isinstance(paper, str):
+            if resolving.searches_titles(corpus, paper):  # a title, not an id: a search, in a worker thread
+                return reply(await anyio.to_thread.run_sync(queries.paper_detail_shown, corpus, paper))
             return reply(queries.paper_detail_shown(corpus, paper))
         # Up to 25 papers, each a lookup and its display fields decoded: in a worker thread.
         return reply(await anyio.to_thread.run_sync(queries.paper_list_shown, corpus, paper))
