@@ -20,7 +20,6 @@ from papercode.answers import leaderboards, models, queries, twins
 from papercode.archive import build_archive
 from papercode.archive.build import BuildSummary
 from papercode.core import names
-from papercode.core.errors import QueryError
 from papercode.core.metrics import LOWER_IS_BETTER, lower_is_better, parse_value
 from papercode.corpus.stages import Corpus
 from papercode.index.search_queries import SearchFilters
@@ -28,9 +27,12 @@ from papercode.index.search_schema import FACET_KEYS
 from tests.support.archive_tables import link_row, paper_row, write_json
 from tests.support.leaderboard_tables import (
     benchmark,
+    board,
     dataset,
     deep_subtasks,
+    describe,
     method,
+    refused,
     result,
     task,
     write_deep_dump,
@@ -191,24 +193,6 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
 @pytest.fixture(scope="module")
 def corpus(built: Built) -> Corpus:
     return built.corpus
-
-
-def board(corpus: Corpus, *args: Any, **named: Any) -> dict[str, Any]:
-    answer = leaderboards.leaderboard_shown(corpus, *args, **named)
-    assert orjson.dumps(answer) == orjson.dumps(models.Leaderboard.model_validate(answer).model_dump(mode="json", exclude_none=True))
-    return answer
-
-
-def describe(corpus: Corpus, kind: str, name: str) -> dict[str, Any]:
-    answer = leaderboards.describe_shown(corpus, kind, name)
-    assert orjson.dumps(answer) == orjson.dumps(models.Description.model_validate(answer).model_dump(mode="json", exclude_none=True))
-    return answer
-
-
-def refused(call: Callable[[], Any]) -> QueryError:
-    with pytest.raises(QueryError) as caught:
-        call()
-    return caught.value
 
 
 def models_of(answer: dict[str, Any]) -> list[str | None]:

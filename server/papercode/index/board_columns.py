@@ -240,9 +240,11 @@ class Boards:
         return self.text[at], None if math.isnan(number) else number
 
     def ordered(self, metric: int, order: Order, start: int, stop: int) -> tuple[Sequence[int], Sequence[int]]:
-        """(the rows at places start..stop-1 of a board-metric's order, as places in the board; their ranks, 0: none)."""
-        base = self.ints["metric.values"][metric]
-        return self.order[order][base + start : base + stop], self.rank[order][base + start : base + stop]
+        """(the rows at places start..stop-1 of a board-metric's order, as places in the board; their ranks, 0: none).
+        Places past the board's rows are none: the next metric's values follow in the same columns."""
+        values = self.values_of(metric)
+        first, last = values.start + min(start, len(values)), values.start + min(stop, len(values))
+        return self.order[order][first:last], self.rank[order][first:last]
 
     def place_of(self, metric: int, order: Order, local_row: int) -> int:
         return self.place[order][self.ints["metric.values"][metric] + local_row]
