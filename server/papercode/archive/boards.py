@@ -258,6 +258,7 @@ class _Layout:
         writer.ints("board.metrics", offsets(len(board.metrics) for board in boards))
         names = [metric for board in boards for metric in board.metrics]
         writer.packed("metric.name", names)
+        # for servers of earlier versions, which read the direction here (a server now decides it from the name)
         writer.ints("metric.lower", array("B", (lower_is_better(metric) for metric in names)))
         writer.ints("metric.values", offsets(len(board.benchmark.rows) for board in boards for _ in board.metrics))
 

@@ -8,7 +8,9 @@ The layout is declared here, once, for the writer and the reader:
   the boards, which are laid out task by task) and subtasks (`task.children` offsets into `task.child`);
 - benchmarks (`board.*`): task, dataset name, dataset entity, parent benchmark (a subdataset's), their rows
   (`board.rows` offsets: rows are laid out board by board) and metrics (`board.metrics` offsets into `metric.*`);
-- metrics (`metric.*`): name, whether lower is better (`core.metrics`), where their values start (`metric.values`);
+- metrics (`metric.*`): name, where their values start (`metric.values`), and whether lower is better as the build
+  decided (`metric.lower`, which earlier servers read; a server now decides from the name, `core.metrics`, so that a
+  change to that table needs no rebuild: both orders are stored);
 - values, one per (metric, row of its board), metric by metric: the number (`value.num`, NaN when none), the text as
   typed (`value.text`, missing when not reported); and for each order (`desc`, `asc`) the board's rows best first
   (`order.<o>`: a row's place in its board), the rank at each place (`rank.<o>`, 0: unranked), and each row's place
@@ -31,6 +33,7 @@ from typing import Final, Literal, cast
 
 import numpy as np
 
+from papercode.core.metrics import lower_is_better
 from papercode.core.names import NameKind, name_key
 
 from .mapped import ColumnProblem, FileFacts, MappedColumns
@@ -231,7 +234,8 @@ class Boards:
         return range(offsets[metric], offsets[metric + 1])
 
     def lower_is_better(self, metric: int) -> bool:
-        return bool(self.ints["metric.lower"][metric])
+        """Whether a board-metric ranks lower first, decided now from its name (`core.metrics`), not by its build."""
+        return lower_is_better(self.strings["metric.name"][metric] or "")
 
     def value(self, metric: int, local_row: int) -> tuple[str | None, float | None]:
         """(the value as typed, its number) of a row (its place in its board) for a board-metric."""
