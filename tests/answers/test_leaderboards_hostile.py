@@ -6,14 +6,19 @@ Each test builds the few tables it needs (`leaderboard_tables.serve_tables`) and
 
 from __future__ import annotations
 
+import ast
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from papercode.answers import models
+from papercode.core.errors import QueryError
 from papercode.core.metrics import lower_is_better
 from papercode.corpus.stages import Corpus
 from papercode.index.archive_layer import current_build
-from tests.support.leaderboard_tables import benchmark, board, result, serve_tables, task
+from tests.support.leaderboard_tables import benchmark, board, describe, method, refused, result, serve_tables, task
 
 FIRST = "https://arxiv.org/abs/2001.00001"
 
@@ -80,3 +85,104 @@ def test_a_build_made_before_the_table_changed_ranks_by_the_table_of_the_server_
     reduction = board(corpus, "Ranking", "Set", metric="error reduction (%)")
     assert reduction["direction"] == "higher is better" and reduction["rows"][0]["model"] == "model-3"
     assert board(corpus, "Ranking")["benchmarks"][0]["best"] == "1, model-1 (2001.00001)"  # by its first metric, the rank
+
+
+# -- names that differ only in case, or repeat ------------------------------------------------------
+
+
+def offered(error: QueryError) -> list[str]:
+    """The names an `ambiguous` error offers, as it quotes them after its colon."""
+    assert error.code == "ambiguous" and error.next_step.startswith("call again with one of")
+    return [ast.literal_eval(quoted) for quoted in re.findall(r"'[^']*'", error.detail.split(": ", 1)[1])]
+
+
+def one_row(model: str) -> list[dict[str, Any]]:
+    return [benchmark(f"{model} set", ["Accuracy"], [result(model, {"Accuracy": "1"})])]
+
+
+def tasks_named_alike() -> list[dict[str, Any]]:
+    return [
+        task("Shared", one_row("top")),  # a top-level task, and the subtask of another under the same name
+        task("Parent", subtasks=[task("Shared", one_row("sub")), task("Dup", one_row("dup-1")), task("Dup", one_row("dup-2"))]),
+        task("Loop", one_row("loop-1"), subtasks=[task("Loop", one_row("loop-2"), subtasks=[task("Loop", one_row("loop-3"))])]),
+        task("A", one_row("a-1"), subtasks=[task("B", one_row("b"), subtasks=[task("A", one_row("a-2"))])]),  # a cycle by name
+        task("P1", subtasks=[task("Twin", one_row("twin-1"))]),
+        task("P2", subtasks=[task("Twin", one_row("twin-2"))]),
+        task("Case", one_row("upper")),
+        task("case", one_row("lower")),
+    ]
+
+
+@pytest.fixture(scope="module")
+def alike(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    metrics = benchmark("Set", ["Accuracy", "accuracy"], [result("m", {"Accuracy": "90", "accuracy": "0.9"})])
+    _, corpus = serve_tables(
+        tmp_path_factory.mktemp("alike"),
+        [task("Metrics", [metrics]), *tasks_named_alike()],
+        methods=[method("BERT"), method("Bert")],
+    )
+    return corpus
+
+
+def model_of(corpus: Corpus, task_name: str) -> str:
+    """The one row's model of a task's one benchmark: which of the tasks named alike a name reached."""
+    (listed,) = board(corpus, task_name)["benchmarks"]
+    return str(board(corpus, task_name, listed["dataset"])["rows"][0]["model"])
+
+
+def test_an_exact_spelling_wins_over_a_case_variant_and_a_case_variant_offers_both(alike: Corpus) -> None:
+    assert board(alike, "Metrics", "Set", metric="Accuracy")["rows"][0]["values"][0] == "90"
+    assert board(alike, "Metrics", "Set", metric="accuracy")["rows"][0]["values"][0] == "0.9"
+    choices = offered(refused(lambda: board(alike, "Metrics", "Set", metric="ACCURACY")))
+    assert sorted(choices) == ["Accuracy", "accuracy"]
+    assert sorted(board(alike, "Metrics", "Set", metric=choice)["metric"] for choice in choices) == ["Accuracy", "accuracy"]
+    assert (describe(alike, "method", "BERT")["name"], describe(alike, "method", "Bert")["name"]) == ("BERT", "Bert")
+    choices = offered(refused(lambda: describe(alike, "method", "bert")))
+    assert sorted(describe(alike, "method", choice)["name"] for choice in choices) == ["BERT", "Bert"]
+    assert (model_of(alike, "Case"), model_of(alike, "case")) == ("upper", "lower")
+    assert sorted(model_of(alike, choice) for choice in offered(refused(lambda: board(alike, "CASE")))) == ["lower", "upper"]
+
+
+def test_a_name_a_top_level_task_and_a_subtask_share_means_the_top_level_one_and_the_subtask_is_reached_by_its_parent(
+    alike: Corpus,
+) -> None:
+    assert model_of(alike, "Shared") == "top"
+    parent = describe(alike, "task", "Parent")
+    assert parent["subtasks"] == ["Parent > Shared", "Dup", "Parent > Dup"]
+    assert model_of(alike, "Parent > Shared") == "sub" and describe(alike, "task", "parent > shared")["parent"] == "Parent"
+    # two subtasks alike all the way up cannot be told apart: the first stands for both
+    assert (model_of(alike, "Dup"), model_of(alike, "Parent > Dup")) == ("dup-1", "dup-1")
+
+
+def test_a_task_that_is_its_own_subtask_or_in_a_cycle_by_name_is_reached_by_each_name_its_answers_give(alike: Corpus) -> None:
+    assert model_of(alike, "Loop") == "loop-1"
+    assert describe(alike, "task", "Loop")["subtasks"] == ["Loop > Loop"]
+    assert model_of(alike, "Loop > Loop") == "loop-2"
+    assert describe(alike, "task", "Loop > Loop") | {"description": None} == {
+        "kind": "task",
+        "name": "Loop",
+        "description": None,
+        "area": "Computer Vision",
+        "parent": "Loop",
+        "subtasks": ["Loop > Loop > Loop"],
+        "benchmarks": [{"dataset": "loop-2 set", "rows": 1}],
+        "papers": 0,
+        "attribution": models.ARCHIVE_ATTRIBUTION,
+    }
+    assert model_of(alike, "Loop > Loop > Loop") == "loop-3"
+    assert describe(alike, "task", "Loop > Loop > Loop")["parent"] == "Loop > Loop"
+    assert (model_of(alike, "A"), model_of(alike, "B"), model_of(alike, "B > A")) == ("a-1", "b", "a-2")
+    assert describe(alike, "task", "B")["subtasks"] == ["B > A"]
+
+
+def test_a_name_only_subtasks_share_is_ambiguous_and_each_choice_offered_resolves(alike: Corpus) -> None:
+    choices = offered(refused(lambda: board(alike, "Twin")))
+    assert choices == ["P1 > Twin", "P2 > Twin"]
+    assert [model_of(alike, choice) for choice in choices] == ["twin-1", "twin-2"]
+    assert [describe(alike, "task", choice)["parent"] for choice in choices] == ["P1", "P2"]
+    assert describe(alike, "task", "P1")["subtasks"] == ["P1 > Twin"]
+
+
+def test_a_path_that_names_no_task_is_not_found(alike: Corpus) -> None:
+    for written in ("P3 > Twin", "Twin > P1", " > Twin", "P1 > ", "P1 > Twin > Twin"):
+        assert refused(lambda written=written: board(alike, written)).code == "not_found", written

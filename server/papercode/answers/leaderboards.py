@@ -10,7 +10,9 @@ write them (`core.names`), within the task for its benchmarks and metrics. Answe
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+import weakref
+from collections import Counter
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import numpy as np
@@ -38,6 +40,7 @@ BENCHMARKS_SHOWN: Final = 10  # in describe
 RESULTS_SHOWN: Final = 5  # in get_paper
 RESULT_VALUES: Final = 3  # of a result's metric values, in get_paper
 NAMES_SHOWN: Final = 10  # in an `ambiguous` or `not_found` error
+PATH: Final = " > "  # between a task's parent's name and its own: `Parent > Task`, where the name alone is not one task's
 KINDS: Final = ("task", "method", "dataset")
 ADD_BOARDS: Final = (
     "papercode archive fetch (it downloads pwc-archive/evaluation-tables, methods and datasets too), or papercode archive "
@@ -77,36 +80,125 @@ def _asked(value: str, what: str) -> str:
     return text
 
 
-def _listed(names: Sequence[str | None]) -> str:
+def _listed(names: Sequence[str | None], total: int | None = None) -> str:
+    """The first `NAMES_SHOWN` of `names` quoted, and how many more there are (of `total`, when only those are given)."""
+    total = len(names) if total is None else total
     quoted = [repr(name) for name in names[:NAMES_SHOWN] if name]
-    return ", ".join(quoted) + (f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else "")
+    return ", ".join(quoted) + (f" and {total - NAMES_SHOWN} more" if total > NAMES_SHOWN else "")
 
 
 def resolve(boards: Boards, kind: NameKind, asked: str) -> int:
-    """The task, method or dataset a name means: `ambiguous` when it names several (unless one is named exactly so),
-    `not_found` with the nearest names otherwise."""
+    """The task, method or dataset a name means (`_meant`): `ambiguous` when it names several, listing a name for each
+    that leads to it alone (`_label`), `not_found` with the nearest names otherwise."""
     text = _asked(asked, kind)
-    column = f"{kind}.name"
-    found = boards.find(kind, text)
-    if kind == "task":  # the task key merges doubled digits: `Atari 2600` must not find `Atari 260`
-        found = [i for i in found if same_numbers(text, boards.strings[column][i] or "")]
-    if len(found) == 1:
-        return found[0]
-    if found:
-        exact = [i for i in found if (boards.strings[column][i] or "").lower() == text.lower()]
-        if len(exact) == 1:
-            return exact[0]
-        names = [boards.strings[column][i] for i in found]
+    meant = _meant(boards, kind, text)
+    if len(meant) == 1:
+        return meant[0]
+    if meant:
         raise QueryError(
-            "ambiguous", f"{text!r} names {len(found)} {kind}s: {_listed(names)}", f"call again with one of these {kind} names"
+            "ambiguous",
+            f"{text!r} names {len(meant)} {kind}s: {_listed([_label(boards, kind, i) for i in meant[:NAMES_SHOWN]], len(meant))}",
+            f"call again with one of these {kind} names",
         )
-    near = [boards.strings[column][i] for i in boards.near(kind, text)]
+    near = list(dict.fromkeys(_label(boards, kind, i) for i in boards.near(kind, text)))
     nearest = f"; nearest: {_listed(near)}" if near else ""
     raise QueryError(
         "not_found",
         f"no {kind} named {text!r} among the archive's {getattr(boards, kind + 's'):,} {kind}s{nearest}",
         f"call again with one of the nearest names, or search_papers({kind if kind != 'dataset' else 'query'}=...) for papers on it",
     )
+
+
+def _meant(boards: Boards, kind: NameKind, text: str) -> list[int]:
+    """What `text` names, narrowed to what its writer meant (one, when that can be told): those spelled exactly so, else
+    so in another case (`_spelled_alike`). A task under a name other tasks have too is named by its parents' names
+    first, `Parent > Task` (`PATH`); of tasks spelled alike, the one whose names from the top are those written wins
+    (the top-level task, for a name alone), and entries alike all the way up cannot be told apart: the first stands
+    for them."""
+    names = boards.strings[f"{kind}.name"]
+    segments = [text]
+    found = boards.find(kind, text)
+    if kind == "task":  # the task key merges doubled digits: `Atari 2600` must not find `Atari 260`
+        found = [i for i in found if same_numbers(text, names[i] or "")]
+        if not found and PATH in text:
+            segments = [segment.strip() for segment in text.split(PATH)]
+            found = _under(boards, segments)
+    if len(found) <= 1:
+        return found
+    spelled = {i: PATH.join(_path(boards, kind, i, len(segments))) for i in found}
+    alike = _spelled_alike(found, spelled.__getitem__, PATH.join(segments))
+    if len(alike) > 1 and kind == "task":
+        first_of_path: dict[tuple[str, ...], int] = {}
+        for i in alike:
+            first_of_path.setdefault(tuple(_path(boards, kind, i, None)), i)
+        anchored = [i for path, i in first_of_path.items() if len(path) == len(segments)]
+        alike = anchored if len(anchored) == 1 else list(first_of_path.values())
+    return alike
+
+
+def _spelled_alike(found: Sequence[int], spelled: Callable[[int], str], text: str) -> list[int]:
+    """Of `found`, those spelled exactly `text`, else those spelled so in another case, else all of them: an exact
+    spelling wins over a case variant (`Accuracy` and `accuracy` are two metrics)."""
+    lower = text.lower()
+    for alike in ([i for i in found if spelled(i) == text], [i for i in found if spelled(i).lower() == lower]):
+        if alike:
+            return alike
+    return list(found)
+
+
+def _path(boards: Boards, kind: NameKind, i: int, levels: int | None) -> list[str]:
+    """The names of `i` and of its parents, `levels` of them at most (None: all), the top first."""
+    names, chain = boards.strings[f"{kind}.name"], [boards.strings[f"{kind}.name"][i] or ""]
+    if kind == "task":
+        parent = boards.ints["task.parent"][i]
+        while parent >= 0 and (levels is None or len(chain) < levels):
+            chain.append(names[parent] or "")
+            parent = boards.ints["task.parent"][parent]
+    return chain[::-1]
+
+
+def _under(boards: Boards, segments: list[str]) -> list[int]:
+    """The tasks named `segments[-1]` whose parents are named, upwards, by the segments before it."""
+    *parents, own = segments
+    if not own or not all(parents):
+        return []
+    names = boards.strings["task.name"]
+    found = []
+    for i in boards.find("task", own):
+        if not same_numbers(own, names[i] or ""):
+            continue
+        chain = _path(boards, "task", i, len(segments))[:-1]
+        if len(chain) == len(parents) and all(name_key("task", p) in name_keys("task", [c]) for p, c in zip(parents, chain, strict=True)):
+            found.append(i)
+    return found
+
+
+def _label(boards: Boards, kind: NameKind, i: int) -> str:
+    """A name that leads to `i` alone: its own, or, for a task under a name others have too, the fewest of its
+    parents' names before it that tell it apart (`Parent > Task`)."""
+    name = boards.strings[f"{kind}.name"][i] or ""
+    if kind != "task" or i not in _shared_task_names(boards):
+        return name
+    path = _path(boards, kind, i, None)
+    for levels in range(1, len(path) + 1):
+        label = PATH.join(path[-levels:])
+        if _meant(boards, kind, label) == [i]:
+            return label
+    return PATH.join(path)
+
+
+_SHARED: weakref.WeakKeyDictionary[Boards, frozenset[int]] = weakref.WeakKeyDictionary()
+
+
+def _shared_task_names(boards: Boards) -> frozenset[int]:
+    """The tasks whose name another task has too (a task that is a subtask and a top-level task, or its own subtask):
+    once per build served, held no longer than the build is."""
+    shared = _SHARED.get(boards)
+    if shared is None:
+        names = list(boards.strings["task.name"])
+        counts = Counter(names)
+        shared = _SHARED[boards] = frozenset(i for i, name in enumerate(names) if counts[name] > 1)
+    return shared
 
 
 def _within(names: Sequence[str], kind: NameKind, asked: str) -> list[int]:
@@ -124,10 +216,10 @@ def _board(boards: Boards, task: int, asked: str) -> int:
     if not found:
         entities = set(boards.find("dataset", text))
         found = [b for b in ids if boards.ints["board.dataset_id"][b] in entities]
-    exact = [b for b in found if (boards.strings["board.dataset"][b] or "").lower() == text.lower()]
-    if len(found) == 1 or len(exact) == 1:
-        return (exact or found)[0]
-    task_name = boards.strings["task.name"][task]
+    found = _spelled_alike(found, lambda b: boards.strings["board.dataset"][b] or "", text)
+    if len(found) == 1:
+        return found[0]
+    task_name = _label(boards, "task", task)
     if found:
         raise QueryError(
             "ambiguous",
@@ -140,7 +232,8 @@ def _board(boards: Boards, task: int, asked: str) -> int:
     raise QueryError(
         "not_found",
         f"{task_name!r} has no benchmark on {text!r}" + (f"; its benchmarks: {listed}" if listed else " (it has no benchmarks)"),
-        f"call get_leaderboard(task={task_name!r}) for its benchmarks, or describe(dataset, {text!r}) for the tasks evaluated on it",
+        f"call get_leaderboard(task={task_name!r}) for its benchmarks, or describe(kind='dataset', name={text!r}) for the tasks "
+        "evaluated on it",
     )
 
 
@@ -153,7 +246,7 @@ def _metric(boards: Boards, metrics: range, asked: str | None) -> int:
     if asked is None:
         return metrics.start
     text = _asked(asked, "metric")
-    found = _within(names, "metric", text)
+    found = _spelled_alike(_within(names, "metric", text), names.__getitem__, text)
     if len(found) == 1:
         return metrics[found[0]]
     if found:
@@ -408,7 +501,7 @@ def _benchmarks(corpus: Corpus, boards: Boards, task: int, limit: int, cursor: s
                 best=_best(corpus, boards, view.rows.start, view.metrics),
             )
         )
-    children = [boards.strings["task.name"][c] or "" for c in boards.children(task)]
+    children = [_label(boards, "task", c) for c in boards.children(task)]
     end = offset + len(page)
     note = None
     if not ordered:
@@ -481,14 +574,14 @@ def _count(value: int) -> int | None:
 def _describe_task(boards: Boards, t: int) -> dict[str, Any]:
     strings = boards.strings
     parent = boards.ints["task.parent"][t]
-    children = [strings["task.name"][c] or "" for c in boards.children(t)]
+    children = [_label(boards, "task", c) for c in boards.children(t)]
     ids = _by_rows(boards, boards.task_boards(t))
     return shown(
         kind="task",
         name=strings["task.name"][t],
         description=_description(strings["task.description"][t]),
         area=strings["task.area"][t],
-        parent=strings["task.name"][parent] if parent >= 0 else None,
+        parent=_label(boards, "task", parent) if parent >= 0 else None,
         subtasks=children[:SUBTASKS_SHOWN] or None,
         benchmarks=[_benchmark_ref(boards, b, with_task=False) for b in ids[:BENCHMARKS_SHOWN]] or None,
         more_benchmarks=len(ids) - BENCHMARKS_SHOWN if len(ids) > BENCHMARKS_SHOWN else None,
@@ -499,7 +592,7 @@ def _describe_task(boards: Boards, t: int) -> dict[str, Any]:
 
 def _benchmark_ref(boards: Boards, b: int, *, with_task: bool) -> dict[str, Any]:
     view = boards.board(b)
-    return shown(task=boards.strings["task.name"][view.task] if with_task else None, dataset=view.dataset, rows=len(view.rows))
+    return shown(task=_label(boards, "task", view.task) if with_task else None, dataset=view.dataset, rows=len(view.rows))
 
 
 def _describe_method(corpus: Corpus, boards: Boards, i: int) -> dict[str, Any]:
@@ -577,7 +670,7 @@ def _result(boards: Boards, g: int) -> dict[str, Any]:
         order: Order = "asc" if boards.lower_is_better(m) else "desc"
         rank = boards.rank_at(m, order, boards.place_of(m, order, local)) or None
     return shown(
-        task=boards.strings["task.name"][view.task],
+        task=_label(boards, "task", view.task),
         dataset=view.dataset,
         model=boards.strings["row.model"][g],
         values=_values(boards, view.metrics[:RESULT_VALUES], local),
