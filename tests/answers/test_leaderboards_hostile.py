@@ -11,14 +11,16 @@ import re
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from papercode.answers import models
+from papercode.archive.build import BuildSummary
 from papercode.core.errors import QueryError
 from papercode.core.metrics import lower_is_better
 from papercode.corpus.stages import Corpus
 from papercode.index.archive_layer import current_build
-from tests.support.leaderboard_tables import benchmark, board, describe, method, refused, result, serve_tables, task
+from tests.support.leaderboard_tables import benchmark, board, dataset, describe, method, refused, result, serve_tables, task
 
 FIRST = "https://arxiv.org/abs/2001.00001"
 
@@ -186,3 +188,77 @@ def test_a_name_only_subtasks_share_is_ambiguous_and_each_choice_offered_resolve
 def test_a_path_that_names_no_task_is_not_found(alike: Corpus) -> None:
     for written in ("P3 > Twin", "Twin > P1", " > Twin", "P1 > ", "P1 > Twin > Twin"):
         assert refused(lambda written=written: board(alike, written)).code == "not_found", written
+
+
+# -- strings served as they came -----------------------------------------------------------------
+
+UNSEEN = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\U000e0000-\U000e007f]")
+
+
+def hostile_strings() -> list[dict[str, Any]]:
+    rows = [
+        result("\x1b[31mRed\x1b[0m", {"Acc\x00uracy": "90", "F1\u202e": "0.5", "\u200b": "1"}, paper_url=FIRST, date="2999-01-01"),
+        result("Lists", {"Acc\x00uracy": [1, 2], "F1\u202e": {"a": 1}}, paper_title="Listed", date="2020-05-01"),
+        result("Flags", {"Acc\x00uracy": True, "F1\u202e": "9\u200b1"}, paper_title="Flagged", date="2999-12-31"),
+    ]
+    hidden = task(
+        "Seg\u202ementation\u200b",
+        [benchmark("City\x1b]8;;https://evil.example\x07scapes", ["Acc\x00uracy", "F1\u202e", "\u200b"], rows)],
+        description="Street \x1b[2Jscenes\u2028and\r\nmore.",
+    )
+    return [hidden]
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[BuildSummary, Corpus]:
+    datasets = [
+        dataset("Script", homepage="javascript:alert(document.cookie)"),
+        dataset("Local", homepage="file:///etc/passwd"),
+        dataset("Good", homepage="https://good.example.org/home"),
+    ]
+    return serve_tables(
+        tmp_path_factory.mktemp("hostile"), hostile_strings(), methods=[method("\u200bAd\u00adam\U000e0041")], datasets=datasets
+    )
+
+
+def test_names_keep_no_control_bidi_or_zero_width_character_nor_terminal_escape(hostile: tuple[BuildSummary, Corpus]) -> None:
+    summary, corpus = hostile
+    answer = board(corpus, "Segmentation", "Cityscapes")
+    assert (answer["task"], answer["dataset"], answer["metrics"]) == ("Segmentation", "Cityscapes", ["Accuracy", "F1"])
+    assert [row["model"] for row in answer["rows"]] == ["Red", "Lists", "Flags"]
+    assert answer["rows"][0]["values"] == ["90", "0.5"]  # the metric named only by a zero-width space is left out
+    described = describe(corpus, "task", "segmentation")
+    assert described["description"] == "Street scenes\nand\nmore."
+    assert describe(corpus, "method", "adam")["name"] == "Adam"
+    for shown in (answer, described, describe(corpus, "method", "adam"), board(corpus, "Segmentation")):
+        assert not UNSEEN.search(orjson.dumps(shown).decode("utf-8")), shown
+    warned = summary.warnings
+    assert warned.counts["hidden_characters_removed"] >= 6
+    assert warned.examples["hidden_characters_removed"].endswith("'Seg\\u202ementation\\u200b' read as 'Segmentation'")
+
+
+def test_a_value_that_is_a_list_an_object_or_a_flag_is_shown_as_json_never_as_a_python_repr(hostile: tuple[BuildSummary, Corpus]) -> None:
+    summary, corpus = hostile
+    rows = {row["model"]: row["values"] for row in board(corpus, "Segmentation", "Cityscapes")["rows"]}
+    assert rows["Lists"] == ["[1,2]", '{"a":1}'] and rows["Flags"] == ["true", "91"]
+    assert [row.get("rank") for row in board(corpus, "Segmentation", "Cityscapes")["rows"]] == [1, None, None]  # not numbers
+    assert summary.warnings.counts["value_as_json"] == 3
+    assert "shown as '[1,2]'" in summary.warnings.examples["value_as_json"]
+
+
+def test_a_result_dated_in_the_future_keeps_its_row_and_loses_its_date(hostile: tuple[BuildSummary, Corpus]) -> None:
+    summary, corpus = hostile
+    rows = {row["model"]: row for row in board(corpus, "Segmentation", "Cityscapes")["rows"]}
+    assert rows["Red"]["paper"]["date"] == "2020-01-02"  # its paper's own date
+    assert rows["Flags"]["paper"] == {"title": "Flagged"} and rows["Lists"]["paper"] == {"title": "Listed", "date": "2020-05-01"}
+    assert summary.warnings.counts["future_result_date"] == 2
+    assert "dated 2999-01-01: written without its date" in summary.warnings.examples["future_result_date"]
+
+
+def test_a_homepage_no_client_can_follow_safely_is_left_out_and_counted(hostile: tuple[BuildSummary, Corpus]) -> None:
+    summary, corpus = hostile
+    assert "homepage" not in describe(corpus, "dataset", "Script") and "homepage" not in describe(corpus, "dataset", "Local")
+    assert describe(corpus, "dataset", "Good")["homepage"] == "https://good.example.org/home"
+    assert summary.warnings.counts["bad_homepage"] == 2
+    assert "javascript:alert(document.cookie)" in summary.warnings.examples["bad_homepage"]
+    assert "not http or https" in summary.warnings.examples["bad_homepage"]
