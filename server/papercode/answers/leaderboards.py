@@ -9,11 +9,12 @@ write them (`core.names`), within the task for its benchmarks and metrics. Answe
 
 from __future__ import annotations
 
+import difflib
 import functools
 import weakref
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import numpy as np
 
@@ -41,7 +42,14 @@ RESULTS_SHOWN: Final = 5  # in get_paper
 RESULT_VALUES: Final = 3  # of a result's metric values, in get_paper
 NAMES_SHOWN: Final = 10  # in an `ambiguous` or `not_found` error
 PATH: Final = " > "  # between a task's parent's name and its own: `Parent > Task`, where the name alone is not one task's
-KINDS: Final = ("task", "method", "dataset")
+KINDS: Final[tuple[NameKind, ...]] = ("task", "method", "dataset")
+# The words for a kind that describe reads as it: plurals, and what people call a method or a dataset.
+KIND_WORDS: Final[dict[str, NameKind]] = {
+    **{word: "task" for word in ("task", "tasks", "subtask", "subtasks")},
+    **{word: "method" for word in ("method", "methods", "model", "models", "architecture", "architectures", "technique", "techniques")},
+    **{word: "dataset" for word in ("dataset", "datasets", "benchmark", "benchmarks")},
+}
+Tool = Literal["describe", "get_leaderboard"]
 ADD_BOARDS: Final = (
     "papercode archive fetch (it downloads pwc-archive/evaluation-tables, methods and datasets too), or papercode archive "
     "build with evaluation-tables.json.gz, methods.json.gz and datasets.json.gz beside the papers and links; then restart "
@@ -87,9 +95,10 @@ def _listed(names: Sequence[str | None], total: int | None = None) -> str:
     return ", ".join(quoted) + (f" and {total - NAMES_SHOWN} more" if total > NAMES_SHOWN else "")
 
 
-def resolve(boards: Boards, kind: NameKind, asked: str) -> int:
+def resolve(boards: Boards, kind: NameKind, asked: str, *, tool: Tool = "describe") -> int:
     """The task, method or dataset a name means (`_meant`): `ambiguous` when it names several, listing a name for each
-    that leads to it alone (`_label`), `not_found` with the nearest names otherwise."""
+    that leads to it alone (`_label`); `not_found` saying what it names instead, with the call `tool` is answered by
+    (`_another_kind`), else with the nearest names."""
     text = _asked(asked, kind)
     meant = _meant(boards, kind, text)
     if len(meant) == 1:
@@ -100,12 +109,42 @@ def resolve(boards: Boards, kind: NameKind, asked: str) -> int:
             f"{text!r} names {len(meant)} {kind}s: {_listed([_label(boards, kind, i) for i in meant[:NAMES_SHOWN]], len(meant))}",
             f"call again with one of these {kind} names",
         )
+    other = {k: found for k in KINDS if k != kind and (found := _meant(boards, k, text))}
+    if other:
+        raise _another_kind(boards, kind, text, other, tool)
     near = list(dict.fromkeys(_label(boards, kind, i) for i in boards.near(kind, text)))
     nearest = f"; nearest: {_listed(near)}" if near else ""
     raise QueryError(
         "not_found",
         f"no {kind} named {text!r} among the archive's {getattr(boards, kind + 's'):,} {kind}s{nearest}",
         f"call again with one of the nearest names, or search_papers({kind if kind != 'dataset' else 'query'}=...) for papers on it",
+    )
+
+
+def _another_kind(boards: Boards, kind: NameKind, text: str, other: dict[NameKind, list[int]], tool: Tool) -> QueryError:
+    """The error for a name of another kind than asked (`other`: what it names of each): which kind it is, and the call
+    to make, `tool`'s own when it can answer (a dataset's benchmarks, for get_leaderboard)."""
+    what = f"no {kind} named {text!r}; it is a " + " and a ".join(other)
+    if "dataset" in other and tool == "get_leaderboard":
+        benchmarked = _by_rows(boards, [b for d in other["dataset"] for b in boards.dataset_boards(d)])
+        if benchmarked:
+            return _benchmarked_in(boards, what, benchmarked)
+        what += " with no benchmarks"
+    first_kind, found = next(iter(other.items()))
+    name = _label(boards, first_kind, found[0])
+    also = f", or search_papers(method={name!r}) for the papers using it" if first_kind == "method" else ""
+    return QueryError("not_found", what, f"call describe(kind={first_kind!r}, name={name!r}){also}")
+
+
+def _benchmarked_in(boards: Boards, what: str, benchmarked: list[int]) -> QueryError:
+    """The error for a dataset named where its tasks' leaderboards are meant: its tasks, and the call to its busiest board."""
+    tasks = list(dict.fromkeys(_label(boards, "task", boards.board(b).task) for b in benchmarked))
+    first = boards.board(benchmarked[0])
+    others = f", or another of its {len(benchmarked)} benchmarks" if len(benchmarked) > 1 else ""
+    return QueryError(
+        "not_found",
+        f"{what}, benchmarked in {'task' if len(tasks) == 1 else 'tasks'} {_listed(tasks)}",
+        f"call get_leaderboard(task={tasks[0]!r}, dataset={first.dataset!r}){others}",
     )
 
 
@@ -226,6 +265,9 @@ def _board(boards: Boards, task: int, asked: str) -> int:
             f"{text!r} names {len(found)} benchmarks of {task_name!r}: {_listed([boards.strings['board.dataset'][b] for b in found])}",
             "call again with one of these datasets",
         )
+    elsewhere = _by_rows(boards, [b for d in _meant(boards, "dataset", text) for b in boards.dataset_boards(d)])
+    if elsewhere:  # a dataset benchmarked in other tasks
+        raise _benchmarked_in(boards, f"{task_name!r} has no benchmark on {text!r}; it is a dataset", elsewhere)
     wanted = name_key("dataset", text)
     nearest: list[str] = sorted(datasets, key=lambda name: -_shared(name_key("dataset", name), wanted))
     listed = _listed(nearest) if datasets else ""
@@ -279,7 +321,7 @@ def leaderboard_shown(
         raise QueryError(
             "invalid_argument", f"limit must be 1..{MAX_ROWS}, got {limit}", f"call again with a limit between 1 and {MAX_ROWS}"
         )
-    t = resolve(boards, "task", task)
+    t = resolve(boards, "task", task, tool="get_leaderboard")
     if order is not None and order not in ("asc", "desc"):
         raise QueryError(
             "invalid_argument", f"order must be asc or desc, not {str(order)[:20]!r}", "call again with order asc or desc, or without it"
@@ -546,17 +588,39 @@ def _best(corpus: Corpus, boards: Boards, row_start: int, metrics: range) -> str
 def describe_shown(corpus: Corpus, kind: str, name: str) -> dict[str, Any]:
     """A task, method or dataset of the archive (`models.Description`, as shown)."""
     boards = _boards(corpus)
-    if kind not in KINDS:
-        raise QueryError(
-            "invalid_argument",
-            f"kind must be task, method or dataset, not {str(kind)[:20]!r}",
-            "call again with kind task, method or dataset",
-        )
-    if kind == "task":
+    read = _kind(kind, name)
+    if read == "task":
         return _describe_task(boards, resolve(boards, "task", name))
-    if kind == "method":
+    if read == "method":
         return _describe_method(corpus, boards, resolve(boards, "method", name))
     return _describe_dataset(boards, resolve(boards, "dataset", name))
+
+
+# Kinds describe does not answer, and the tool that does: (what to say, the call to make with the name).
+_ANSWERED_ELSEWHERE: Final = {
+    "paper": ("papers are found with search_papers", "call search_papers(query={name!r}), then get_paper with its id"),
+    "metric": ("metrics are a benchmark's columns", "call get_leaderboard(task=...) with the task it measures"),
+    "repository": ("repositories are looked up with find_papers_for_repo", "call find_papers_for_repo(repo={name!r})"),
+}
+_ELSEWHERE_WORDS: Final = {"papers": "paper", "article": "paper", "metrics": "metric", "repo": "repository", "repos": "repository"}
+
+
+def _kind(kind: str, name: str) -> NameKind:
+    """The kind `kind` means (`KIND_WORDS`, any case); invalid_argument naming the tool that answers another (a paper, a
+    metric, a repository), or the nearest kind."""
+    word = " ".join(str(kind).lower().split())
+    read = KIND_WORDS.get(word)
+    if read is not None:
+        return read
+    given = str(kind)[:20]
+    elsewhere = _ANSWERED_ELSEWHERE.get(_ELSEWHERE_WORDS.get(word, word))
+    if elsewhere is not None:
+        what, call = elsewhere
+        text = str(name)[:NAME_CHARS] if isinstance(name, str) else ""
+        raise QueryError("invalid_argument", f"describe takes kind task, method or dataset, not {given!r}: {what}", call.format(name=text))
+    near = difflib.get_close_matches(word, KIND_WORDS, n=1, cutoff=0.6)
+    guess = f"kind={KIND_WORDS[near[0]]!r}" if near else "kind task, method or dataset"
+    raise QueryError("invalid_argument", f"kind must be task, method or dataset, not {given!r}", f"call again with {guess}")
 
 
 def _description(text: str | None) -> str | None:
