@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import weakref
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Final, Literal
 
@@ -216,7 +214,7 @@ def _label(boards: Boards, kind: NameKind, i: int) -> str:
     """A name that leads to `i` alone: its own, or, for a task under a name others have too, the fewest of its
     parents' names before it that tell it apart (`Parent > Task`)."""
     name = boards.strings[f"{kind}.name"][i] or ""
-    if kind != "task" or i not in _shared_task_names(boards):
+    if kind != "task" or i not in boards.repeated_task_names:
         return name
     path = _path(boards, kind, i, None)
     for levels in range(1, len(path) + 1):
@@ -224,20 +222,6 @@ def _label(boards: Boards, kind: NameKind, i: int) -> str:
         if _meant(boards, kind, label) == [i]:
             return label
     return PATH.join(path)
-
-
-_SHARED: weakref.WeakKeyDictionary[Boards, frozenset[int]] = weakref.WeakKeyDictionary()
-
-
-def _shared_task_names(boards: Boards) -> frozenset[int]:
-    """The tasks whose name another task has too (a task that is a subtask and a top-level task, or its own subtask):
-    once per build served, held no longer than the build is."""
-    shared = _SHARED.get(boards)
-    if shared is None:
-        names = list(boards.strings["task.name"])
-        counts = Counter(names)
-        shared = _SHARED[boards] = frozenset(i for i, name in enumerate(names) if counts[name] > 1)
-    return shared
 
 
 def _within(names: Sequence[str], kind: NameKind, asked: str) -> list[int]:

@@ -25,7 +25,9 @@ The layout is declared here, once, for the writer and the reader:
 from __future__ import annotations
 
 import bisect
+import functools
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,6 +159,7 @@ class Boards:
         self.values = len(self.num)
         self.row_code = np.frombuffer(ints["row.code"], dtype=np.uint8)
         self.row_paper = np.frombuffer(ints["row.paper"], dtype=np.int32)
+        self._lower: dict[int, bool] = {}
         self._check()
 
     def _check(self) -> None:
@@ -234,8 +237,20 @@ class Boards:
         return range(offsets[metric], offsets[metric + 1])
 
     def lower_is_better(self, metric: int) -> bool:
-        """Whether a board-metric ranks lower first, decided now from its name (`core.metrics`), not by its build."""
-        return lower_is_better(self.strings["metric.name"][metric] or "")
+        """Whether a board-metric ranks lower first, decided now from its name (`core.metrics`), not by its build;
+        remembered for the metrics asked (a name is decoded from its column: microseconds, where a call is tens)."""
+        lower = self._lower.get(metric)
+        if lower is None:
+            lower = self._lower[metric] = lower_is_better(self.strings["metric.name"][metric] or "")
+        return lower
+
+    @functools.cached_property
+    def repeated_task_names(self) -> frozenset[int]:
+        """The tasks whose name another task has too (a subtask named as a top-level task, a task its own subtask):
+        answers name them by their parents' names as well."""
+        names = list(self.strings["task.name"])
+        counts = Counter(names)
+        return frozenset(i for i, name in enumerate(names) if counts[name] > 1)
 
     def value(self, metric: int, local_row: int) -> tuple[str | None, float | None]:
         """(the value as typed, its number) of a row (its place in its board) for a board-metric."""
