@@ -3,8 +3,9 @@
 A benchmark's rows come best first by one of its metrics, in the order the build sorted them (`index.board_columns`); a row's
 paper is the archive paper it joined, or the record that replaces that paper (`index.layers.Ordinals`), so the rows of
 a paper with harvested samples say how many there are and how the best of them ran. Names are resolved as people
-write them (`core.names`), within the task for its benchmarks and metrics. Answers are built as shown
-(`shaping.shown`), as the keyed tools' are.
+write them (`core.names`), within the task for its benchmarks and metrics, an exact spelling first; a task whose name
+others have too is named by its parents' names as well (`Parent > Task`); a name of another kind than asked is
+answered with what it is and the call to make. Answers are built as shown (`shaping.shown`), as the keyed tools' are.
 """
 
 from __future__ import annotations
