@@ -212,7 +212,10 @@ async def test_unknown_tool_is_a_protocol_error(client: Client) -> None:
     with pytest.raises(MCPError) as error:
         await client.call_tool("get_everything", {})
     assert error.value.code == INVALID_PARAMS
-    assert error.value.message == "not_found: unknown tool 'get_everything'; call tools/list for the available tools"
+    assert error.value.message == (
+        f"not_found: unknown tool 'get_everything'; papercode's tools: {', '.join(TOOL_NAMES)}. "
+        "Next: call the one that fits (tools/list describes each)."
+    )
 
 
 # -- the edge's own argument handling ------------------------------------------------------------------------
