@@ -54,6 +54,15 @@ def test_two_names_for_one_argument_give_it_the_first_value() -> None:
     assert text is not None and text.endswith("Next: call again with query=\"bert\" and without 'text'.")
 
 
+def test_only_the_first_unknown_names_of_a_call_are_guessed_at(monkeypatch: pytest.MonkeyPatch) -> None:
+    looked_up: list[str] = []
+    monkeypatch.setattr(guesses, "normalised", lambda name: looked_up.append(name) or name)
+    arguments = {f"qu{i}": i for i in range(10_000)}
+    text = guesses.unknown_arguments("search_papers", SEARCH_TAKES, arguments)
+    assert text is not None and text.endswith("Next: call again without 'qu0', 'qu1', 'qu2', 'qu3', 'qu4' and 9995 more.")
+    assert len(looked_up) == guesses.MOST_GUESSED < len(arguments) and looked_up == list(arguments)[: len(looked_up)]
+
+
 def test_a_refusal_is_bounded_however_many_and_long_the_names_and_values() -> None:
     arguments = {f"{'x' * 1_000}{i}": "v" * 10_000 for i in range(1_000)} | {"q": "w" * 10_000}
     text = guesses.unknown_arguments("search_papers", SEARCH_TAKES, arguments)

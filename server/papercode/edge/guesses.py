@@ -77,6 +77,7 @@ TOOL_GUESSES = _by_guess(
 )
 MOST_NAMED = 3  # nearest names, at most
 MOST_LISTED = 5  # unknown names quoted in one refusal, at most
+MOST_GUESSED = 20  # unknown names of one call looked up, at most
 VALUE_CHARS = 60  # a value shown in the call to make, cut past this
 
 
@@ -133,21 +134,20 @@ def _quoted(names: Iterable[str]) -> str:
     return ", ".join(quote(name) for name in listed[:MOST_LISTED]) + more
 
 
-def renamed(arguments: Mapping[str, object], takes: Sequence[str]) -> tuple[dict[str, object], list[str]]:
-    """`arguments` as a tool that takes `takes` would read them: each under its own name or the nearest it takes (not
-    one given already); and the names left without one."""
-    given = {name: value for name, value in arguments.items() if name in takes}
+def renamed(arguments: Mapping[str, object], takes: Sequence[str]) -> tuple[dict[str, object], dict[str, str | None]]:
+    """The arguments `takes` does not have, as the tool would read them: each under the nearest name it takes that is
+    not given already; and those left without one, each with the name it meant when that is given (else None). Only
+    the first `MOST_GUESSED` are guessed at: a call of thousands of names costs no more than one of a few."""
     fixed: dict[str, object] = {}
-    left: list[str] = []
-    for name, value in arguments.items():
-        if name in takes:
-            continue
-        meant = next(iter(nearest(name, takes, ARGUMENT_GUESSES)), None)
-        parts = [] if meant is None else [part for part in meant.split("+") if part not in given and part not in fixed]
-        if not parts:
-            left.append(name)
-        for part in parts:
-            fixed[part] = value
+    left: dict[str, str | None] = {}
+    unknown = [(name, value) for name, value in arguments.items() if name not in takes]
+    for position, (name, value) in enumerate(unknown):
+        meant = next(iter(nearest(name, takes, ARGUMENT_GUESSES)), None) if position < MOST_GUESSED else None
+        parts = [] if meant is None else meant.split("+")
+        missing = [part for part in parts if part not in arguments and part not in fixed]
+        fixed.update(dict.fromkeys(missing, value))
+        if not missing:
+            left[name] = meant if parts and all(part in arguments for part in parts) else None
     return fixed, left
 
 
@@ -162,11 +162,8 @@ def unknown_arguments(tool: str, takes: Sequence[str], arguments: Mapping[str, o
     if fixed:
         steps.append("with " + ", ".join(f"{name}={_shown(value)}" for name, value in fixed.items()))
     if left:
-        meant = (next(iter(nearest(name, takes, ARGUMENT_GUESSES)), "") for name in left)
         given = [
-            name.replace("+", " and ") + (" are given" if "+" in name else " is given")
-            for name in dict.fromkeys(meant)
-            if name and all(part in arguments for part in name.split("+"))
+            meant.replace("+", " and ") + (" are given" if "+" in meant else " is given") for meant in dict.fromkeys(left.values()) if meant
         ]
         steps.append(f"without {_quoted(left)}" + (f" ({', '.join(given)})" if given else ""))
     plural = "s" if len(unknown) > 1 else ""
