@@ -195,6 +195,16 @@ async def test_an_unknown_tool_while_loading_is_refused_at_once(corpus: Corpus) 
     assert error.value.message.startswith("not_found: unknown tool")
 
 
+async def test_an_argument_a_tool_does_not_take_is_refused_at_once_while_loading(corpus: Corpus) -> None:
+    gated = Gated([Stage("complete", corpus, None)])
+    async with serving(gated) as (_, live, client):
+        with anyio.fail_after(5):
+            result = await client.call_tool("search_papers", {"q": "bert"})
+        assert live.state == "loading"
+    assert result.is_error and result.content[0].type == "text"
+    assert result.content[0].text.startswith("invalid_argument: search_papers takes no argument 'q'")
+
+
 async def test_protocol_requests_that_need_no_records_answer_while_loading(
     corpus: Corpus, mode: str, caplog: pytest.LogCaptureFixture
 ) -> None:

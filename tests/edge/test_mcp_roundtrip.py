@@ -175,13 +175,13 @@ async def test_get_code_answers_on_the_wire_exactly_what_queries_answers(client:
 
 async def test_lists_of_ids_and_hashes_arrive_in_every_form_clients_send(client: Client, corpus: Corpus) -> None:
     # A JSON array, the same array as a JSON string (Claude Desktop sends lists so), bare numbers in it (as the
-    # Inspector and some models send ids).
+    # Inspector and some models send ids), the ids comma-separated.
     papers = answer(corpus, "get_paper", paper=[BERT_MOUTH, BERTS_ICL])
     assert [entry["arxiv_id"] for entry in papers["papers"]] == [BERT_MOUTH, BERTS_ICL]
-    for sent in ([BERT_MOUTH, BERTS_ICL], json.dumps([BERT_MOUTH, BERTS_ICL]), [1902.04094, 2406.04823]):
+    for sent in ([BERT_MOUTH, BERTS_ICL], json.dumps([BERT_MOUTH, BERTS_ICL]), [1902.04094, 2406.04823], f"{BERT_MOUTH}, {BERTS_ICL}"):
         assert await call(client, "get_paper", paper=sent) == papers
     hashes = await code_answer(corpus, ["18666511", "2a890c3f"])
-    for sent in (["18666511", "2a890c3f"], [18666511, "2a890c3f"], json.dumps(["18666511", "2a890c3f"])):
+    for sent in (["18666511", "2a890c3f"], [18666511, "2a890c3f"], json.dumps(["18666511", "2a890c3f"]), "18666511,2a890c3f"):
         assert await call(client, "get_code", code_sha256=sent) == hashes
 
 
@@ -189,12 +189,16 @@ async def test_lists_of_ids_and_hashes_arrive_in_every_form_clients_send(client:
     ("tool", "argument", "most"),
     [("get_paper", "paper", checks.MAX_PAPERS_ASKED), ("get_code", "code_sha256", checks.MAX_CODES_ASKED)],
 )
-async def test_a_list_is_bounded_at_the_edge(client: Client, tool: str, argument: str, most: int) -> None:
-    for too_many, problem in (([], "at least 1 item"), ([BERT_MOUTH] * (most + 1), f"at most {most} items")):
+async def test_a_list_is_bounded_in_either_form(client: Client, tool: str, argument: str, most: int) -> None:
+    one = "2a890c3f" if tool == "get_code" else BERT_MOUTH
+    for too_many, got in (([], 0), ([one] * (most + 1), most + 1), (",".join([one] * (most + 1)), most + 1)):
         text = await fail(client, tool, **{argument: too_many})
-        assert text.startswith("invalid_argument: ") and f"{argument}.list[str]: List should have {problem}" in text, text
-        assert "Next:" in text
-    await call(client, tool, **{argument: ["2a890c3f"] * most if tool == "get_code" else [BERT_MOUTH] * most})
+        assert (
+            text.startswith(f"invalid_argument: a list takes 1 to {most} ")
+            and f", got {got}. Next: call again with at most {most}." in text
+        )
+    await call(client, tool, **{argument: [one] * most})
+    await call(client, tool, **{argument: ",".join([one] * most)})
 
 
 REFUSED_CALLS: list[tuple[str, dict[str, Any]]] = [
@@ -227,7 +231,10 @@ async def test_unknown_tool_is_a_protocol_error(client: Client) -> None:
     with pytest.raises(MCPError) as error:
         await client.call_tool("get_everything", {})
     assert error.value.code == INVALID_PARAMS
-    assert error.value.message == "not_found: unknown tool 'get_everything'; call tools/list for the available tools"
+    assert error.value.message == (
+        f"not_found: unknown tool 'get_everything'; papercode's tools: {', '.join(TOOL_NAMES)}. "
+        "Next: call the one that fits (tools/list describes each)."
+    )
 
 
 # -- the edge's own argument handling ------------------------------------------------------------------------

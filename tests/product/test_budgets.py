@@ -9,8 +9,9 @@
   list_samples_by_status status=ran at most 2,600; every other default answer, resource and prompt no larger than
   before the issue (get_paper by the claim it gained); a list call no larger than the single calls it replaces.
 - What hosts hand the model of the nine tools (name, title, description, input schema) is at most 2,200 tokens, and
-  the whole tools/list at most 5,700 (issue #23's targets, 2,200 and 5,500, the second raised once by issue #31 for its
-  answers' new fields and the views after it; the seven tools before #23 took 1,600 and 4,200).
+  the whole tools/list at most 5,700 (issue #23's targets, the second raised once from 5,500 for issue #31's closed
+  input schemas, lists in either form and answers' new fields, and the views issue after it; the seven before #23
+  took 1,600 and 4,200).
 - The leaderboard tools keep those budgets on a hostile archive: a board of 64 long-named metrics, long names and
   titles everywhere, a task of 60 benchmarks, a paper with dozens of results, a 10 MB description.
 """

@@ -6,7 +6,8 @@
 - `mcp`: the protocol eras, the tool names, `connected` (a client on a server of its own; conftest's `connect`).
 - `archive_tables`, `leaderboard_tables`: the archive's and the leaderboards' tables, written in every form (`serve_tables`:
   a few evaluation tables built and served beneath a record).
-- `archive_layers`: two records laid over a small archive that has them too (conftest's `layered`).
+- `archive_layers`: two records laid over a small archive that has them too (conftest's `layered`); an archive of the
+  bundled papers with the leaderboards' tables.
 - `hub_stand_in`, `fetching`: the Hugging Face Hub on 127.0.0.1, and `papercode archive fetch` against it.
 - `http`: a server over HTTP in the test's own process, a `papercode serve` process's startup line, the requests sent.
 - `fixture_server`: a GitHub stand-in on 127.0.0.1 for downloads of source files.

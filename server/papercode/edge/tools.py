@@ -66,25 +66,43 @@ def _each(read: Callable[[object], object]) -> Callable[[object], object]:
     return lambda value: [read(item) for item in value] if isinstance(value, list) else read(value)
 
 
+def _several(values: checks.SeveralValues, item: Callable[[object], object] | None = None, *, optional: bool = False) -> BeforeValidator:
+    """How an argument that takes several values is read: each item as `item` reads it, then `values.read` (a JSON list,
+    or a comma-separated string of ids); a bad one is refused naming both forms. Null is an optional one left out."""
+    each = _each(item) if item is not None else None
+
+    def read(value: object) -> object:
+        if value is None and optional:
+            return None
+        return values.read(each(value) if each is not None else value)
+
+    return BeforeValidator(read)
+
+
+# The one schema shape of an argument that takes several values: a string (comma-separated) or a list of strings.
+Several = str | list[str]
+SEVERAL = "; several: a list or comma-separated"
 _ID_TEXT = "arXiv id in any form (1902.04094, arXiv:1902.04094v2, URL, hep-th/9901001) or paper slug"
 PaperId = Annotated[str, BeforeValidator(_id_from_number), Field(description=_ID_TEXT)]
 PaperIds = Annotated[
-    str | Annotated[list[str], Field(min_length=1, max_length=checks.MAX_PAPERS_ASKED)],
-    BeforeValidator(_each(_id_from_number)),
-    Field(description=f"{_ID_TEXT}; or a list of up to {checks.MAX_PAPERS_ASKED}"),
+    Several,
+    _several(checks.PAPERS, _id_from_number),
+    Field(description=f"{_ID_TEXT}{SEVERAL} (up to {checks.MAX_PAPERS_ASKED})"),
 ]
 Limit = Annotated[int, Field(ge=1, le=checks.MAX_LIMIT)]
 Cursor = Annotated[str | None, Field(description="From next_cursor")]
-Statuses = Annotated[
-    str | list[str],
-    Field(description=f"{STATUS_CHOICES_TEXT}; several: a list or comma-separated"),
-]
+Statuses = Annotated[Several, _several(checks.STATUSES), Field(description=f"{STATUS_CHOICES_TEXT}{SEVERAL}")]
 RepoKind = Annotated[str | None, Field(description=REPO_KIND_CHOICES_TEXT)]
 CodeHashes = Annotated[
-    str | Annotated[list[str], Field(min_length=1, max_length=checks.MAX_CODES_ASKED)],
-    BeforeValidator(_each(_text_from_number)),
-    Field(description=f"A sample's code_sha256 (16 hex), or a unique prefix of 8+; or a list of up to {checks.MAX_CODES_ASKED}"),
+    Several,
+    _several(checks.CODE_HASHES, _text_from_number),
+    Field(description=f"A sample's code_sha256 (16 hex), or a unique prefix of 8+{SEVERAL} (up to {checks.MAX_CODES_ASKED})"),
 ]
+
+
+StatusFilter = Annotated[Several | None, _several(checks.STATUSES, optional=True)]  # its description says what it keeps
+
+
 SearchQuery = Annotated[
     str, BeforeValidator(_id_from_number), Field(description="Plain words, e.g. 'bert generative in-context'; empty to browse newest first")
 ]
@@ -155,7 +173,7 @@ class PapercodeTools:
         self,
         *,
         arxiv_id: PaperId,
-        status: Annotated[Statuses | None, Field(description="Only these statuses (list or comma-separated)")] = None,
+        status: Annotated[StatusFilter, Field(description=f"Only samples of this status{SEVERAL}")] = None,
         repo_kind: RepoKind = None,
         limit: Limit = 25,
         cursor: Cursor = None,
@@ -209,7 +227,7 @@ class PapercodeTools:
         method: Annotated[str | None, Field(description="Method name, e.g. BERT")] = None,
         framework: Annotated[str | None, Field(description="pytorch, tf, jax, ...")] = None,
         has_samples: Annotated[bool | None, Field(description="Only papers with (true) or without (false) code samples")] = None,
-        status: Annotated[str | None, Field(description="Only papers with a sample of this status (several: comma-separated)")] = None,
+        status: Annotated[StatusFilter, Field(description=f"Only papers with a sample of this status{SEVERAL}")] = None,
         official_code: Annotated[bool | None, Field(description="Only papers with (true) or without (false) an official repo")] = None,
         year_from: int | None = None,
         year_to: int | None = None,
@@ -218,7 +236,8 @@ class PapercodeTools:
     ) -> Annotated[CallToolResult, models.SearchResult]:
         """Ranked full-text search of titles, abstracts, authors, tasks and methods; filters combine.
         Next: get_harvested_code_for_paper or get_paper."""
-        filters = SearchFilters(task, method, framework, has_samples, status, official_code, year_from, year_to)
+        statuses = ",".join(status) if isinstance(status, list) else status  # SearchFilters holds them comma-separated
+        filters = SearchFilters(task, method, framework, has_samples, statuses, official_code, year_from, year_to)
         return reply(queries.search_papers(self.source(), query, filters, limit, cursor))
 
     async def get_paper(self, *, paper: PaperIds) -> Annotated[CallToolResult, models.PaperAnswer]:
@@ -269,9 +288,7 @@ class PapercodeTools:
         metric: Annotated[str | None, Field(description="Default: the benchmark's first")] = None,
         order: Annotated[str | None, Field(description="asc or desc; default: the metric's direction")] = None,
         has_code: Annotated[bool | None, Field(description="Only rows with (true) or without (false) code")] = None,
-        status: Annotated[
-            str | None, Field(description="Only rows whose paper has a harvested sample of this status (several: comma-separated)")
-        ] = None,
+        status: Annotated[StatusFilter, Field(description=f"Only rows whose paper has a harvested sample of this status{SEVERAL}")] = None,
         limit: Annotated[int, Field(ge=1, le=leaderboards.MAX_ROWS)] = 10,
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, models.Leaderboard]:
