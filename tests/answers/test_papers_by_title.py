@@ -135,6 +135,11 @@ def test_a_text_without_words_is_no_title(corpus: Corpus) -> None:
     )
 
 
+def test_a_text_that_is_not_unicode_is_no_title(corpus: Corpus) -> None:
+    # A lone surrogate (only an in-process caller can send one) cannot be analysed as words: refused, not a crash.
+    assert refusal(paper, corpus, "\ud800").startswith("invalid_argument: '\\ud800' is not an arXiv id, a paper slug or a title.")
+
+
 def test_a_title_waits_for_the_search_index_and_an_id_does_not(corpus: Corpus) -> None:
     keyed = Corpus.compose(corpus.index, None)  # the "keyed" stage of a start: the full text is still being built
 

@@ -144,7 +144,7 @@ def check_search(corpus: Corpus, query: str, filters: SearchFilters) -> SearchFi
     if filters.status:
         filters = replace(filters, status=",".join(check_statuses(corpus, filters.status)))
     for name, text in (("query", query), ("task", filters.task), ("method", filters.method), ("framework", filters.framework)):
-        if text is not None and not text.isascii() and not _encodable(text):  # lone surrogates: only in-process, never on the wire
+        if text is not None and not is_unicode_text(text):  # lone surrogates: only in-process, never on the wire
             raise QueryError("invalid_argument", f"{name} is not valid Unicode text", f"call again with {name} as plain text")
     for name, year in (("year_from", filters.year_from), ("year_to", filters.year_to)):
         if year is not None and not 0 <= year <= MAX_YEAR:  # the year filter holds 4 digits
@@ -154,7 +154,10 @@ def check_search(corpus: Corpus, query: str, filters: SearchFilters) -> SearchFi
     return filters
 
 
-def _encodable(text: str) -> bool:
+def is_unicode_text(text: str) -> bool:
+    """Whether `text` can be written as UTF-8: a lone surrogate cannot (only an in-process caller can send one)."""
+    if text.isascii():
+        return True
     try:
         text.encode()
     except UnicodeEncodeError:

@@ -19,7 +19,7 @@ from papercode.index.ranking import Ranking
 from papercode.index.text_analysis import title_words
 
 from . import models
-from .checks import MAX_CODES_ASKED, MAX_ID_CHARS, check_count, quote
+from .checks import MAX_CODES_ASKED, MAX_ID_CHARS, check_count, is_unicode_text, quote
 
 MIN_SHA_PREFIX = 8
 MAX_SHA_CHARS = 64  # a whole sha256 in hex: anything longer is not a code hash
@@ -96,7 +96,7 @@ def _id_of(corpus: Corpus, asked: str) -> _Id | _Title:
 def _paper_titled(corpus: Corpus, asked: str, title: _Title) -> tuple[PaperRow, dict[str, Any]]:
     """The one paper whose title is `title`'s words (case, accents, punctuation and spacing aside), found through the
     search index's title field; `not_found` or `ambiguous` otherwise, with the search to make."""
-    words = title_words(title.text)
+    words = title_words(title.text) if is_unicode_text(title.text) else []
     if not words:
         raise QueryError(
             "invalid_argument",
