@@ -77,12 +77,19 @@ def papers(answer: dict[str, Any]) -> list[str]:
     return [entry["arxiv_id"] for entry in answer["papers"]]
 
 
+def by_title(answer: dict[str, Any]) -> tuple[str, bool]:
+    return answer["arxiv_id"], answer["query"].get("by_title", False)
+
+
 def codes(answer: dict[str, Any]) -> list[str]:
     return [entry["query"]["resolved"] for entry in answer["codes"]]
 
 
 MISTAKES = [
     # -- get_harvested_code_for_paper ------------------------------------------------------------------------------
+    Mistake(
+        "get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH_TITLE.lower()}, Answered(lambda answer: answer["query"]["by_title"], True)
+    ),
     Mistake("get_harvested_code_for_paper", {"paper_id": BERT_MOUTH}, Refused("invalid_argument", f'arxiv_id="{BERT_MOUTH}"')),
     Mistake("get_harvested_code_for_paper", {"paper": BERT_MOUTH}, Refused("invalid_argument", f'arxiv_id="{BERT_MOUTH}"')),
     Mistake("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH, "top_k": 5}, Refused("invalid_argument", "with limit=5")),
@@ -117,6 +124,18 @@ MISTAKES = [
     Mistake("search_papers", {"query": "bert", "status": ["ran_honours", "unverified"]}, Answered(hits, [BERT_MOUTH, BERTS_ICL])),
     Mistake("search_papers", {"query": "bert", "status": "ran_honours,unverified"}, Answered(hits, [BERT_MOUTH, BERTS_ICL])),
     Mistake("search_papers", {"query": "bert", "status": {"any": "ran"}}, Refused("invalid_argument", BOTH_FORMS)),
+    # A word that matches nothing is named, and the search says it fell back to any word; no hits says why, with the call.
+    Mistake(
+        "search_papers",
+        {"query": "bert zzqqxxjj"},
+        Answered(lambda answer: (answer.get("match"), answer.get("unmatched")), ("any", ["zzqqxxjj"])),
+    ),
+    Mistake("search_papers", {"query": "zzqqxxjj"}, Answered(lambda answer: "Next: check the spelling" in answer["note"], True)),
+    Mistake(
+        "search_papers",
+        {"query": "bert", "year_from": 2030},
+        Answered(lambda answer: "Next: call again without year_from" in answer["note"], True),
+    ),
     # -- get_paper --------------------------------------------------------------------------------------------------
     Mistake("get_paper", {"id": BERT_MOUTH}, Refused("invalid_argument", f'call again with paper="{BERT_MOUTH}"')),
     Mistake("get_paper", {"arxiv_id": BERT_MOUTH}, Refused("invalid_argument", f'with paper="{BERT_MOUTH}"')),
@@ -128,7 +147,17 @@ MISTAKES = [
         Answered(papers, [BERTS_ICL, BERT_MOUTH]),
     ),
     # A title's commas do not split it: it is one paper argument (here the start of a title, which names no paper).
-    Mistake("get_paper", {"paper": BERT_MOUTH_TITLE.split(":")[0]}, Refused("invalid_argument", "search_papers")),
+    Mistake(
+        "get_paper",
+        {"paper": BERT_MOUTH_TITLE.split(":")[0]},
+        Refused("not_found", f'call search_papers(query="{BERT_MOUTH_TITLE.split(":")[0]}")'),
+    ),
+    # A title where an id goes: the one paper with that whole title, saying so.
+    Mistake("get_paper", {"paper": BERT_MOUTH_TITLE}, Answered(by_title, (BERT_MOUTH, True))),
+    Mistake("get_paper", {"paper": "berts are generative in context learners."}, Answered(by_title, (BERTS_ICL, True))),
+    Mistake(
+        "get_paper", {"paper": "Attention is all you need"}, Refused("not_found", 'call search_papers(query="Attention is all you need")')
+    ),
     Mistake(
         "get_paper",
         {"paper": {"id": BERT_MOUTH}},
@@ -163,7 +192,12 @@ MISTAKES = [
     ),
     Mistake("get_leaderboard", {"task": TASK, "dataset": DATASET, "status": "ran_violates,ran_honours"}, Answered(lambda a: a["total"], 1)),
     Mistake("get_leaderboard", {"task": TASK, "dataset": DATASET, "status": 7}, Refused("invalid_argument", BOTH_FORMS)),
+    # A dataset's name where the task goes: said, with the call to its benchmark.
+    Mistake("get_leaderboard", {"task": DATASET}, Refused("not_found", f"call get_leaderboard(task='{TASK}', dataset='{DATASET}')")),
     # -- describe ---------------------------------------------------------------------------------------------------
+    Mistake("describe", {"kind": "dataset", "name": TASK}, Refused("not_found", f"call describe(kind='task', name='{TASK}')")),
+    Mistake("describe", {"kind": "benchmarks", "name": DATASET}, Answered(lambda answer: answer["kind"], "dataset")),
+    Mistake("describe", {"kind": "paper", "name": "BERT"}, Refused("invalid_argument", "call search_papers(query='BERT')")),
     Mistake("describe", {"type": "dataset", "name": DATASET}, Refused("invalid_argument", 'with kind="dataset"')),
     Mistake("describe", {"kind": "dataset", "id": DATASET}, Refused("invalid_argument", f'with name="{DATASET}"')),
     # -- tools that do not exist ------------------------------------------------------------------------------------
