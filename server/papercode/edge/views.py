@@ -94,22 +94,32 @@ def views_extension() -> Apps:
 def view_html(name: str) -> str:
     """The view's document: the page with its title, the stylesheet and one module script inlined."""
     view, page = _BY_NAME[name], _read("view.html")
-    script = "\n".join((library_script(LIBRARY.read_text(encoding="utf-8")), _read("view.js"), _read(f"{name}.js")))
-    style = _read("view.css")
-    for part, text in (("style", style), ("script", script)):
-        if _CLOSES_INLINE.search(text):
-            raise ValueError(f"the {part} of the {name} view would end its inline element early: {_CLOSES_INLINE.pattern}")
+    style, own = _read("view.css"), "\n".join((_read("view.js"), _read(f"{name}.js")))
+    for part, text in (("stylesheet", style), ("script", own)):
+        _check_inline(text, f"the {name} view's {part}")
     filled = {
         TITLE_SLOT: view.title,
         WAITING_SLOT: view.waiting,
         STYLE_SLOT: f"<style>\n{style}</style>",
-        SCRIPT_SLOT: f'<script type="module">\n{script}</script>',
+        SCRIPT_SLOT: f'<script type="module">\n{_library()}\n{own}</script>',
     }
     for slot, text in filled.items():
         if page.count(slot) != 1:
             raise ValueError(f"apps/view.html must hold {slot} once")
         page = page.replace(slot, text)
     return page
+
+
+@functools.cache
+def _library() -> str:
+    script = library_script(LIBRARY.read_text(encoding="utf-8"))
+    _check_inline(script, "the library")
+    return script
+
+
+def _check_inline(text: str, what: str) -> None:
+    if _CLOSES_INLINE.search(text):
+        raise ValueError(f"{what} would end its inline element early: {_CLOSES_INLINE.pattern}")
 
 
 def library_script(library: str) -> str:

@@ -248,7 +248,7 @@ function timeAxis(points, width) {
   const pad = Math.max((hi - lo) * 0.03, 60 * day);
   lo -= pad;
   hi += pad;
-  const most = Math.max(2, Math.floor(width / 50));
+  const most = Math.max(2, Math.floor(width / 42)); // a year label is about 30 px wide
   const first = new Date(lo).getUTCFullYear();
   const last = new Date(hi).getUTCFullYear();
   const ticks = [];

@@ -244,8 +244,11 @@ function repoGroup(group) {
 
 function sampleItem(sample, pointerOnly, group, path) {
   const code = card.codes.get(sample.code_sha256);
+  const file = fileUrl(group.repo, path);
   const action = pointerOnly
-    ? el("span", { class: "faint small", text: "link only" })
+    ? file
+      ? link(file, "Open the file", { class: "small", title: "link only: its licence does not allow showing the code here" })
+      : el("span", { class: "faint small", text: "link only" })
     : el("button", {
         class: "small",
         text: code?.open ? "Hide code" : "Show code",
