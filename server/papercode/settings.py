@@ -72,6 +72,7 @@ class Settings:
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     stateless: bool = False
+    no_views: bool = False
     max_sessions: int = 100
     session_idle_timeout: float = 600.0
     fetch_stall_timeout: float = 60.0
@@ -432,6 +433,15 @@ OPTIONS: tuple[Option, ...] = (
         SERVE,
         env="PAPERCODE_STATELESS",
         env_note="`1` turns it on",
+    ),
+    Option(
+        "no_views",
+        "--no-views",
+        "serve no MCP Apps views: get_leaderboard and get_paper name no `ui://` view, and hosts show the answers as text",
+        "off (views on)",
+        SERVE,
+        env="PAPERCODE_NO_VIEWS",
+        env_note="`1` turns them off",
     ),
     Option(
         "max_sessions",

@@ -313,7 +313,12 @@ async def test_ids_sent_as_json_numbers_resolve_exactly(small_client: Client) ->
 
 async def test_resource_listing(client: Client) -> None:
     resources = {resource.uri: resource.mime_type for resource in (await client.list_resources()).resources}
-    assert resources == {"corpus://stats": "application/json", "corpus://load-report": "application/json"}
+    assert resources == {
+        "corpus://stats": "application/json",
+        "corpus://load-report": "application/json",
+        "ui://papercode/leaderboard": "text/html;profile=mcp-app",
+        "ui://papercode/paper": "text/html;profile=mcp-app",
+    }
     templates = {template.uri_template: template.mime_type for template in (await client.list_resource_templates()).resource_templates}
     assert templates == {"paper://{+arxiv_id}": "application/json", "code://{code_sha256}": "application/json"}
 

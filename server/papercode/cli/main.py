@@ -233,7 +233,7 @@ def build_live_server(settings: Settings, auth: tuple[StaticTokens, AuthSettings
         sys.stderr.write(f"papercode: {ready_line(stage, seconds)}\n")
 
     live.on_stage(announce)
-    server = build_server(live, verified_code(settings), auth=auth, ready_timeout=settings.ready_timeout)
+    server = build_server(live, verified_code(settings), auth=auth, ready_timeout=settings.ready_timeout, views=not settings.no_views)
     live.on_swap(server.notify_corpus_changed)
     live.on_failure(server.notify_reload_failed)
     return server, live

@@ -225,7 +225,8 @@ class PapercodeServer(MCPServer):
 
     async def read_resource(self, uri: Any, context: Context | None = None) -> Any:
         check_uri_length(uri)
-        await self._ready_or_refuse("search" if str(uri).startswith("paper://") else "index", context)  # paper:// has the abstract
+        if not str(uri).startswith("ui://"):  # a view is static: it never waits for the corpus
+            await self._ready_or_refuse("search" if str(uri).startswith("paper://") else "index", context)  # paper:// has the abstract
         contents = await super().read_resource(uri, context)
         if isinstance(contents, list):
             contents.extend(_verified_code(contents))

@@ -19,7 +19,7 @@ board), and get_code's store reads and downloads (for a list of hashes, side by 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, NamedTuple
 
 import anyio.to_thread
@@ -165,9 +165,13 @@ class PapercodeTools:
             ToolRegistration(self.describe, "Task, method or dataset", READ_ONLY),
         ]
 
-    def register(self, server: MCPServer) -> None:
+    def register(self, server: MCPServer, meta: Mapping[str, dict[str, Any]] | None = None) -> None:
+        """Each tool added to `server`, with its `_meta` from `meta` by name (the views': `views.tool_meta`)."""
+        named = meta or {}
         for tool in self.registrations():
-            server.add_tool(tool.fn, title=tool.title, description=tool.description, annotations=tool.annotations)
+            server.add_tool(
+                tool.fn, title=tool.title, description=tool.description, annotations=tool.annotations, meta=named.get(tool.fn.__name__)
+            )
 
     async def get_harvested_code_for_paper(
         self,
