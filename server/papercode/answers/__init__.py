@@ -1,1 +1,1 @@
-"""What each tool answers, with no MCP in sight: the queries over a corpus and the lean models they return."""
+"""What each tool, resource and prompt answers, with no MCP in sight: arguments checked, the corpus asked, answers shaped."""

@@ -1,5 +1,8 @@
-"""`papercode archive`: build Code-with-Papers records from the Papers-with-Code archive (the Hugging Face
-mirror's parquet files, or the original JSON dumps), and fetch that mirror.
+"""The Papers-with-Code archive built once into the form every server maps: `papercode archive build / fetch / verify`.
+
+The build reads the archive's tables (the Hugging Face mirror's parquet files, or the original JSON dumps: papers, code
+links and, when given, the leaderboards' tables) and writes its serving form, search index included, into a build
+directory of its own (`builds`); `index.archive_layer` opens it at every start. `fetch` downloads the mirror.
 
 Nothing here imports pyarrow or huggingface_hub until a command needs them (`pip install 'papercode[archive]'`).
 """
