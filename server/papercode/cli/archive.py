@@ -28,12 +28,15 @@ if TYPE_CHECKING:
 def add_parser(subparsers: Any) -> dict[str, argparse.ArgumentParser]:
     """Add `archive build`, `archive fetch` and `archive verify` to papercode's subcommands
     (`parser.add_subparsers(...)`); returns their parsers by command, for the settings that apply to them."""
-    archive = subparsers.add_parser("archive", help="build records from the Papers-with-Code archive (or fetch it from Hugging Face)")
+    archive = subparsers.add_parser(
+        "archive", help="build the Papers-with-Code archive into its serving form (or fetch it from Hugging Face)"
+    )
     actions = archive.add_subparsers(dest="archive_command", required=True, metavar="{build,fetch,verify}")
     build = actions.add_parser(
         "build",
         help="build the archive from local files",
-        description="Build Code-with-Papers records from the Papers-with-Code archive: the Hugging Face mirror's parquet files "
+        description="Build the Papers-with-Code archive into the form every papercode serve --archive maps (its columns, keys "
+        "and search index, in a build directory of its own), from the Hugging Face mirror's parquet files "
         "(<dataset>/data/train-*.parquet, or copies made through pandas) or the original JSON dumps (.json, .json.gz), in any mix. "
         "Each file's table is told by its columns: papers-with-abstracts and links-between-papers-and-code, and optionally "
         "evaluation-tables, methods and datasets (the leaderboards get_leaderboard and describe answer from).",
