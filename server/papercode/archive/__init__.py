@@ -9,8 +9,9 @@ Nothing here imports pyarrow or huggingface_hub until a command needs them (`pip
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from papercode.core.lazy import loaded_on_first_use
 
 from .builds import ArchiveBusy
 from .location import NotAnArchive, default_archive_dir
@@ -23,18 +24,14 @@ if TYPE_CHECKING:  # what `__getattr__` loads on first use, named for the type c
 # The build's modules load on first use: `serve` reads where the archive is (`location`) and its manifest on every
 # start, and has no use for the rest.
 _LAZY = {
-    "BuildSummary": "build",
-    "build_archive": "build",
-    "BadInput": "tables",
-    "MissingDependency": "tables",
+    "BuildSummary": ".build",
+    "build_archive": ".build",
+    "BadInput": ".tables",
+    "MissingDependency": ".tables",
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f".{module}", __name__), name)
+__getattr__ = loaded_on_first_use(__name__, _LAZY)
 
 
 __all__ = [

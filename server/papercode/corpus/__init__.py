@@ -6,20 +6,17 @@ package (`cli.main` imports `corpus.snapshot` as it starts) does not load the st
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from papercode.core.lazy import loaded_on_first_use
 
 if TYPE_CHECKING:  # what `__getattr__` loads on first use, named for the type checker and linters
     from .stages import Corpus
 
-_LAZY = {"Corpus": "stages"}
+_LAZY = {"Corpus": ".stages"}
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f".{module}", __name__), name)
+__getattr__ = loaded_on_first_use(__name__, _LAZY)
 
 
 __all__ = ["Corpus"]
