@@ -21,7 +21,7 @@ import pytest
 
 from papercode.core.errors import ErrorCode, QueryError
 from papercode.verified.materialize import OUTCOMES
-from tests.support import generated
+from tests.support import generated, python_source
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "server" / "papercode"
@@ -68,6 +68,12 @@ def existing_packages() -> set[str]:
     return {".".join(path.parent.relative_to(PACKAGE).parts) for path in PACKAGE.rglob("__init__.py") if path.parent != PACKAGE}
 
 
+def layer_modules() -> set[str]:
+    """The modules at the top of server/papercode that are layers of their own (`settings`, `bench`): all but the
+    package's `__init__` and `__main__` (the command line's entry, as the script's)."""
+    return {path.stem for path in PACKAGE.glob("*.py")} - {"__init__", "__main__"}
+
+
 def first_sentence(docstring: str) -> str:
     """The first sentence of a docstring's first paragraph, on one line: up to the first `.`, `!` or `?` that ends a
     word before a space (not in a code span, not after `e.g` or `i.e`), else the whole paragraph."""
@@ -101,9 +107,9 @@ def _in_layer_order(names: set[str]) -> list[str]:
 
 def packages_markdown() -> str:
     """The generated section `packages`: one line a package, the first sentence of its docstring, in layer order
-    (settings, a module that is a layer of its own, among them)."""
+    (the modules that are layers of their own, such as settings, among them)."""
     rows = ["| package | what it is for |", "|---|---|"]
-    for name in _in_layer_order(existing_packages() | {"settings"}):
+    for name in _in_layer_order(existing_packages() | layer_modules()):
         shown = f"{name.replace('.', '/')}/" if name in existing_packages() else f"{name}.py"
         sentence = first_sentence(docstring_of(name) or "").replace("|", "\\|")  # a table's cell: its `|` escaped
         rows.append(f"| `{shown}` | {sentence} |")
@@ -151,7 +157,7 @@ def test_every_package_line_is_short() -> None:
     long = [
         f"{module_path(name).relative_to(REPO)}: the first sentence of its docstring is {len(sentence)} characters; say what the"
         f" package is for in at most {PACKAGE_LINE} (the rest of the docstring can say more)"
-        for name in sorted(existing_packages() | {"settings"})
+        for name in sorted(existing_packages() | layer_modules())
         if len(sentence := first_sentence(docstring_of(name) or "")) > PACKAGE_LINE
     ]
     assert not long, "\n".join(long)
@@ -300,7 +306,7 @@ def test_the_layer_list_is_the_import_linter_contract() -> None:
 
 def test_every_package_has_a_layer() -> None:
     layered = {name for layer in contract_layers() for name in layer_names(layer)}
-    top_level = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").exists()} | {"settings"}
+    top_level = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").exists()} | layer_modules()
     assert layered == top_level, (
         "the layers (ARCHITECTURE.md and pyproject.toml) and the packages differ:"
         f" packages without a layer {sorted(top_level - layered)}, layers without a package {sorted(layered - top_level)}"
@@ -346,14 +352,7 @@ _COMMAND_LINE = ("cli", "archive")
 
 def _strings(tree: ast.AST) -> Iterator[tuple[int, str]]:
     """(line, text) of each string and f-string outside docstrings, an f-string's values shown as `{}`."""
-    docstrings = {
-        id(node.body[0].value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-        and node.body
-        and isinstance(node.body[0], ast.Expr)
-        and isinstance(node.body[0].value, ast.Constant)
-    }
+    docstrings = python_source.docstrings(tree)
     parts = {id(value) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr) for value in node.values}
     for node in ast.walk(tree):
         if id(node) in docstrings or id(node) in parts:
