@@ -146,13 +146,13 @@ def resolve_build(spec: str) -> Callable[..., Any] | str:
 
 
 def build_step(spec: str, sources: Sequence[Path], out: Path, snapshot: str | None) -> dict[str, Any]:
-    """`build_archive(sources, out[, snapshot=...])` timed in this process, with the CLI's GC policy."""
+    """`build_archive(sources, out[, data_date=...])` timed in this process, with the CLI's GC policy."""
     build = resolve_build(spec)
     if isinstance(build, str):
         return {"available": False, "reason": build}
     bench.gc_policy()
     started = start_usage()
-    kwargs = {"snapshot": snapshot} if snapshot is not None else {}
+    kwargs = {"data_date": snapshot} if snapshot is not None else {}
     start = time.perf_counter()
     answer = build(list(sources), out, **kwargs)
     build_s = time.perf_counter() - start
@@ -576,7 +576,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="keep each build's archive directory here (BUILD_OUT/parquet, BUILD_OUT/json-gz: serve it with archive-serve"
         " --archive-dir); default a temporary directory",
     )
-    parser.add_argument("--snapshot", help="passed to the build as snapshot=")
+    parser.add_argument("--snapshot", help="passed to the build as data_date=")
     parser.add_argument("--repeat", type=int, default=1, help="run each floor this many times (each in a fresh process), keep the best")
     parser.add_argument("--json", type=Path, help=JSON_HELP)
 

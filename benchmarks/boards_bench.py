@@ -161,7 +161,7 @@ def children_cpu():
     return times.children_user + times.children_system
 setattr(owner, attribute, timed)
 wall, cpu, children = time.perf_counter(), time.process_time(), children_cpu()
-bench.build_archive(sources, out, snapshot="2025-07-28")
+bench.build_archive(sources, out, data_date="2025-07-28")
 print(json.dumps({
     "wall": time.perf_counter() - wall,
     "cpu": time.process_time() - cpu + children_cpu() - children,

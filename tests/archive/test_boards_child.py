@@ -51,7 +51,7 @@ def write_sources(directory: Path) -> Path:
 
 def built(sources: Path, out: Path, monkeypatch: pytest.MonkeyPatch, *, beside: bool) -> BuildSummary:
     monkeypatch.setattr(boards_child, "CHILD_PROCESS_BYTES", 0 if beside else 1 << 60)
-    return build_archive([sources], out, snapshot="2025-07-28")
+    return build_archive([sources], out, data_date="2025-07-28")
 
 
 def outcome(summary: BuildSummary) -> dict[str, Any]:

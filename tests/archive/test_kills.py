@@ -53,7 +53,7 @@ class Stand:
             write_json(root / "src" / "links.json", links + more_links),
         ]
         self.archive = root / "archive"
-        self.build_id = build_archive(self.sources, self.archive, snapshot=SNAPSHOT).build_id
+        self.build_id = build_archive(self.sources, self.archive, data_date=SNAPSHOT).build_id
         self.hold = root / "hold"
         self.processes: list[subprocess.Popen[bytes]] = []
 

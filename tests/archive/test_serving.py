@@ -700,7 +700,7 @@ def test_a_build_a_server_holds_is_kept_and_the_next_build_after_it_is_gone_remo
     assert held is not None
     corpus = Corpus.load([write_records(tmp_path / "records", records_that_add(built.papers))], archive_dir=archive)
     sources = [write_json(tmp_path / "src" / "papers.json", [paper_row("newer", "A newer build's paper", arxiv_id="2102.00001")])]
-    newer = build_archive(sources, archive, snapshot=SNAPSHOT)
+    newer = build_archive(sources, archive, data_date=SNAPSHOT)
     assert sorted(os.listdir(archive / BUILDS)) == sorted([held.name, newer.build_id])
     assert os.readlink(archive / CURRENT) == f"{BUILDS}/{newer.build_id}"
     still = next(paper["arxiv_id"] for paper in built.written[20:] if paper.get("arxiv_id"))
@@ -711,7 +711,7 @@ def test_a_build_a_server_holds_is_kept_and_the_next_build_after_it_is_gone_remo
     opened.close()
     del corpus
     gc.collect()
-    newest = build_archive(sources, archive, snapshot=SNAPSHOT)
+    newest = build_archive(sources, archive, data_date=SNAPSHOT)
     assert sorted(os.listdir(archive / BUILDS)) == [newest.build_id]
 
 

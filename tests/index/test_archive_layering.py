@@ -201,7 +201,7 @@ def test_config_writes_the_archive_into_the_host_configuration(layered: tuple[Pa
 
 def _build(source: Path, out: Path, titles: list[str]) -> None:
     papers = [paper_row(f"built-{i}", title, arxiv_id=f"2105.{i:05d}") for i, title in enumerate(titles)]
-    build_archive([write_json(source / "papers-with-abstracts.json.gz", papers)], out, snapshot=SNAPSHOT)
+    build_archive([write_json(source / "papers-with-abstracts.json.gz", papers)], out, data_date=SNAPSHOT)
 
 
 def live_over(records: Path, archive: Path) -> LiveCorpus:

@@ -173,9 +173,9 @@ from pathlib import Path
 import orjson
 
 
-def build_archive(sources, out, snapshot=None):
+def build_archive(sources, out, data_date=None):
     \"\"\"Stands in for a build of record shards (papercode before issue #22): one record per source file, a manifest.\"\"\"
-    lines = b"".join(orjson.dumps({"source": Path(s).name, "snapshot": snapshot}) + b"\\n" for s in sources)
+    lines = b"".join(orjson.dumps({"source": Path(s).name, "snapshot": data_date}) + b"\\n" for s in sources)
     (Path(out) / "records").mkdir()
     (Path(out) / "records" / "bundle_000.jsonl.gz").write_bytes(gzip.compress(lines))
     manifest = {"format_version": 1, "counts": {"papers": len(sources)}, "shards": [{"name": "bundle_000.jsonl.gz"}]}

@@ -100,7 +100,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_parquet(sources / "links.parquet", links)
     for name, rows in zip(("evaluations", "methods", "datasets"), sample_catalogues(), strict=True):
         write_board_table(sources / f"{name}.parquet", rows)
-    build_archive([sources], home / "archive", snapshot="2025-07-28")
+    build_archive([sources], home / "archive", data_date="2025-07-28")
     return home
 
 

@@ -40,7 +40,7 @@ def build_small_archive(directory: Path, out: Path) -> Path:
     """`archive_papers` written as dumps into `directory` and built into `out` (its serving form)."""
     papers, links = archive_papers()
     sources = [write_json(directory / "papers-with-abstracts.json.gz", papers), write_json(directory / "links.json.gz", links)]
-    build_archive(sources, out, snapshot=SNAPSHOT)
+    build_archive(sources, out, data_date=SNAPSHOT)
     return out
 
 

@@ -402,7 +402,7 @@ def build_recording(sources: list[Path], out: Path, snapshot: str) -> tuple[Any,
 
     setattr(build_module, "ServingWriter", Recording)  # noqa: B010 - for this build only
     try:
-        summary = build_module.build_archive(sources, out, snapshot=snapshot)
+        summary = build_module.build_archive(sources, out, data_date=snapshot)
     finally:
         setattr(build_module, "ServingWriter", ServingWriter)  # noqa: B010
     return summary, records

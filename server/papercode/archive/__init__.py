@@ -15,7 +15,7 @@ from papercode.core.lazy import loaded_on_first_use
 
 from .builds import ArchiveBusy
 from .location import NotAnArchive, default_archive_dir
-from .manifest import BadManifest, check_snapshot
+from .manifest import BadManifest, check_data_date
 
 if TYPE_CHECKING:  # what `__getattr__` loads on first use, named for the type checker and linters
     from .build import BuildSummary, build_archive
@@ -42,6 +42,6 @@ __all__ = [
     "MissingDependency",
     "NotAnArchive",
     "build_archive",
-    "check_snapshot",
+    "check_data_date",
     "default_archive_dir",
 ]

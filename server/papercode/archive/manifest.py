@@ -22,7 +22,7 @@ COMMIT: Final = re.compile(r"[0-9a-f]{40}")  # a dataset commit, as the Hub name
 BadManifest = ManifestProblem  # a manifest this papercode does not read: `path: why`, one line
 
 
-def check_snapshot(text: object) -> str:
+def check_data_date(text: object) -> str:
     """`text` when it is a real day written YYYY-MM-DD, not after today; ValueError otherwise."""
     return checked_day(text)
 

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     try:
         sources, commit_dates = _fetched(command, settings) if args.archive_command == "fetch" else (list(args.sources), {})
-        summary = build_archive(sources, settings.archive_dir, snapshot=settings.snapshot, commit_dates=commit_dates)
+        summary = build_archive(sources, settings.archive_dir, data_date=settings.data_date, commit_dates=commit_dates)
     except (Exception, KeyboardInterrupt) as exc:
         failed = _failure(command, exc)
         if failed is None:
@@ -163,7 +163,7 @@ def print_summary(summary: BuildSummary, given: Path) -> None:
     out = sys.stdout.write
     through = f", through the symlink {given}" if Path(summary.archive_dir) != Path(os.path.abspath(given)) else ""
     out(f"archive: {summary.archive_dir}, build {summary.build_id} ({summary.bytes_written / 1e6:,.1f} MB{through})\n")
-    out(f"snapshot: {summary.snapshot} ({summary.snapshot_basis})\n")
+    out(f"snapshot: {summary.data_date} ({summary.data_date_basis})\n")
     out(
         f"papers: {summary.papers:,} written ({summary.papers_from_abstracts:,} from {summary.paper_rows:,} papers rows, "
         f"{summary.papers_from_links:,} named only by links)\n"

@@ -102,7 +102,7 @@ class Manifest:
     """What a build's `archive.json` says, checked."""
 
     build_id: str
-    snapshot: str  # the date of the data, YYYY-MM-DD
+    data_date: str  # the date of the data, YYYY-MM-DD ("snapshot" in the manifest)
     papers: int
     files: dict[str, FileFacts]  # every file of the build (relative path -> size and sha256)
     search_segments: int
@@ -123,12 +123,12 @@ class Manifest:
             build_id, papers, segments = str(raw["build_id"]), int(raw["counts"]["papers"]), int(raw["search"]["segments"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} lacks a field or has a wrong one ({exc!r})") from None
-        snapshot = raw.get("snapshot")
-        if not is_day(snapshot) or not build_id_is_valid(build_id) or papers < 0:
+        data_date = raw.get("snapshot")
+        if not is_day(data_date) or not build_id_is_valid(build_id) or papers < 0:
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} has a malformed build id, date or count")
         if any(not _inside(name) for name in files):
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} names files outside its build")
-        return cls(build_id, str(snapshot), papers, files, segments, raw)
+        return cls(build_id, str(data_date), papers, files, segments, raw)
 
 
 def _inside(name: str) -> bool:
@@ -203,7 +203,7 @@ class ArchiveLayer:
         columns, prefix, count = self._columns, COLUMNS + "/", self.manifest.papers
         assert columns is not None
         strings = StringTable()
-        strings.values = [self.manifest.snapshot]
+        strings.values = [self.manifest.data_date]
         papers = PaperColumns(strings)
         for name in STRING_COLUMNS:
             setattr(papers, name, columns.strings(prefix + name))

@@ -198,7 +198,7 @@ def compose(records: PaperIndex, archive: ArchiveLayer | None) -> PaperIndex:
         by_arxiv=LayeredKeys(records.by_arxiv, archive.by_arxiv, ordinals),
         by_slug=LayeredKeys(records.by_slug, archive.by_slug, ordinals),
         fingerprint=fingerprint,
-        snapshots=records.snapshots | {archive.manifest.snapshot},
+        snapshots=records.snapshots | {archive.manifest.data_date},
         sources=PaperSources(archive_start=len(records.papers), archive_replaced=len(replaced)),
     )
     return LayeredIndex(**values, records=records, archive=archive, ordinals=ordinals)
