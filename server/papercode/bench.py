@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # what `__getattr__` loads on first use, named for the type c
     from papercode.corpus.stages import Corpus, build_stages, open_stages
     from papercode.edge.app import build_server
     from papercode.index.abstracts import ABSTRACTS
-    from papercode.index.archive_layer import current_build, open_archive
+    from papercode.index.mapped_archive import current_build, open_archive
     from papercode.index.ranking import SearchHit
     from papercode.index.search import SearchEngine
     from papercode.index.search_documents import SearchDocument, document_texts
@@ -62,8 +62,8 @@ _LAZY = {
     "describe_shown": "papercode.answers.leaderboards",
     # the archive: its build, a build opened
     "build_archive": "papercode.archive.build",
-    "open_archive": "papercode.index.archive_layer",
-    "current_build": "papercode.index.archive_layer",
+    "open_archive": "papercode.index.mapped_archive",
+    "current_build": "papercode.index.mapped_archive",
     # full-text search: the documents it indexes, its index written and searched
     "iter_records": "papercode.ingest.decode",
     "Admission": "papercode.ingest.admission",
@@ -238,15 +238,15 @@ def board_names(corpus: Corpus) -> BoardNames:
 def papers_with_results(archive_dir: Path) -> list[tuple[str | None, str]]:
     """(arXiv id, slug) of each paper of the archive in `archive_dir` that a leaderboard's result names, in the
     archive's order."""
-    from papercode.index.archive_layer import open_archive
+    from papercode.index.mapped_archive import open_archive
 
-    layer = open_archive(archive_dir)
+    mapped = open_archive(archive_dir)
     try:
-        assert layer.boards is not None, f"the archive in {archive_dir} has no leaderboards"
-        papers = sorted(set(layer.boards.ints["paper.papers"]))
-        return [(layer.papers.arxiv_id[a], str(layer.papers.slug[a])) for a in papers]
+        assert mapped.boards is not None, f"the archive in {archive_dir} has no leaderboards"
+        papers = sorted(set(mapped.boards.ints["paper.papers"]))
+        return [(mapped.papers.arxiv_id[a], str(mapped.papers.slug[a])) for a in papers]
     finally:
-        layer.close()
+        mapped.close()
 
 
 __all__ = [

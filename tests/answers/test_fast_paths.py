@@ -29,8 +29,8 @@ from papercode.core.ids import _arxiv_id_by_patterns, parse_arxiv_id
 from papercode.corpus.stages import Corpus
 from papercode.index import search_writer
 from papercode.index.abstracts import ABSTRACTS
-from papercode.index.archive_layer import ARCHIVE_BASE
 from papercode.index.layers import LayeredIndex
+from papercode.index.mapped_archive import ARCHIVE_BASE
 from papercode.index.paper_index import SampleRow
 from papercode.index.search import SearchEngine
 from papercode.index.search_documents import SearchDocument, document_texts, documents_of, paper_texts

@@ -675,7 +675,7 @@ def test_the_leaderboards_are_files_of_the_build_listed_with_their_sha256(built:
 
 
 def test_a_leaderboards_file_cut_short_leaves_the_archive_unserved_with_the_reason(tmp_path: Path) -> None:
-    from papercode.index.archive_layer import ArchiveUnavailable, current_build, open_archive
+    from papercode.index.mapped_archive import ArchiveUnavailable, current_build, open_archive
 
     built_here = build(tmp_path)
     build_dir = current_build(tmp_path / "archive")
@@ -689,7 +689,7 @@ def test_a_leaderboards_file_cut_short_leaves_the_archive_unserved_with_the_reas
 
 def test_a_table_found_corrupt_while_the_search_index_commits_fails_the_build_and_keeps_the_previous(built: Built, tmp_path: Path) -> None:
     from papercode.archive.tables import BadInput
-    from papercode.index.archive_layer import current_build
+    from papercode.index.mapped_archive import current_build
 
     sources = write_sources(tmp_path / "sources", "json")
     many = [

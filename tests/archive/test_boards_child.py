@@ -14,7 +14,7 @@ import pytest
 from papercode.archive import boards_child, build_archive
 from papercode.archive.build import BuildSummary
 from papercode.archive.tables import BadInput
-from papercode.index.archive_layer import current_build
+from papercode.index.mapped_archive import current_build
 from tests.support.archive_tables import link_row, paper_row, write_json
 from tests.support.leaderboard_tables import benchmark, dataset, method, result, task, write_dump, write_parquet
 

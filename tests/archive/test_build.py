@@ -2,7 +2,7 @@
 
 Every archive here is written by the test (tests/support/archive_tables.py): JSON dumps (plain and gzipped), the Hub
 mirror's parquet, and pandas-style parquet copies. The ground truth is the two bundled records: turned back into
-archive rows and built, their archive parts must come back exactly as a server reads them (`ArchiveLayer`).
+archive rows and built, their archive parts must come back exactly as a server reads them (`MappedArchive`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from papercode.archive.build_progress import ArchiveBuildProgress
 from papercode.archive.rows import LICENCE, LICENCE_URL, Vocabulary, day, flag, name_slug, repo_url
 from papercode.cli import main as cli
 from papercode.index import mapped
-from papercode.index.archive_layer import BUILDS, CURRENT, FORMAT, FORMAT_VERSION, MANIFEST, current_build, open_archive
+from papercode.index.mapped_archive import BUILDS, CURRENT, FORMAT, FORMAT_VERSION, MANIFEST, current_build, open_archive
 from papercode.settings import settings_for
 from tests.support.archive_tables import (
     NO_PROCESS,

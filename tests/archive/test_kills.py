@@ -21,7 +21,7 @@ import orjson
 import pytest
 
 from papercode.archive import build_archive
-from papercode.index.archive_layer import BUILDS, current_build_id
+from papercode.index.mapped_archive import BUILDS, current_build_id
 from papercode.index.overlay import OVERLAY_PREFIX
 from papercode.ingest import parallel
 from papercode.settings import bundled_records_dir

@@ -43,8 +43,8 @@ from papercode.core.errors import QueryError
 from papercode.core.limits import Limits
 from papercode.corpus.stages import Corpus, open_stages
 from papercode.index import mapped
-from papercode.index.archive_layer import BUILDS, CURRENT, MANIFEST, current_build, open_archive
 from papercode.index.layers import LayeredIndex
+from papercode.index.mapped_archive import BUILDS, CURRENT, MANIFEST, current_build, open_archive
 from papercode.index.paper_index import PaperSources
 from papercode.index.ranking import Ranking
 from papercode.index.search_queries import SearchFilters, in_any_field

@@ -26,7 +26,7 @@ from papercode.archive import build_archive, builds, check_data_date, location
 from papercode.archive.build_progress import ArchiveBuildProgress
 from papercode.cli import main as cli
 from papercode.core.paths import given_path
-from papercode.index.archive_layer import BUILDS, CURRENT, MANIFEST
+from papercode.index.mapped_archive import BUILDS, CURRENT, MANIFEST
 from papercode.settings import settings_for, user_cache_dir
 from tests.support.archive_tables import (
     assert_bundled_papers_back,

@@ -26,7 +26,7 @@ from papercode.core.load_report import LoadReport
 from papercode.corpus.reload import LiveCorpus
 from papercode.corpus.snapshot import records_part, served_key
 from papercode.corpus.stages import Corpus, open_stages
-from papercode.index.archive_layer import BUILDS, CURRENT, current_build
+from papercode.index.mapped_archive import BUILDS, CURRENT, current_build
 from papercode.index.overlay import OVERLAY_PREFIX
 from papercode.ingest import parallel
 from papercode.ingest.files import find_record_files

@@ -2,7 +2,7 @@
 
 The build reads the archive's tables (the Hugging Face mirror's parquet files, or the original JSON dumps: papers, code
 links and, when given, the leaderboards' tables) and writes its serving form, search index included, into a build
-directory of its own (`builds`); `index.archive_layer` opens it at every start. `fetch` downloads the mirror.
+directory of its own (`builds`); `index.mapped_archive` opens it at every start. `fetch` downloads the mirror.
 
 Nothing here imports pyarrow or huggingface_hub until a command needs them (`pip install 'papercode[archive]'`).
 """

@@ -25,9 +25,9 @@ import orjson
 from papercode.core.holds import hold
 from papercode.core.ids import parse_slug
 from papercode.core.records import MAX_LIST_ENTRIES
-from papercode.index.archive_layer import FORMAT, FORMAT_VERSION, MANIFEST, current_build
 from papercode.index.columns import CodeLinkRow
 from papercode.index.mapped import FileFacts
+from papercode.index.mapped_archive import FORMAT, FORMAT_VERSION, MANIFEST, current_build
 
 from . import location
 from .boards import BoardsSummary

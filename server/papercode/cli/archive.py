@@ -132,8 +132,8 @@ def _failure(command: str, exc: BaseException) -> _Failed | None:
 
 def verify(archive_dir: Path) -> int:
     """`papercode archive verify`: every file of the current build against its size and sha256; the exit code."""
-    from papercode.index.archive_layer import ArchiveUnavailable, open_archive
     from papercode.index.mapped import verify as verify_files
+    from papercode.index.mapped_archive import ArchiveUnavailable, open_archive
 
     try:
         archive = open_archive(real_out(archive_dir))

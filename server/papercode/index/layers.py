@@ -1,7 +1,7 @@
 """The records above the archive, as one index: a record replaces the archive's row for the same paper.
 
 `compose(records, archive)` makes the `PaperIndex` a server answers from: the records layer (`PaperIndex`, built from
-Code-with-Papers records, with every sample) as it is, and the archive layer (`ArchiveLayer`, opened read-only) beneath
+Code-with-Papers records, with every sample) as it is, and the archive layer (`MappedArchive`, opened read-only) beneath
 it. Papers are numbered as one index would number them: the records' papers first (0..R-1), then the archive's, in
 its order, without those a record replaces (`Ordinals`). A record replaces the archive's row with its arXiv id or its
 slug: that row is never returned, and its arXiv id and slug lead to the record (`LayeredKeys`). Samples, counts and
@@ -20,8 +20,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, NoReturn
 
-from .archive_layer import ArchiveLayer
 from .columns import PaperColumns, PaperRow
+from .mapped_archive import MappedArchive
 from .paper_index import PaperIndex, PaperSources
 
 
@@ -125,7 +125,7 @@ class LayeredIndex(PaperIndex):
     """A `PaperIndex` over the records and the archive beneath them (see the module docstring)."""
 
     records: PaperIndex | None = None
-    archive: ArchiveLayer | None = None
+    archive: MappedArchive | None = None
     ordinals: Ordinals | None = None
 
     def __reduce__(self) -> NoReturn:
@@ -165,7 +165,7 @@ class LayeredIndex(PaperIndex):
         return sorted(both)[:most]
 
 
-def replacements(records: PaperIndex, archive: ArchiveLayer) -> dict[int, int]:
+def replacements(records: PaperIndex, archive: MappedArchive) -> dict[int, int]:
     """Archive paper -> the record paper that replaces it (the same arXiv id, else the same slug)."""
     replaced: dict[int, int] = {}
     papers = records.papers
@@ -185,7 +185,7 @@ def replacements(records: PaperIndex, archive: ArchiveLayer) -> dict[int, int]:
     return replaced
 
 
-def compose(records: PaperIndex, archive: ArchiveLayer | None) -> PaperIndex:
+def compose(records: PaperIndex, archive: MappedArchive | None) -> PaperIndex:
     """The index a server answers from: `records` alone, or above `archive`."""
     if archive is None:
         return records

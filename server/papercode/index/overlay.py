@@ -30,8 +30,8 @@ from papercode.core import scratch
 from papercode.core.holds import hold
 
 from .abstracts import ABSTRACTS
-from .archive_layer import ARCHIVE_BASE, ArchiveLayer
 from .layers import Ordinals
+from .mapped_archive import ARCHIVE_BASE, MappedArchive
 from .paper_index import PaperIndex
 from .ranking import Ranking
 from .search import SearchEngine
@@ -62,7 +62,7 @@ def overlay_parent() -> Path | None:
 class LayeredSearch(Ranking):
     """Search over the archive's index with the records' papers laid over it (see the module docstring)."""
 
-    def __init__(self, archive: ArchiveLayer, records: PaperIndex, records_search: SearchEngine, ordinals: Ordinals) -> None:
+    def __init__(self, archive: MappedArchive, records: PaperIndex, records_search: SearchEngine, ordinals: Ordinals) -> None:
         self._archive, self._records_search, self._layers = archive, records_search, ordinals
         overlay = scratch.directory(OVERLAY_PREFIX, overlay_parent())
         try:
@@ -84,7 +84,7 @@ class LayeredSearch(Ranking):
 
 
 def _overlay(
-    archive: ArchiveLayer, directory: Path, records: PaperIndex, records_search: SearchEngine, ordinals: Ordinals
+    archive: MappedArchive, directory: Path, records: PaperIndex, records_search: SearchEngine, ordinals: Ordinals
 ) -> tantivy.Searcher:
     source = archive.search_dir
     archive_segments = _segments(source)

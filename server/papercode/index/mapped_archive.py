@@ -174,7 +174,7 @@ class Repeated(Sequence[Any]):
         return self.value
 
 
-class ArchiveLayer:
+class MappedArchive:
     """One archive build, opened read-only: its papers (ordinals 0..papers-1, in build order), their keys, the
     repositories their code links name, their abstracts, and where its search index is."""
 
@@ -276,7 +276,7 @@ class ArchiveLayer:
         self.close()
 
 
-def open_archive(archive_dir: Path) -> ArchiveLayer:
+def open_archive(archive_dir: Path) -> MappedArchive:
     """The current build of the archive in `archive_dir`, opened; `ArchiveUnavailable` (with what to run) otherwise.
 
     Never writes: the directory may be another user's, or a read-only volume.
@@ -296,7 +296,7 @@ def open_archive(archive_dir: Path) -> ArchiveLayer:
             _release(lock)
             raise
         try:
-            return ArchiveLayer(build, manifest, lock=lock or None)  # the layer's lock from here: it releases it if it fails
+            return MappedArchive(build, manifest, lock=lock or None)  # the layer's lock from here: it releases it if it fails
         except (ColumnProblem, ValueError) as exc:
             raise ArchiveUnavailable(f"the archive's build {build.name} is damaged: {exc}") from None
     raise ArchiveUnavailable("the archive kept changing while it was opened (builds in quick succession?)")
