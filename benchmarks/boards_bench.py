@@ -11,7 +11,7 @@ archive generated without). Steps:
    the papers were, and joining the results to the papers);
 2. **open**: the archive's current build opened (`papercode.bench.open_archive`) with and without its
    leaderboards, the median of 20 opens, in this process (nothing about them is built at open);
-3. **calls, in-process**: a records layer of `--records` generated records replacing archive papers that have results
+3. **calls, in-process**: `--records` generated records replacing archive papers that have results
    (so `status` finds harvested samples), laid over the archive; then p50 and p95 of `get_leaderboard` (a task's
    benchmarks; a benchmark's first page; `has_code=true`; `status`) and `describe` (task, method, dataset), as
    `answers` answers them (`papercode.bench.leaderboard_shown`, `describe_shown`), on random names drawn from the

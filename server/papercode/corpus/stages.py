@@ -4,7 +4,7 @@
 records are built, and the corpus is handed over twice: as soon as keyed lookups work (the
 search index is still being built, in another process for a large corpus), then complete.
 An intact snapshot of other records (they changed since) is served meanwhile, marked stale.
-With an archive, each stage of the records is laid over it (`index.layers`, `index.overlay`): the archive is opened,
+With an archive, each stage of the records is laid over it (`index.overlaid`, `index.overlay`): the archive is opened,
 never built, and an archive that cannot be served leaves the records served alone, with the reason (`archive_note`).
 This is the only module that composes a `Corpus` from its parts.
 """
@@ -22,8 +22,8 @@ from papercode.core.holds import hold
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, ProgressCallback
 from papercode.core.paging import Pager
-from papercode.index.layers import LayeredIndex, compose
 from papercode.index.mapped_archive import ArchiveUnavailable, MappedArchive, current_build_id, open_archive
+from papercode.index.overlaid import OverlaidIndex, compose
 from papercode.index.overlay import LayeredSearch, OverlayProblem
 from papercode.index.paper_index import PaperIndex
 from papercode.index.ranking import Ranking
@@ -58,7 +58,7 @@ class Corpus:
     @property
     def archive(self) -> MappedArchive | None:
         """The archive served beneath the records, if any."""
-        return self.index.archive if isinstance(self.index, LayeredIndex) else None
+        return self.index.archive if isinstance(self.index, OverlaidIndex) else None
 
     @classmethod
     def load(
@@ -158,7 +158,7 @@ def over_archive(records: Corpus, archive: _Archive | None) -> Corpus:
     index = compose(records.index, archive.mapped)
     search = None
     if records.search is not None:
-        assert isinstance(index, LayeredIndex) and index.ordinals is not None and isinstance(records.search, SearchEngine)
+        assert isinstance(index, OverlaidIndex) and index.ordinals is not None and isinstance(records.search, SearchEngine)
         try:
             search = LayeredSearch(archive.mapped, records.index, records.search, index.ordinals)
         except OverlayProblem as exc:

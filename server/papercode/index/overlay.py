@@ -30,8 +30,8 @@ from papercode.core import scratch
 from papercode.core.holds import hold
 
 from .abstracts import ABSTRACTS
-from .layers import Ordinals
 from .mapped_archive import ARCHIVE_BASE, MappedArchive
+from .overlaid import Ordinals
 from .paper_index import PaperIndex
 from .ranking import Ranking
 from .search import SearchEngine
