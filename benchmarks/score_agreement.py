@@ -73,12 +73,12 @@ def measure(archive_dir: Path, papers: int, seed: int) -> dict[str, Any]:
         keys = {ordinal: alone.index.papers[ordinal].key for ordinal in chosen}
         for number, ordinal in enumerate(chosen):
             (records / f"{number:05d}.json").write_bytes(orjson.dumps(record_of(alone, ordinal)))
-        layered = bench.Corpus.load([records], archive_dir=archive_dir)
+        overlaid = bench.Corpus.load([records], archive_dir=archive_dir)
         ratios, missing = [], 0
         for ordinal in chosen:
             query = " ".join(alone.index.papers[ordinal].title.split()[:WORDS])
             before = dict(alone.search.scored(query, 100))
-            after = {layered.index.papers[paper].key: score for paper, score in layered.search.scored(query, 100)}
+            after = {overlaid.index.papers[paper].key: score for paper, score in overlaid.search.scored(query, 100)}
             if ordinal not in before or keys[ordinal] not in after:
                 missing += 1
                 continue

@@ -24,7 +24,7 @@ from papercode.core.load_report import LoadReport, ProgressCallback
 from papercode.core.paging import Pager
 from papercode.index.mapped_archive import ArchiveUnavailable, MappedArchive, current_build_id, open_archive
 from papercode.index.overlaid import OverlaidIndex, compose
-from papercode.index.overlay import LayeredSearch, OverlayProblem
+from papercode.index.overlay import OverlaidSearch, OverlayProblem
 from papercode.index.paper_index import PaperIndex
 from papercode.index.ranking import Ranking
 from papercode.index.search import SearchEngine
@@ -160,7 +160,7 @@ def over_archive(records: Corpus, archive: _Archive | None) -> Corpus:
     if records.search is not None:
         assert isinstance(index, OverlaidIndex) and index.ordinals is not None and isinstance(records.search, SearchEngine)
         try:
-            search = LayeredSearch(archive.mapped, records.index, records.search, index.ordinals)
+            search = OverlaidSearch(archive.mapped, records.index, records.search, index.ordinals)
         except OverlayProblem as exc:
             note = f"the archive is not served: {exc}"
             log.warning("%s", note)
@@ -203,7 +203,7 @@ def _stages(
             yield Stage("keyed", corpus, None)
         else:
             yield Stage("complete", corpus, None)  # served first; the snapshot is written when the caller asks for more
-            assert isinstance(corpus.search, SearchEngine)  # the records' own: a layered one is never snapshotted
+            assert isinstance(corpus.search, SearchEngine)  # the records' own: an overlaid one is never snapshotted
             snapshot.save(path, key, corpus.index, corpus.search)
 
 
