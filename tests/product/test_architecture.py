@@ -14,6 +14,7 @@ import re
 import textwrap
 import tomllib
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 from typing import get_args
 
@@ -90,6 +91,7 @@ def _wrapped(entry: str) -> list[str]:
     return [line.replace("\0", " ") for line in lines]
 
 
+@cache
 def docstring_of(module: str) -> str | None:
     return ast.get_docstring(ast.parse(module_path(module).read_text(encoding="utf-8")))
 
