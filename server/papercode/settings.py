@@ -76,7 +76,7 @@ class Settings:
     max_sessions: int = 100
     session_idle_timeout: float = 600.0
     fetch_stall_timeout: float = 60.0
-    snapshot: str | None = None  # `papercode archive build | fetch`: the date of the data, when given
+    data_date: str | None = None  # `papercode archive build | fetch`: the date of the data (--snapshot), when given
 
     @property
     def limits(self) -> Limits:
@@ -484,7 +484,7 @@ OPTIONS: tuple[Option, ...] = (
         "DIR",
     ),
     Option(
-        "snapshot",
+        "data_date",
         "--snapshot",
         "the date of the data",
         "the dataset commit's date when known, else the newest source file's modification date",

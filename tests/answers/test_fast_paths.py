@@ -29,8 +29,8 @@ from papercode.core.ids import _arxiv_id_by_patterns, parse_arxiv_id
 from papercode.corpus.stages import Corpus
 from papercode.index import search_writer
 from papercode.index.abstracts import ABSTRACTS
-from papercode.index.archive_layer import ARCHIVE_BASE
-from papercode.index.layers import LayeredIndex
+from papercode.index.mapped_archive import ARCHIVE_BASE
+from papercode.index.overlaid import OverlaidIndex
 from papercode.index.paper_index import SampleRow
 from papercode.index.search import SearchEngine
 from papercode.index.search_documents import SearchDocument, document_texts, documents_of, paper_texts
@@ -314,7 +314,7 @@ def test_snippets_are_cut_from_the_texts_that_were_indexed(
         records, _ = request.getfixturevalue("layered")
         corpus = load_layered((records, build_small_archive(tmp_path_of(request) / "sources", tmp_path_of(request) / "archive")))
         index = corpus.index
-        assert isinstance(index, LayeredIndex) and index.ordinals is not None
+        assert isinstance(index, OverlaidIndex) and index.ordinals is not None
         ordinals = index.ordinals
         by_paper = {
             (value if value < ARCHIVE_BASE else ordinals.of_archive(value - ARCHIVE_BASE)): document

@@ -181,7 +181,7 @@ class Built:
 
 
 def build(tmp: Path, form: str = "json", *, catalogues: bool = True) -> Built:
-    summary = build_archive([write_sources(tmp / "sources", form, catalogues=catalogues)], tmp / "archive", snapshot="2025-07-28")
+    summary = build_archive([write_sources(tmp / "sources", form, catalogues=catalogues)], tmp / "archive", data_date="2025-07-28")
     corpus = Corpus.load([write_records(tmp / "records", records())], archive_dir=tmp / "archive")
     assert corpus.archive_note is None
     return Built(summary, corpus)
@@ -480,7 +480,7 @@ def test_numbers_in_a_dump_are_shown_as_written_and_benchmarks_differing_in_a_nu
     write_dump(
         tmp_path / "sources" / "evaluation-tables.json", [task("Image Classification", sets), task("Atari 2600 Games"), task("Atari 260")]
     )
-    build_archive([tmp_path / "sources"], tmp_path / "archive", snapshot="2025-07-28")
+    build_archive([tmp_path / "sources"], tmp_path / "archive", data_date="2025-07-28")
     corpus = Corpus.load([write_records(tmp_path / "records", records())], archive_dir=tmp_path / "archive")
     assert board(corpus, "image classification", "cifar-10")["rows"][0]["values"] == ["95"]
     assert board(corpus, "image classification", "CIFAR 100")["rows"][0]["values"] == ["81.25"]
@@ -692,7 +692,7 @@ def test_get_paper_caps_the_results_and_counts_the_rest(tmp_path: Path) -> None:
     ]
     write_json(tmp_path / "sources" / "papers.json", papers())
     write_dump(tmp_path / "sources" / "evaluation-tables.json", many)
-    build_archive([tmp_path / "sources"], tmp_path / "archive", snapshot="2025-07-28")
+    build_archive([tmp_path / "sources"], tmp_path / "archive", data_date="2025-07-28")
     corpus = Corpus.load([write_records(tmp_path / "records", records())], archive_dir=tmp_path / "archive")
     answer = queries.paper_detail_shown(corpus, "deeplab")
     assert len(answer["results"]) == leaderboards.RESULTS_SHOWN and answer["more_results"] == 13 - leaderboards.RESULTS_SHOWN
@@ -722,7 +722,7 @@ def test_the_same_tables_given_in_two_forms_are_read_once(built: Built, tmp_path
     sources = write_sources(tmp_path / "sources", "json")
     for name, rows in (("evaluation-tables", evaluations()), ("methods", methods()), ("datasets", datasets())):
         FORMS["parquet"](sources, name, rows)
-    summary = build_archive([sources], tmp_path / "archive", snapshot="2025-07-28")
+    summary = build_archive([sources], tmp_path / "archive", data_date="2025-07-28")
     assert summary.manifest()["counts"]["boards"] == built.summary.manifest()["counts"]["boards"]
     counts = summary.rejected.counts
     assert (counts["duplicate_task"], counts["duplicate_method"], counts["duplicate_dataset"]) == (4, 3, 2)
@@ -760,7 +760,7 @@ def test_the_leaderboards_are_files_of_the_build_listed_with_their_sha256(built:
 
 
 def test_a_leaderboards_file_cut_short_leaves_the_archive_unserved_with_the_reason(tmp_path: Path) -> None:
-    from papercode.index.archive_layer import ArchiveUnavailable, current_build, open_archive
+    from papercode.index.mapped_archive import ArchiveUnavailable, current_build, open_archive
 
     built_here = build(tmp_path)
     build_dir = current_build(tmp_path / "archive")
@@ -774,7 +774,7 @@ def test_a_leaderboards_file_cut_short_leaves_the_archive_unserved_with_the_reas
 
 def test_a_table_found_corrupt_while_the_search_index_commits_fails_the_build_and_keeps_the_previous(built: Built, tmp_path: Path) -> None:
     from papercode.archive.tables import BadInput
-    from papercode.index.archive_layer import current_build
+    from papercode.index.mapped_archive import current_build
 
     sources = write_sources(tmp_path / "sources", "json")
     many = [
@@ -785,10 +785,10 @@ def test_a_table_found_corrupt_while_the_search_index_commits_fails_the_build_an
     data = bytearray(path.read_bytes())
     data[len(data) // 4 : len(data) // 2] = b"\xff" * (len(data) // 2 - len(data) // 4)  # the footer whole, the pages not
     path.write_bytes(bytes(data))
-    first = build_archive([write_sources(tmp_path / "good", "json")], tmp_path / "archive", snapshot="2025-07-28")
+    first = build_archive([write_sources(tmp_path / "good", "json")], tmp_path / "archive", data_date="2025-07-28")
     before = current_build(tmp_path / "archive")
     with pytest.raises(BadInput, match=r"train-00000-of-00001\.parquet"):
-        build_archive([sources], tmp_path / "archive", snapshot="2025-07-28")
+        build_archive([sources], tmp_path / "archive", data_date="2025-07-28")
     assert current_build(tmp_path / "archive") == before and first.build_id and before is not None
     assert sorted(path.name for path in (tmp_path / "archive" / "builds").iterdir()) == [first.build_id]
 
@@ -808,7 +808,7 @@ def test_subtasks_nested_a_thousand_deep_are_cut_and_counted(tmp_path: Path, whe
         write_parquet(sources / "evaluation-tables.parquet", rows)
     else:
         write_deep_dump(sources / "evaluation-tables.json", tasks, {"Abyss": deep_subtasks(1000)})
-    summary = build_archive([sources], tmp_path / "archive", snapshot="2025-07-28")
+    summary = build_archive([sources], tmp_path / "archive", data_date="2025-07-28")
     cut = 1000 - 32
     assert summary.manifest()["counts"]["boards"]["subtasks_cut"] == cut
     assert (
@@ -833,7 +833,7 @@ def test_a_board_of_a_hundred_thousand_rows_pages_and_filters_bounded(tmp_path: 
     write_json(sources / "papers.json", papers())
     write_json(sources / "links.json", links())
     write_dump(sources / "evaluation-tables.json.gz", [task("Huge", [benchmark("Big", ["Accuracy"], rows)])])
-    build_archive([sources], tmp_path / "archive", snapshot="2025-07-28")
+    build_archive([sources], tmp_path / "archive", data_date="2025-07-28")
     corpus = Corpus.load([write_records(tmp_path / "records", records())], archive_dir=tmp_path / "archive")
     first = board(corpus, "Huge", "Big", limit=leaderboards.MAX_ROWS)
     values = [float(row["values"][0].rstrip("%")) for row in first["rows"]]

@@ -19,7 +19,7 @@ from papercode.archive.build import BuildSummary
 from papercode.core.errors import QueryError
 from papercode.core.metrics import lower_is_better
 from papercode.corpus.stages import Corpus
-from papercode.index.archive_layer import current_build
+from papercode.index.mapped_archive import current_build
 from tests.support.leaderboard_tables import benchmark, board, dataset, describe, method, refused, result, serve_tables, task
 
 FIRST = "https://arxiv.org/abs/2001.00001"

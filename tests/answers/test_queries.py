@@ -1,8 +1,9 @@
 """Every tool, resource, prompt and completion at the `queries` layer, in-process on the real records and on
 small corpora: the answers the model reads, and the `QueryError` text of every refusal.
 
-Counts are exact (see ../shared/notes/records.md). Whole answers are asserted where they are small. What the
-MCP edge adds (argument validation, the wire shape, errors as results) is tested in test_mcp_roundtrip.py.
+Counts are exact: the bundled records are fixed (`records/README.md` lists them, with their samples). Whole answers
+are asserted where they are small. What the MCP edge adds (argument validation, the wire shape, errors as results) is
+tested in test_mcp_roundtrip.py.
 """
 
 from __future__ import annotations

@@ -240,7 +240,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
     write_dump(sources / "evaluation-tables.json", [task(TASK, boards, [task("Few-Shot Image Classification")])])
     write_dump(sources / "methods.json", [method("Attention")])
     write_dump(sources / "datasets.json", [dataset(BOARD)])
-    build_archive([sources], home / "archive", snapshot="2025-07-28")
+    build_archive([sources], home / "archive", data_date="2025-07-28")
     records = write_records(home / "records", _records())
     (records / "code").mkdir()
     (records / "code" / f"{STORED_SHA}.py").write_text(STORED_CODE, encoding="utf-8")

@@ -336,7 +336,7 @@ def hostile_boards(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
     write_dump(
         sources / "datasets.json", [dataset("D" * 400, variants=[f"{'Dataset ' * 36}{b}" for b in range(60)], description="x" * (10 << 20))]
     )
-    build_archive([sources], tmp / "archive", snapshot="2025-07-28")
+    build_archive([sources], tmp / "archive", data_date="2025-07-28")
     return Corpus.load([bundled_records_dir()], archive_dir=tmp / "archive")
 
 

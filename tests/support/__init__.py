@@ -13,4 +13,6 @@
 - `fixture_server`: a GitHub stand-in on 127.0.0.1 for downloads of source files.
 - `processes`: real processes waited for, their children listed, ended outright (kill -9), every wait bounded.
 - `tool_answers`: a tool's answer as the edge sends it, asked at the queries layer.
+- `generated`: the generated sections of the docs, the page of each, and their rewrite under PAPERCODE_UPDATE_SNAPSHOTS=1.
+- `python_source`: which strings of a parsed module are docstrings, for the static scans of the code.
 """

@@ -47,7 +47,7 @@ def small_archive_sources(directory: Path) -> list[Path]:
 
 def build_small_archive(directory: Path, out: Path) -> Path:
     """`archive_papers` written as dumps into `directory` and built into `out` (its serving form)."""
-    build_archive(small_archive_sources(directory), out, snapshot=SNAPSHOT)
+    build_archive(small_archive_sources(directory), out, data_date=SNAPSHOT)
     return out
 
 
@@ -77,5 +77,5 @@ def build_bundled_archive(directory: Path) -> Path:
     write_parquet(sources / "links.parquet", links)
     for name, rows in zip(("evaluations", "methods", "datasets"), leaderboard_tables.sample_catalogues(), strict=True):
         leaderboard_tables.write_parquet(sources / f"{name}.parquet", rows)
-    build_archive([sources], directory / "archive", snapshot=SNAPSHOT)
+    build_archive([sources], directory / "archive", data_date=SNAPSHOT)
     return directory / "archive"

@@ -137,7 +137,7 @@ def serve_tables(
         write_dump(sources / "methods.json", methods)
     if datasets is not None:
         write_dump(sources / "datasets.json", datasets)
-    summary = build_archive([sources], directory / "archive", snapshot="2025-07-28")
+    summary = build_archive([sources], directory / "archive", data_date="2025-07-28")
     record = make_record("2102.00001", "a-record", [make_sample(sha_for("a-record", 1))], title="A record")
     corpus = Corpus.load([write_records(directory / "records", [record])], archive_dir=directory / "archive")
     assert corpus.archive_note is None

@@ -1,7 +1,7 @@
 """What `get_leaderboard`, `describe` and `get_paper`'s results answer: the archive's leaderboards joined with the harvest.
 
 A benchmark's rows come best first by one of its metrics, in the order the build sorted them (`index.board_columns`); a row's
-paper is the archive paper it joined, or the record that replaces that paper (`index.layers.Ordinals`), so the rows of
+paper is the archive paper it joined, or the record that replaces that paper (`index.overlaid.Ordinals`), so the rows of
 a paper with harvested samples say how many there are and how the best of them ran. Names are resolved as people
 write them (`core.names`), within the task for its benchmarks and metrics, an exact spelling first; a task whose name
 others have too is named by its parents' names as well (`Parent > Task`); a name of another kind than asked is
@@ -23,7 +23,7 @@ from papercode.core.metrics import direction_text
 from papercode.core.names import NameKind, name_key, name_keys, same_numbers
 from papercode.corpus.stages import Corpus
 from papercode.index.board_columns import EXTRA_NO, EXTRA_YES, LIST_SEPARATOR, ROW_OWN_CODE, Boards, Order
-from papercode.index.layers import LayeredIndex, Ordinals
+from papercode.index.overlaid import Ordinals, OverlaidIndex
 from papercode.index.paper_index import PaperRow, best_status
 
 from . import models
@@ -67,9 +67,9 @@ def _boards(corpus: Corpus) -> Boards:
     return archive.boards
 
 
-def _layers(corpus: Corpus) -> tuple[LayeredIndex, Ordinals]:
+def _layers(corpus: Corpus) -> tuple[OverlaidIndex, Ordinals]:
     index = corpus.index
-    assert isinstance(index, LayeredIndex) and index.ordinals is not None  # an archive is served: the index is layered
+    assert isinstance(index, OverlaidIndex) and index.ordinals is not None  # an archive is served: the index is overlaid
     return index, index.ordinals
 
 

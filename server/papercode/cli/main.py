@@ -344,7 +344,7 @@ def check(settings: Settings) -> int:
             out(f"archive: {corpus.archive_note}\n")
         else:
             out(
-                f"archive: build {archive.build_id} ({len(archive):,} papers, data of {archive.manifest.snapshot}), {settings.archive_dir.shown}\n"
+                f"archive: build {archive.build_id} ({len(archive):,} papers, data of {archive.manifest.data_date}), {settings.archive_dir.shown}\n"
             )
     _print_grouped(
         ((problem.severity, problem.code), f"{problem.where()}: {problem.reason}") for problem in [*report.problems, *store.problems]

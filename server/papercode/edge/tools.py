@@ -110,7 +110,8 @@ SearchQuery = Annotated[
 
 def reply(answer: BaseModel | dict[str, Any]) -> CallToolResult:
     """An answer as structured content and the same as compact JSON text. A dict is an answer already as shown
-    (`shaping.shown`: the keyed tools build theirs so, and skip the model and its dump)."""
+    (`shaping.shown`: the keyed tools build theirs so, and skip the model and its dump; `answers` says which tools
+    build which)."""
     structured = answer if isinstance(answer, dict) else answer.model_dump(mode="json", exclude_none=True)
     text = orjson.dumps(structured).decode()
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)

@@ -1,7 +1,7 @@
 """The archive's leaderboards, tasks, methods and datasets as a server reads them: mapped columns, no object per row.
 
 `papercode archive build` writes them into the build's `boards/` directory (`archive.boards`) when the archive's
-evaluation tables, methods or datasets are among its sources; `ArchiveLayer` opens them when the manifest lists them.
+evaluation tables, methods or datasets are among its sources; `MappedArchive` opens them when the manifest lists them.
 The layout is declared here, once, for the writer and the reader:
 
 - tasks (`task.*`): name, description, area, parent task, paper count, their benchmarks (`task.boards`: offsets into

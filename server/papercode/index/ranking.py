@@ -1,5 +1,5 @@
-"""Ranking over one tantivy searcher: what the records' own engine (`search.SearchEngine`) and the layered one
-(`overlay.LayeredSearch`) share.
+"""Ranking over one tantivy searcher: what the records' own engine (`search.SearchEngine`) and the overlaid one
+(`overlay.OverlaidSearch`) share.
 
 A query ranks by BM25 (tantivy prunes to the top k with block-max WAND) in two tiers, papers with the words in the
 title first; when no paper has every word, papers with any of them, and the page says so and which words no paper
