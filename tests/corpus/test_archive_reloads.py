@@ -24,7 +24,7 @@ from papercode.core.limits import Limits
 from papercode.corpus.reload import LiveCorpus
 from papercode.corpus.snapshot import records_part, served_key
 from papercode.corpus.stages import open_stages
-from papercode.index.archive_layer import BUILDS, CURRENT, current_build
+from papercode.index.mapped_archive import BUILDS, CURRENT, current_build
 from tests.support.archive_layers import build_small_archive, layered_records
 from tests.support.http import WAIT, health, papercode_serve, wait_ready
 
@@ -62,7 +62,7 @@ def layered_copy(tmp_path: Path) -> tuple[Path, Path]:
 def test_two_hundred_reloads_over_the_archive_keep_descriptors_and_memory_flat(
     layered_copy: tuple[Path, Path], tmp_path: Path, how: str
 ) -> None:
-    """Each reload used to keep the replaced layer's 14 mapped files open (a reference cycle only a full collection
+    """Each reload used to keep the 14 mapped files of the archive it replaced open (a reference cycle only a full collection
     freed) and the allocator's high-water mark of its buffers: 30 reloads took a server from 167 descriptors to 587."""
     records, archive = layered_copy
     record = sorted(records.iterdir())[0]
@@ -185,17 +185,17 @@ def _build_descriptors(build: Path) -> int:
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 @pytest.mark.usefixtures("collections_off")
-async def test_a_replaced_archive_layer_is_let_go_at_the_swap_without_a_collection(layered_copy: tuple[Path, Path]) -> None:
+async def test_a_replaced_mapped_archive_is_let_go_at_the_swap_without_a_collection(layered_copy: tuple[Path, Path]) -> None:
     records, archive = layered_copy
     build = current_build(archive)
     assert build is not None
     live = _live(records, archive)
     await live.load()
-    one_layer = _build_descriptors(build)
-    assert one_layer > 10  # the maps of the paper columns, the abstracts, the lock
+    once = _build_descriptors(build)
+    assert once > 10  # the maps of the paper columns, the abstracts, the lock
     for _ in range(3):
         assert await live.reload("SIGHUP") is True
-        assert _build_descriptors(build) == one_layer
+        assert _build_descriptors(build) == once
 
 
 @ON_LINUX
@@ -206,11 +206,11 @@ def test_a_map_a_call_still_reads_is_released_when_that_call_lets_it_go(layered_
     assert build is not None
     live = _live(records, archive)
     anyio.run(live.load)
-    layer = live().archive
-    assert layer is not None
-    titles, years = layer.papers.title, layer.papers.year  # what a call in flight reads: a packed column and a view
-    del layer
-    anyio.run(live.reload, "SIGHUP")  # the layer those columns came from is replaced
+    mapped = live().archive
+    assert mapped is not None
+    titles, years = mapped.papers.title, mapped.papers.year  # what a call in flight reads: a packed column and a view
+    del mapped
+    anyio.run(live.reload, "SIGHUP")  # the mapped archive those columns came from is replaced
     assert titles[2] == "A paper only the archive has" and years[2] == 2020  # the call goes on reading them
     still_open = _build_descriptors(build)
     del titles, years  # the call ends

@@ -27,7 +27,7 @@ from papercode.corpus.reload import LiveCorpus
 from papercode.corpus.snapshot import records_part, served_key
 from papercode.corpus.stages import ARCHIVE_NEXT, Corpus, open_stages
 from papercode.index import mapped
-from papercode.index.archive_layer import UNOPENABLE_NEXT, ArchiveUnavailable, current_build, open_archive
+from papercode.index.mapped_archive import UNOPENABLE_NEXT, ArchiveUnavailable, current_build, open_archive
 from tests.support.archive_layers import build_small_archive, layered_records
 from tests.support.http import WAIT, papercode_serve, wait_ready
 

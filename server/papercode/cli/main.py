@@ -246,7 +246,7 @@ def build_live_server(settings: Settings, auth: tuple[StaticTokens, AuthSettings
         await anyio.to_thread.run_sync(memory.return_free_memory)
 
     live.on_stage(announce)
-    server = build_server(live, verified_code(settings), auth=auth, ready_timeout=settings.ready_timeout)
+    server = build_server(live, verified_code(settings), auth=auth, ready_timeout=settings.ready_timeout, views=not settings.no_views)
     live.on_swap(server.notify_corpus_changed)
     live.on_failure(server.notify_reload_failed)
     live.on_swap(give_memory_back)
@@ -360,7 +360,7 @@ def check(settings: Settings) -> int:
             out(f"archive: {corpus.archive_note}\n")
         else:
             out(
-                f"archive: build {archive.build_id} ({len(archive):,} papers, data of {archive.manifest.snapshot}), {settings.archive_dir.shown}\n"
+                f"archive: build {archive.build_id} ({len(archive):,} papers, data of {archive.manifest.data_date}), {settings.archive_dir.shown}\n"
             )
     _print_grouped(
         ((problem.severity, problem.code), f"{problem.where()}: {problem.reason}") for problem in [*report.problems, *store.problems]

@@ -18,7 +18,7 @@ failed to read them and only a check can say whether they are damaged).
 
 A map is released as the objects reading it are: at once when nothing reads it any more, or when the last call
 still reading a column of it ends. Nothing closes a map under a reader, and none waits for a garbage collection,
-as long as no reference cycle holds a column (`index.layers` keeps none).
+as long as no reference cycle holds a column (`index.overlaid` keeps none).
 """
 
 from __future__ import annotations

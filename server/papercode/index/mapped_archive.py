@@ -108,7 +108,7 @@ class Manifest:
     """What a build's `archive.json` says, checked."""
 
     build_id: str
-    snapshot: str  # the date of the data, YYYY-MM-DD
+    data_date: str  # the date of the data, YYYY-MM-DD ("snapshot" in the manifest)
     papers: int
     files: dict[str, FileFacts]  # every file of the build (relative path -> size and sha256)
     search_segments: int
@@ -129,12 +129,12 @@ class Manifest:
             build_id, papers, segments = str(raw["build_id"]), int(raw["counts"]["papers"]), int(raw["search"]["segments"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} lacks a field or has a wrong one ({exc!r})") from None
-        snapshot = raw.get("snapshot")
-        if not is_day(snapshot) or not build_id_is_valid(build_id) or papers < 0:
+        data_date = raw.get("snapshot")
+        if not is_day(data_date) or not build_id_is_valid(build_id) or papers < 0:
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} has a malformed build id, date or count")
         if any(not _inside(name) for name in files):
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} names files outside its build")
-        return cls(build_id, str(snapshot), papers, files, segments, raw)
+        return cls(build_id, str(data_date), papers, files, segments, raw)
 
 
 def _inside(name: str) -> bool:
@@ -180,7 +180,7 @@ class Repeated(Sequence[Any]):
         return self.value
 
 
-class ArchiveLayer:
+class MappedArchive:
     """One archive build, opened read-only: its papers (ordinals 0..papers-1, in build order), their keys, the
     repositories their code links name, their abstracts, and where its search index is."""
 
@@ -211,7 +211,7 @@ class ArchiveLayer:
         columns, prefix, count = self._columns, COLUMNS + "/", self.manifest.papers
         assert columns is not None
         strings = StringTable()
-        strings.values = [self.manifest.snapshot]
+        strings.values = [self.manifest.data_date]
         papers = PaperColumns(strings)
         for name in STRING_COLUMNS:
             setattr(papers, name, columns.strings(prefix + name))
@@ -284,7 +284,7 @@ class ArchiveLayer:
         self.close()
 
 
-def open_archive(archive_dir: Path) -> ArchiveLayer:
+def open_archive(archive_dir: Path) -> MappedArchive:
     """The current build of the archive in `archive_dir`, opened; `ArchiveUnavailable` (with what to run) otherwise.
 
     Never writes: the directory may be another user's, or a read-only volume.
@@ -307,7 +307,7 @@ def open_archive(archive_dir: Path) -> ArchiveLayer:
                 os.close(lock)
             raise
         try:
-            return ArchiveLayer(build, manifest, lock=lock)  # the layer's lock from here: it releases it if it fails
+            return MappedArchive(build, manifest, lock=lock)  # the mapped archive's lock from here: it releases it if it fails
         except (ColumnProblem, ValueError) as exc:  # what a check of its files found
             raise ArchiveUnavailable(f"the archive's build {build.name} is damaged: {exc}") from None
         except OSError as exc:  # no verdict on its files: the system would not open them
