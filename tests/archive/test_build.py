@@ -390,6 +390,26 @@ def test_every_file_of_a_build_is_in_its_manifest_with_its_size_and_sha256(tmp_p
     assert mapped.verify(build, files) == ["papers/title.data: its bytes are not those the build wrote (sha256 differs)"]
 
 
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_every_file_of_a_build_has_the_mode_the_umask_gives_tantivy_s_own_too(tmp_path: Path, umask: int) -> None:
+    """The archive directory may be another user's: a server run by another user must read every file of a build.
+    tantivy writes `meta.json` and `.managed.json` through temporary files, made 0600, and such a server answered
+    `load_failed` to every search. Root reads a 0600 file anyway, so the modes are what is asserted."""
+    papers = [paper_row(f"paper-{i}", f"Paper {i}", abstract="words " * i) for i in range(30)]
+    previous = os.umask(umask)
+    try:
+        build_archive(write_sources(tmp_path / "src", "json", papers, [link_row("paper-1", "a/b")]), tmp_path / "archive")
+    finally:
+        os.umask(previous)
+    build = current_build(tmp_path / "archive")
+    assert build is not None
+    modes = {str(path.relative_to(build)): path.stat().st_mode & 0o777 for path in build.rglob("*") if path.is_file()}
+    assert {"search/meta.json", "search/.managed.json", "papers/title.data", MANIFEST} <= set(modes)
+    assert {name for name, mode in modes.items() if mode != 0o666 & ~umask} == set()
+    folders = [build.parent, build, *(path for path in build.rglob("*") if path.is_dir())]
+    assert {str(folder) for folder in folders if folder.stat().st_mode & 0o777 != 0o777 & ~umask} == set()
+
+
 # -- the output directory ------------------------------------------------------------------
 
 

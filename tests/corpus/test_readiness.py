@@ -100,7 +100,7 @@ async def test_lists_answer_at_once_and_a_call_says_loading_with_when_to_come_ba
         answer = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH})
         assert answer.is_error is False and answer.structured_content is not None
         assert answer.structured_content["counts"]["total"] == 10
-        assert live.health() == {"status": "ok", "papers": 2, "last_reload_error": None}
+        assert live.health() == {"status": "ok", "papers": 2, "reloads": 0, "failed_reloads": 0, "last_reload_error": None}
 
 
 async def test_a_call_waits_for_the_index_with_progress_notifications(corpus: Corpus) -> None:
@@ -317,7 +317,7 @@ async def test_a_first_load_that_fails_answers_a_waiting_call_at_once_and_the_se
         assert health["status"] == "failed" and health["papers"] == 0
         assert str(tmp_path) not in text and str(tmp_path) not in str(health["load_error"])  # no server path
         assert await live.reload("SIGHUP") is True  # a reload that succeeds ends the failure
-        assert live.health() == {"status": "ok", "papers": 2, "last_reload_error": None}
+        assert live.health() == {"status": "ok", "papers": 2, "reloads": 1, "failed_reloads": 0, "last_reload_error": None}
         answer = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH})
         assert answer.is_error is False and answer.structured_content is not None
         assert answer.structured_content["counts"]["total"] == 10

@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 
 
 ARCHIVE_NEXT = "run `papercode archive fetch` (downloads it) or `papercode archive build SOURCE...` (from files you have)"
+NOT_SERVED = "the archive is not served: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,9 +140,7 @@ def _open_archive(archive_dir: Path | None) -> _Archive | None:
     try:
         mapped = open_archive(archive_dir)
     except ArchiveUnavailable as exc:
-        note = f"the archive is not served: {exc}. Next: {ARCHIVE_NEXT}"
-        log.warning("%s", note)
-        return _Archive(None, note, build_id)
+        return _Archive(None, _not_served(exc), build_id)
     log.info("archive build %s opened (%d papers)", mapped.build_id, len(mapped))
     hold("archive-opened")
     return _Archive(mapped, None, mapped.build_id)
@@ -162,10 +161,15 @@ def over_archive(records: Corpus, archive: _Archive | None) -> Corpus:
         try:
             search = OverlaidSearch(archive.mapped, records.index, records.search, index.ordinals)
         except OverlayProblem as exc:
-            note = f"the archive is not served: {exc}"
-            log.warning("%s", note)
-            return replace(records, records_key=key, archive_note=note)
+            return replace(records, records_key=key, archive_note=_not_served(exc))
     return Corpus.compose(index, search, key)
+
+
+def _not_served(problem: ArchiveUnavailable) -> str:
+    """The note a corpus without the archive asked for carries (logged here once)."""
+    note = f"{NOT_SERVED}{problem}. Next: {problem.next_step or ARCHIVE_NEXT}"
+    log.warning("%s", note)
+    return note
 
 
 def _stages(

@@ -9,7 +9,9 @@ by every server on the machine.
 The layout of an archive directory is declared here, once, for the build that writes it and the server that reads it:
 `current` (a symlink) names the build being served, `builds/<id>/` holds each build, `archive.json` in it is the
 manifest. A server holds a shared lock on the build it opened for as long as it serves it, so a build never removes
-one a live server uses.
+one a live server uses. Opening a build checks the size of every file its manifest lists: a file cut short or missing
+is "damaged" (`ArchiveUnavailable`), while an error of the system (too many open files, a permission) says nothing of
+the files and is named as it is, with what to fix.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from papercode.core.days import is_day
 from .abstracts import ABSTRACTS, Abstracts
 from .board_columns import BOARDS, Boards
 from .columns import NONE, PaperColumns, StringTable
-from .mapped import ColumnProblem, FileFacts, MappedColumns
+from .mapped import ColumnProblem, FileFacts, MappedColumns, check_sizes
 from .packed import SortedKeys
 
 FORMAT: Final = "papercode-archive"
@@ -57,7 +59,15 @@ REPO_COLUMNS: Final = ("repo.names", "repo.offsets", "repo.papers", "repo.offici
 
 
 class ArchiveUnavailable(Exception):
-    """No archive can be served from this directory: the reason, in one line, with the next step."""
+    """No archive can be served from this directory: the reason, in one line; `next_step` when the next step is not
+    to fetch or build one."""
+
+    def __init__(self, reason: str, next_step: str | None = None) -> None:
+        super().__init__(reason)
+        self.next_step = next_step
+
+
+UNOPENABLE_NEXT: Final = "fix what the error says (too many open files: raise ulimit -n), then send the server SIGHUP or start it again"
 
 
 class ManifestProblem(ArchiveUnavailable):
@@ -184,6 +194,8 @@ class MappedArchive:
         self.abstracts: Abstracts | None = None
         self.boards: Boards | None = None  # the leaderboards, tasks, methods and datasets: only when the build has them
         try:
+            mapped = (COLUMNS + "/", BOARDS + "/")  # checked as they are mapped
+            check_sizes(build, {name: facts for name, facts in manifest.files.items() if not name.startswith(mapped)})
             self._columns = MappedColumns(build, {name: facts for name, facts in manifest.files.items() if name.startswith(COLUMNS + "/")})
             if any(name.startswith(BOARDS + "/") for name in manifest.files):
                 self.boards = Boards(build, manifest.files)
@@ -296,8 +308,11 @@ def open_archive(archive_dir: Path) -> MappedArchive:
             raise
         try:
             return MappedArchive(build, manifest, lock=lock)  # the mapped archive's lock from here: it releases it if it fails
-        except (ColumnProblem, ValueError) as exc:
+        except (ColumnProblem, ValueError) as exc:  # what a check of its files found
             raise ArchiveUnavailable(f"the archive's build {build.name} is damaged: {exc}") from None
+        except OSError as exc:  # no verdict on its files: the system would not open them
+            reason = f"the archive's build {build.name} cannot be opened: {exc.strerror or exc}"
+            raise ArchiveUnavailable(reason, UNOPENABLE_NEXT) from None
     raise ArchiveUnavailable("the archive kept changing while it was opened (builds in quick succession?)")
 
 

@@ -64,7 +64,7 @@ class OverlaidPapers:
 
     def __init__(self, records: PaperColumns, archive: PaperColumns, ordinals: Ordinals) -> None:
         self._records, self._archive, self._ordinals = records, archive, ordinals
-        self.title = _OverlaidColumn(self, "title")
+        self.title = _OverlaidColumn(records, archive, ordinals, "title")
 
     def __len__(self) -> int:
         return len(self._ordinals)
@@ -88,22 +88,24 @@ class OverlaidPapers:
 
 
 class _OverlaidColumn(Sequence[Any]):
-    """One paper column across the records and the archive (the ones answers read directly: `title`)."""
+    """One paper column across the records and the archive (the ones answers read directly: `title`).
 
-    def __init__(self, papers: OverlaidPapers, name: str) -> None:
-        self._papers, self._name = papers, name
+    It holds the two, not the `OverlaidPapers` it belongs to: a reference back would make a cycle, which only a full
+    collection frees, and the replaced archive's maps (and their descriptors) would outlive a reload until one ran."""
+
+    def __init__(self, records: PaperColumns, archive: PaperColumns, ordinals: Ordinals, name: str) -> None:
+        self._records, self._archive, self._ordinals, self._name = records, archive, ordinals, name
 
     def __len__(self) -> int:
-        return len(self._papers)
+        return len(self._ordinals)
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(len(self)))]
-        papers = self._papers
-        ordinals = papers._ordinals
+        ordinals = self._ordinals
         if 0 <= i < ordinals.records:
-            return getattr(papers._records, self._name)[i]
-        return getattr(papers._archive, self._name)[ordinals.archive_paper(i if i >= 0 else i + len(self))]
+            return getattr(self._records, self._name)[i]  # looked up each time: the records' columns are packed after a build
+        return getattr(self._archive, self._name)[ordinals.archive_paper(i if i >= 0 else i + len(self))]
 
 
 class OverlaidKeys:
