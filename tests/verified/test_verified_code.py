@@ -624,7 +624,7 @@ def clones(tmp_path: Path) -> Path:
 def test_materialize_from_local_clones(records: Path, tmp_path: Path, clones: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert materialize(records, tmp_path, "--repos", str(clones)) == 0
     out = capsys.readouterr().out
-    assert f"materialized 9 samples with {interpreter()}" in out
+    assert f"9 samples: 2 stored now in {tmp_path / 'code'} (rebuilt with {interpreter()}), 0 stored already, 7 not stored\n" in out
     for outcome, count in [
         ("verified", 2),
         ("hash_mismatch", 1),
@@ -644,6 +644,7 @@ def test_materialize_again_skips_what_is_stored(records: Path, tmp_path: Path, c
     capsys.readouterr()
     assert materialize(records, tmp_path, "--repos", str(clones), "--paper", "2001.00001") == 0
     lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("2 samples: 0 stored now in ") and lines[0].endswith(", 2 stored already, 0 not stored")
     assert any(line.split()[:2] == ["already_stored", "2"] for line in lines)
     assert not any(line.split()[:1] == ["verified"] for line in lines)
 
@@ -658,15 +659,29 @@ def test_materialize_fetch_asks_once_per_file(
 
 def test_materialize_filters_by_status_and_repo(records: Path, tmp_path: Path, clones: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert materialize(records, tmp_path, "--repos", str(clones), "--status", "ran_honours", "--repo", f"https://github.com/{REPO}") == 0
-    assert "materialized 1 samples" in capsys.readouterr().out
+    assert capsys.readouterr().out.startswith("1 samples: 1 stored now in ")
     assert [path.name for path in (tmp_path / "code").iterdir()] == [f"{OTHER_SHA}.py"]
+
+
+def test_materialize_verified_but_not_written_reports_none_stored_and_exits_1(
+    records: Path, tmp_path: Path, clones: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "code").write_text("a file where the store's directory should be")
+    assert materialize(records, tmp_path, "--repos", str(clones)) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("9 samples: 0 stored now in ") and ", 0 stored already, 9 not stored\n" in out
+    assert any(line.split()[:2] == ["verified", "2"] for line in out.splitlines())
+    assert f"nothing could be stored in {tmp_path / 'code'}" in out
 
 
 def test_materialize_exits_1_when_nothing_could_be_verified(
     records: Path, tmp_path: Path, clones: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert materialize(records, tmp_path, "--repos", str(clones), "--paper", "2001.00002") == 1
-    assert "nothing could be verified" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    assert first.startswith("7 samples: 0 stored now in ") and first.endswith(", 0 stored already, 7 not stored"), out
+    assert "nothing could be verified" in out
 
 
 @pytest.mark.parametrize(

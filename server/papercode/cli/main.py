@@ -375,8 +375,7 @@ def materialize(settings: Settings, args: argparse.Namespace) -> int:
                 await fetcher.aclose()
 
     summary = anyio.run(run)
-    print_materialized(summary, store)
-    return 0 if summary.usable else 1
+    return 0 if print_materialized(summary, store) else 1
 
 
 def samples_to_materialize(corpus: Corpus, status: str | None, papers: Sequence[str], repos: Sequence[str]) -> list[SampleRow]:
@@ -403,9 +402,16 @@ def config(settings: Settings, host: str) -> int:
     return 0
 
 
-def print_materialized(summary: MaterializeSummary, store: CodeStore) -> None:
+def print_materialized(summary: MaterializeSummary, store: CodeStore) -> int:
+    """Print what `papercode materialize` did; return how many of its samples have their code in the store now."""
     out = sys.stdout.write
-    out(f"materialized {len(summary.outcomes)} samples with {interpreter()} into {store.write_dir}\n")
+    counts = summary.counts
+    stored = sum(1 for outcome in summary.outcomes if outcome.verified and store.contains(outcome.sha))  # a write may have failed
+    already = counts["already_stored"]
+    out(
+        f"{len(summary.outcomes)} samples: {stored} stored now in {store.write_dir} (rebuilt with {interpreter()}), "
+        f"{already} stored already, {len(summary.outcomes) - stored - already} not stored\n"
+    )
     for outcome, count in summary.counts.most_common():
         out(f"  {outcome:<22}{count:>8}  {OUTCOMES[outcome]}\n")  # type: ignore[index]
     _print_grouped(
@@ -415,6 +421,9 @@ def print_materialized(summary: MaterializeSummary, store: CodeStore) -> None:
     )
     if not summary.usable:
         out("nothing could be verified\n")
+    elif not stored + already:
+        out(f"nothing could be stored in {store.write_dir} (the warnings above say why)\n")
+    return stored + already
 
 
 def _print_grouped(items: Iterable[tuple[tuple[str, str], str]]) -> None:
