@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -126,9 +127,9 @@ async def verified(store: CodeStore) -> AsyncIterator[Verified]:
     """get_code's code over `store`, downloading from `base_url` when one is given (as `papercode serve` builds it)."""
     made: list[VerifiedCode] = []
 
-    def make(base_url: str | None = None, timeout: float = 2.0) -> VerifiedCode:
+    def make(base_url: str | None = None, timeout: float = 2.0, materialize_flags: tuple[str, ...] = ()) -> VerifiedCode:
         fetcher = SourceFetcher(base_url, timeout=timeout) if base_url else None
-        made.append(VerifiedCode(store, Materializer(store, fetcher=fetcher) if fetcher else None))
+        made.append(VerifiedCode(store, Materializer(store, fetcher=fetcher) if fetcher else None, materialize_flags=materialize_flags))
         return made[-1]
 
     yield make
@@ -529,10 +530,47 @@ async def test_get_code_makes_no_request_for_what_must_not_or_cannot_be_fetched(
     assert github.requests == []
 
 
-async def test_offline_get_code_never_downloads(corpus: Corpus, verified: Verified, github: FixtureServer) -> None:
+async def test_offline_get_code_never_downloads_and_names_the_command_that_stores_it(
+    corpus: Corpus, verified: Verified, github: FixtureServer
+) -> None:
     got = await code_answer(corpus, ENTRY_SHA, verified())
-    assert got["withheld"] == "not_materialized" and "papercode materialize" in got["note"]
+    assert got["withheld"] == "not_materialized"
+    assert got["note"] == (
+        "not_materialized: no verified copy is stored and fetching is off (--offline). Next: have it stored where this server"
+        f" runs: `papercode materialize --fetch --repo {REPO}` downloads and verifies it (or `--repos DIR` reads a clone at"
+        f" DIR/{REPO}), or run the server without --offline; then call again. file_url has it meanwhile, unverified."
+    )
     assert github.requests == []
+    # A server with records or a store of its own: the command needs them too (named, never their paths).
+    custom = await code_answer(corpus, ENTRY_SHA, verified(materialize_flags=("--records", "--code-dir")))
+    assert f"`papercode materialize --fetch --repo {REPO}` (with the server's --records and --code-dir) downloads" in custom["note"]
+
+
+async def test_the_command_named_stores_the_code_and_get_code_then_serves_it(
+    records: Path, tmp_path: Path, corpus: Corpus, verified: Verified, github: FixtureServer
+) -> None:
+    """The note's command, run as written (with this test's records, store and stand-in for GitHub), is the way to the code."""
+    note = (await code_answer(corpus, ENTRY_SHA, verified(materialize_flags=("--records", "--code-dir", "--code-base-url"))))["note"]
+    command = note.split("`")[1].split()
+    assert command[:2] == ["papercode", "materialize"]
+    assert await anyio.to_thread.run_sync(lambda: materialize(records, tmp_path, *command[2:], "--code-base-url", github.base_url)) == 0
+    got = await code_answer(corpus, ENTRY_SHA, verified())
+    assert got["code"] == ENTRY_CODE and got["verified"] is True and got["source"] == "store"
+
+
+async def test_a_host_that_cannot_be_reached_is_not_answered_call_again_in_a_minute(corpus: Corpus, verified: Verified) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code = verified(f"http://127.0.0.1:{port}")
+    for sha in (ENTRY_SHA, OTHER_SHA):  # the second: the same base, not asked again for a while
+        got = await code_answer(corpus, sha, code)
+        assert got["withheld"] == "fetch_failed"
+        assert got["note"].startswith(f"fetch_failed: 127.0.0.1:{port} cannot be reached from this machine (Connection refused)")
+        assert got["note"].endswith(
+            "Next: calling again does not help while this machine cannot reach the host: store it from a clone at"
+            f" DIR/{REPO} with `papercode materialize --repos DIR --repo {REPO}`, then call again; or read it at file_url (unverified)."
+        )
 
 
 @pytest.fixture
@@ -553,6 +591,8 @@ async def test_a_slow_server_answers_fetch_failed_instead_of_hanging(corpus: Cor
     again = await code_answer(corpus, OTHER_SHA, code)  # same base, circuit open: answered without a request
     assert first["withheld"] == "fetch_failed" and "timed out" in first["note"]
     assert again["withheld"] == "fetch_failed"
+    for answer in (first, again):  # a timeout may pass
+        assert answer["note"].endswith("Next: call again in a minute, or read it at file_url (unverified).")
     assert silent.requests == [RAW_MODEL]
 
 

@@ -193,7 +193,19 @@ def verified_code(settings: Settings) -> VerifiedCode:
     """get_code's code: the store, plus on-demand downloads unless offline."""
     store = CodeStore.for_records(settings.code_dir, settings.records)
     fetcher = None if settings.offline else SourceFetcher(settings.code_base_url)
-    return VerifiedCode(store, Materializer(store, fetcher=fetcher) if fetcher else None)
+    return VerifiedCode(store, Materializer(store, fetcher=fetcher) if fetcher else None, materialize_flags=materialize_flags(settings))
+
+
+def materialize_flags(settings: Settings) -> tuple[str, ...]:
+    """The flags of `settings` that `papercode materialize` needs too, to store code where a server with them reads
+    it: those not at their default."""
+    default = Settings()
+    given = {
+        "--records": settings.records != default.records,
+        "--code-dir": settings.code_dir != default.code_dir,
+        "--code-base-url": settings.code_base_url != default.code_base_url,
+    }
+    return tuple(flag for flag, differs in given.items() if differs)
 
 
 def records_problem(roots: Iterable[Path]) -> str | None:
