@@ -536,14 +536,17 @@ async def test_offline_get_code_never_downloads_and_names_the_command_that_store
     got = await code_answer(corpus, ENTRY_SHA, verified())
     assert got["withheld"] == "not_materialized"
     assert got["note"] == (
-        "not_materialized: no verified copy is stored and fetching is off (--offline). Next: have it stored where this server"
-        f" runs: `papercode materialize --fetch --repo {REPO}` downloads and verifies it (or `--repos DIR` reads a clone at"
-        f" DIR/{REPO}), or run the server without --offline; then call again. file_url has it meanwhile, unverified."
+        "not_materialized: no verified copy is stored and fetching is off (--offline). Next: store it where this server runs:"
+        f" `papercode materialize --fetch --repo {REPO}` (or `--repos DIR` over a clone at DIR/{REPO}), or serve without"
+        " --offline; then call again. file_url has it meanwhile, unverified."
     )
     assert github.requests == []
     # A server with records or a store of its own: the command needs them too (named, never their paths).
     custom = await code_answer(corpus, ENTRY_SHA, verified(materialize_flags=("--records", "--code-dir")))
-    assert f"`papercode materialize --fetch --repo {REPO}` (with the server's --records and --code-dir) downloads" in custom["note"]
+    assert (
+        f"`papercode materialize --fetch --repo {REPO}` (or `--repos DIR` over a clone at DIR/{REPO}; with the server's --records and --code-dir)"
+        in custom["note"]
+    )
 
 
 async def test_the_command_named_stores_the_code_and_get_code_then_serves_it(

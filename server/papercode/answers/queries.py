@@ -279,18 +279,19 @@ def _withheld_next(obtained: SampleOutcome, materialize_flags: tuple[str, ...]) 
     """The one way to the code withheld: for code that can be stored on the server's machine, the command that
     stores it there (with the server's own flags it needs, named: `materialize_flags`)."""
     command = f"`papercode materialize {{}} --repo {obtained.repo}`"
-    with_flags = f" (with the server's {' and '.join(materialize_flags)})" if materialize_flags else ""
     clone = f"a clone at DIR/{obtained.repo}"
+    server = " and ".join(materialize_flags)
     if obtained.outcome == "not_materialized":
+        flags = f"; with the server's {server}" if server else ""
         return (
-            f"have it stored where this server runs: {command.format('--fetch')}{with_flags} downloads and verifies it"
-            f" (or `--repos DIR` reads {clone}), or run the server without --offline; then call again. file_url has it"
-            " meanwhile, unverified"
+            f"store it where this server runs: {command.format('--fetch')} (or `--repos DIR` over {clone}{flags}),"
+            " or serve without --offline; then call again. file_url has it meanwhile, unverified"
         )
     if obtained.outcome == "fetch_failed" and obtained.unreachable:
+        flags = f" (with the server's {server})" if server else ""
         return (
             "calling again does not help while this machine cannot reach the host: store it from"
-            f" {clone} with {command.format('--repos DIR')}{with_flags}, then call again; or read it at file_url (unverified)"
+            f" {clone} with {command.format('--repos DIR')}{flags}, then call again; or read it at file_url (unverified)"
         )
     return _WITHHELD_NEXT.get(obtained.outcome, _UNVERIFIABLE_NEXT)
 
