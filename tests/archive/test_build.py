@@ -40,17 +40,13 @@ from tests.support.archive_tables import (
     write_json,
     write_parquet,
 )
+from tests.support.build_phases import PHASE, without_phases
 
 SNAPSHOT = "2025-07-28"
 INSTALL = "pip install 'papercode[archive]'"
 FORMS = ("json.gz", "json", "parquet", "parquet-date32", "pandas-timestamp", "pandas-float-ms", "mixed")
 
 Run = Callable[..., tuple[int, str, str]]
-PHASE = "building archive: "  # a build's progress off a terminal: one line a phase (tested on its own below)
-
-
-def without_phases(err: str) -> str:
-    return "".join(line for line in err.splitlines(keepends=True) if not line.startswith(PHASE))
 
 
 @pytest.fixture
@@ -708,19 +704,19 @@ def test_progress_off_a_terminal_is_one_line_a_phase() -> None:
     progress.stage("writing the keys")
     progress.finish()
     assert piped.getvalue() == (
-        "building archive: reading links.json.gz (0 papers, 0 links, 0s so far)\n"
-        "building archive: reading papers.json.gz (0 papers, 5 links, 0s so far)\n"
-        "building archive: writing the keys (0s so far)\n"
+        "building archive: reading links.json.gz, 0 papers, 0 links, 0s so far\n"
+        "building archive: reading papers.json.gz, 0 papers, 5 links, 0s so far\n"
+        "building archive: writing the keys, 0s so far\n"
     )
 
 
 def test_papercode_archive_build_off_a_terminal_says_each_phase_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     sources = write_sources(tmp_path / "src", "json.gz", *crafted_rows())
     assert cli.main(["archive", "build", *map(str, sources), "--out", str(tmp_path / "archive"), "--snapshot", SNAPSHOT]) == 0
-    phases = [line.removeprefix(PHASE).split(" (")[0] for line in capsys.readouterr().err.splitlines()]
+    phases = [line.removeprefix(PHASE).split(", ")[0] for line in capsys.readouterr().err.splitlines()]
     assert phases == [
-        "reading links-between-papers-and-code.json.gz",  # the links first, so each paper is written with its links
-        "reading papers-with-abstracts.json.gz",
+        "reading links-between-papers-and-code.json.gz (links table)",  # the links first: each paper is written with its links
+        "reading papers-with-abstracts.json.gz (papers table)",
         "writing the keys and the repositories' papers",
         "indexing the last papers and committing the search index",
         "checksumming and syncing the files",

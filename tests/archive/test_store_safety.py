@@ -36,6 +36,7 @@ from tests.support.archive_tables import (
     write_json,
     write_parquet,
 )
+from tests.support.build_phases import phases_left_out
 from tests.support.checkout import THIS_CHECKOUT
 
 SNAPSHOT = "2025-07-28"
@@ -47,7 +48,7 @@ def papercode(*args: str | Path, env: dict[str, str] | None = None, cwd: Path | 
     """`papercode ARGS` in a child process, with this checkout's code."""
     environment = {**os.environ, **THIS_CHECKOUT, **(env or {})}
     command = [sys.executable, "-m", "papercode", *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, env=environment, cwd=cwd, timeout=300, check=False)
+    return phases_left_out(subprocess.run(command, capture_output=True, text=True, env=environment, cwd=cwd, timeout=300, check=False))
 
 
 def sources(directory: Path) -> list[Path]:

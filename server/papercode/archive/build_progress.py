@@ -39,5 +39,4 @@ class ArchiveBuildProgress(TerminalProgress):
         if phase == self._phase:
             return
         self._phase = phase
-        so_far = f"{duration(self.elapsed())} so far"
-        self.say(f"{phase} ({counts}, {so_far})" if counts else f"{phase} ({so_far})")
+        self.say(", ".join(part for part in (phase, counts, f"{duration(self.elapsed())} so far") if part))
