@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from papercode.archive.location import default_archive_dir
+from papercode.archive.location import real_archive_dir
 from papercode.core.days import checked_day
 from papercode.core.limits import Limits
-from papercode.core.paths import given_path, xdg_base
+from papercode.core.paths import RealPath, given_path, xdg_base
 from papercode.verified.sources import DEFAULT_BASE_URL
 
 Transport = Literal["stdio", "sse", "streamable-http"]
@@ -52,7 +52,7 @@ def user_cache_dir() -> Path:
 class Settings:
     records: tuple[Path, ...] = field(default_factory=lambda: (bundled_records_dir(),))
     archive: bool = False
-    archive_dir: Path = field(default_factory=default_archive_dir)
+    archive_dir: RealPath = field(default_factory=real_archive_dir)  # read as its real path once, here: `core.paths`
     max_file_bytes: int = _LIMITS.max_file_bytes
     max_line_bytes: int = _LIMITS.max_line_bytes
     max_string_chars: int = _LIMITS.max_string_chars
@@ -72,10 +72,11 @@ class Settings:
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     stateless: bool = False
+    no_views: bool = False
     max_sessions: int = 100
     session_idle_timeout: float = 600.0
     fetch_stall_timeout: float = 60.0
-    snapshot: str | None = None  # `papercode archive build | fetch`: the date of the data, when given
+    data_date: str | None = None  # `papercode archive build | fetch`: the date of the data (--snapshot), when given
 
     @property
     def limits(self) -> Limits:
@@ -83,8 +84,8 @@ class Settings:
 
     @property
     def served_archive(self) -> Path | None:
-        """The archive directory served beneath the records, when `--archive` is on."""
-        return self.archive_dir if self.archive else None
+        """The archive directory served beneath the records (its real path), when `--archive` is on."""
+        return self.archive_dir.real if self.archive else None
 
     @property
     def roots(self) -> list[Path]:
@@ -133,6 +134,10 @@ def _directory(text: str) -> Path:
     if path is None:
         raise SettingError("must be a directory path, got an empty value")
     return path
+
+
+def _archive_directory(text: str) -> RealPath:
+    return real_archive_dir(_directory(text))
 
 
 def _directories(text: str) -> tuple[Path, ...]:
@@ -250,7 +255,7 @@ OPTIONS: tuple[Option, ...] = (
         "where the archive is (`papercode archive build` and `fetch` write there)",
         "`$XDG_DATA_HOME/papercode/archive` or `~/.local/share/papercode/archive`",
         RECORDS_COMMANDS,
-        _directory,
+        _archive_directory,
         "PAPERCODE_ARCHIVE_DIR",
         "DIR",
     ),
@@ -430,6 +435,15 @@ OPTIONS: tuple[Option, ...] = (
         env_note="`1` turns it on",
     ),
     Option(
+        "no_views",
+        "--no-views",
+        "serve no MCP Apps views: get_leaderboard and get_paper name no `ui://` view, and hosts show the answers as text",
+        "off (views on)",
+        SERVE,
+        env="PAPERCODE_NO_VIEWS",
+        env_note="`1` turns them off",
+    ),
+    Option(
         "max_sessions",
         "--max-sessions",
         "streamable HTTP: open sessions at most; a new one closes the least recently used",
@@ -465,12 +479,12 @@ OPTIONS: tuple[Option, ...] = (
         "the archive directory `papercode archive` builds into or verifies (what --archive-dir names for the other commands)",
         "`$XDG_DATA_HOME/papercode/archive` or `~/.local/share/papercode/archive`",
         ARCHIVE_COMMANDS,
-        _directory,
+        _archive_directory,
         "PAPERCODE_ARCHIVE_DIR",
         "DIR",
     ),
     Option(
-        "snapshot",
+        "data_date",
         "--snapshot",
         "the date of the data",
         "the dataset commit's date when known, else the newest source file's modification date",

@@ -22,11 +22,11 @@ from typing import Any
 import orjson
 import pytest
 
-from papercode.archive import build_archive, builds, check_snapshot, location
+from papercode.archive import build_archive, builds, check_data_date, location
 from papercode.archive.build_progress import ArchiveBuildProgress
 from papercode.cli import main as cli
 from papercode.core.paths import given_path
-from papercode.index.archive_layer import BUILDS, CURRENT, MANIFEST
+from papercode.index.mapped_archive import BUILDS, CURRENT, MANIFEST
 from papercode.settings import settings_for, user_cache_dir
 from tests.support.archive_tables import (
     assert_bundled_papers_back,
@@ -36,19 +36,12 @@ from tests.support.archive_tables import (
     write_json,
     write_parquet,
 )
-from tests.support.build_phases import phases_left_out
 from tests.support.checkout import THIS_CHECKOUT
+from tests.support.processes import run_papercode
 
 SNAPSHOT = "2025-07-28"
 NO_PROCESS = 4_194_304  # above every process id Linux (2**22 at most) and macOS hand out: its owner is dead
 COMMITS = {"pwc-archive/papers-with-abstracts": "a" * 40, "pwc-archive/links-between-paper-and-code": "b" * 40}
-
-
-def papercode(*args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """`papercode ARGS` in a child process, with this checkout's code."""
-    environment = {**os.environ, **THIS_CHECKOUT, **(env or {})}
-    command = [sys.executable, "-m", "papercode", *map(str, args)]
-    return phases_left_out(subprocess.run(command, capture_output=True, text=True, env=environment, cwd=cwd, timeout=300, check=False))
 
 
 def sources(directory: Path) -> list[Path]:
@@ -81,7 +74,7 @@ def test_a_directory_with_any_archive_json_and_files_of_its_own_is_refused_and_l
     (mine / "notes.txt").write_text("three years of notes")
     (mine / "src" / "model.py").write_text("import torch\n")
     before = files_of(mine)
-    result = papercode("archive", "build", *sources(tmp_path / "src"), "--out", mine, "--snapshot", SNAPSHOT)
+    result = run_papercode("archive", "build", *sources(tmp_path / "src"), "--out", mine, "--snapshot", SNAPSHOT)
     assert one_line(result, 2) == (
         f"papercode: archive build: --out {mine}: not empty and not an archive papercode wrote (no current link, no archive.json "
         "with papercode's format marker); it was left as it is. Next: pass a new or empty directory, or an archive papercode built\n"
@@ -97,11 +90,11 @@ def test_a_directory_with_any_archive_json_and_files_of_its_own_is_refused_and_l
 )
 def test_an_archive_holding_a_file_papercode_did_not_write_is_not_written(tmp_path: Path, added: str, named: str) -> None:
     archive = tmp_path / "archive"
-    build_archive(sources(tmp_path / "src"), archive, snapshot=SNAPSHOT)
+    build_archive(sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
     (archive / added).parent.mkdir(exist_ok=True)
     (archive / added).write_text("mine")
     before = files_of(archive)
-    result = papercode("archive", "build", *sources(tmp_path / "src"), "--out", archive, "--snapshot", "2025-08-01")
+    result = run_papercode("archive", "build", *sources(tmp_path / "src"), "--out", archive, "--snapshot", "2025-08-01")
     assert one_line(result, 2) == (
         f"papercode: archive build: --out {archive}: holds {named}, which papercode did not write; it was left as it is. "
         "Next: pass a new or empty directory, or an archive papercode built\n"
@@ -111,7 +104,7 @@ def test_an_archive_holding_a_file_papercode_did_not_write_is_not_written(tmp_pa
 
 def test_a_file_put_into_the_archive_while_the_build_runs_is_not_removed_with_it(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
-    build_archive(sources(tmp_path / "src"), archive, snapshot=SNAPSHOT)
+    build_archive(sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
     before = files_of(archive)
 
     class Meanwhile(ArchiveBuildProgress):
@@ -119,7 +112,7 @@ def test_a_file_put_into_the_archive_while_the_build_runs_is_not_removed_with_it
             (archive / "notes.txt").write_text("written during the build")
 
     with pytest.raises(location.NotAnArchive, match=r"holds notes\.txt, which papercode did not write"):
-        build_archive(sources(tmp_path / "src"), archive, snapshot="2025-08-01", progress=Meanwhile(1))
+        build_archive(sources(tmp_path / "src"), archive, data_date="2025-08-01", progress=Meanwhile(1))
     assert files_of(archive) == {**before, "notes.txt": b"written during the build"}
     assert entries(tmp_path) == ["archive", "src"]
 
@@ -134,9 +127,9 @@ def test_a_symlinked_out_is_rebuilt_where_it_points_and_stays_a_symlink(tmp_path
     home.mkdir()
     (home / "archive").symlink_to(target)
     for snapshot in (SNAPSHOT, "2025-08-01"):
-        result = papercode("archive", "build", *sources(tmp_path / "src"), "--out", home / "archive", "--snapshot", snapshot)
+        result = run_papercode("archive", "build", *sources(tmp_path / "src"), "--out", home / "archive", "--snapshot", snapshot)
         assert (result.returncode, result.stderr) == (0, "")
-        assert result.stdout.startswith(f"archive: {target}, build ") and f" MB, through the symlink {home / 'archive'})\n" in result.stdout
+        assert result.stdout.startswith(f"archive: {target}, build ") and f" MB, given as {home / 'archive'})\n" in result.stdout
     assert (home / "archive").is_symlink() and os.readlink(home / "archive") == str(target)
     assert entries(home) == ["archive"] and entries(target.parent) == ["archive"]  # nothing orphaned, nothing left aside
     assert_bundled_papers_back(served_papers(target), snapshot="2025-08-01")
@@ -145,7 +138,7 @@ def test_a_symlinked_out_is_rebuilt_where_it_points_and_stays_a_symlink(tmp_path
 @pytest.mark.process
 def test_a_symlinked_out_pointing_nowhere_is_refused(tmp_path: Path) -> None:
     (tmp_path / "archive").symlink_to(tmp_path / "unmounted" / "disk" / "archive")
-    result = papercode("archive", "build", *sources(tmp_path / "src"), "--out", tmp_path / "archive", "--snapshot", SNAPSHOT)
+    result = run_papercode("archive", "build", *sources(tmp_path / "src"), "--out", tmp_path / "archive", "--snapshot", SNAPSHOT)
     assert "points where nothing is. Next: create " in one_line(result, 2)
     assert not (tmp_path / "unmounted").exists() and (tmp_path / "archive").is_symlink()
 
@@ -167,7 +160,7 @@ KILLED_BETWEEN_THE_RENAMES = textwrap.dedent(
         rename(source, target)
 
     os.rename = killed_before_the_second
-    build_archive([Path(path) for path in sys.argv[2:]], Path(sys.argv[1]), snapshot="2025-08-01")
+    build_archive([Path(path) for path in sys.argv[2:]], Path(sys.argv[1]), data_date="2025-08-01")
     """
 )
 
@@ -204,11 +197,11 @@ def test_after_a_build_killed_between_its_renames_the_next_start_serves_the_prev
 ) -> None:
     archive = tmp_path / "data" / "archive"
     source_files = sources(tmp_path / "src")
-    build_archive(source_files, archive, snapshot=SNAPSHOT)
+    build_archive(source_files, archive, data_date=SNAPSHOT)
     before = files_of(archive)
     mine = users_own(archive.parent)
     killed_between_the_renames(archive, source_files)
-    result = papercode(
+    result = run_papercode(
         *command, "--archive", "--archive-dir", archive, "--code-dir", tmp_path / "code", env={"XDG_CACHE_HOME": str(tmp_path)}
     )
     assert result.returncode == 0, result.stderr
@@ -229,10 +222,10 @@ def test_after_a_build_killed_between_its_renames_the_next_start_serves_the_prev
 def test_the_next_build_after_the_kill_finds_the_previous_build_and_replaces_it(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
     source_files = sources(tmp_path / "src")
-    build_archive(source_files, archive, snapshot=SNAPSHOT)
+    build_archive(source_files, archive, data_date=SNAPSHOT)
     mine = users_own(tmp_path)
     killed_between_the_renames(archive, source_files)
-    result = papercode("archive", "build", *source_files, "--out", archive, "--snapshot", "2025-08-02")
+    result = run_papercode("archive", "build", *source_files, "--out", archive, "--snapshot", "2025-08-02")
     assert (result.returncode, result.stderr) == (0, "")
     assert_bundled_papers_back(served_papers(archive), snapshot="2025-08-02")
     assert entries(archive) == [".lock", BUILDS, CURRENT] and entries(archive / BUILDS) == [current_manifest(archive)["build_id"]]
@@ -246,7 +239,7 @@ def test_a_read_only_archive_directory_does_not_crash_the_start(
     """What a killed build left cannot be removed (the lock cannot be taken, or a build cannot be renamed aside to be
     removed: a read-only volume): the start serves the current build all the same, and leaves the rest as it is."""
     archive = tmp_path / "archive"
-    first = build_archive(sources(tmp_path / "src"), archive, snapshot=SNAPSHOT)
+    first = build_archive(sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
     unswitched = archive / BUILDS / "20250101T000000Z-0000abcd"  # what a build killed before its switch leaves
     (archive / BUILDS / first.build_id).rename(unswitched)
     shutil.copytree(unswitched, archive / BUILDS / first.build_id, symlinks=True)
@@ -294,18 +287,18 @@ def test_builds_of_two_archives_in_one_directory_do_not_wait_for_each_other(tmp_
 def test_an_archive_dir_with_a_trailing_newline_is_where_the_build_goes_and_serve_looks(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
     chosen = {"PAPERCODE_ARCHIVE_DIR": f"{archive}\n"}  # as `$(cat file)` or an env file leaves it
-    built = papercode("archive", "build", *sources(tmp_path / "src"), "--snapshot", SNAPSHOT, env=chosen)
+    built = run_papercode("archive", "build", *sources(tmp_path / "src"), "--snapshot", SNAPSHOT, env=chosen)
     assert (built.returncode, built.stderr) == (0, "")
     assert built.stdout.startswith(f"archive: {archive}, build ")
     assert built.stdout.endswith("Serve it beneath the records: papercode serve --archive\n")  # the hint works as printed
-    checked = papercode("check", "--archive", "--code-dir", tmp_path / "code", env=chosen)
+    checked = run_papercode("check", "--archive", "--code-dir", tmp_path / "code", env=chosen)
     assert checked.returncode == 0, checked.stderr
 
 
 def test_every_path_setting_is_read_by_one_function(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert given_path(f"  {tmp_path}/x\n") == tmp_path / "x" and given_path(" \n") is None
     monkeypatch.setenv("PAPERCODE_ARCHIVE_DIR", f"{tmp_path}/archive\r\n")
-    assert settings_for("serve", {}).archive_dir == location.default_archive_dir() == tmp_path / "archive"
+    assert settings_for("serve", {}).archive_dir.given == location.default_archive_dir() == tmp_path / "archive"
     environ = {"PAPERCODE_CODE_DIR": f"{tmp_path}/code\n", "PAPERCODE_RECORDS": f"{tmp_path}/a\n{os.pathsep}{tmp_path}/b "}
     settings = settings_for("serve", {}, environ)
     assert settings.code_dir == tmp_path / "code" and settings.records == (tmp_path / "a", tmp_path / "b")
@@ -340,7 +333,7 @@ def test_a_hand_edited_commit_date_in_the_manifest_never_reaches_the_records(tmp
     for source in manifest["sources"]:
         source["commit_date"] = edited
     (archive / CURRENT / MANIFEST).write_bytes(orjson.dumps(manifest))
-    result = papercode("archive", "build", *source_files, "--out", archive)
+    result = run_papercode("archive", "build", *source_files, "--out", archive)
     assert (result.returncode, result.stderr) == (0, "")
     assert "(the newest source file's modification date (UTC))" in result.stdout
     today = datetime.now(UTC).date().isoformat()
@@ -350,24 +343,24 @@ def test_a_hand_edited_commit_date_in_the_manifest_never_reaches_the_records(tmp
 @pytest.mark.process
 def test_a_manifest_of_an_unknown_format_is_refused_by_serve_and_check_and_replaced_by_a_rebuild(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
-    build_archive(sources(tmp_path / "src"), archive, snapshot=SNAPSHOT)
+    build_archive(sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
     manifest = current_manifest(archive)
     (archive / CURRENT / MANIFEST).write_bytes(orjson.dumps({**manifest, "format_version": 99}))
-    result = papercode("check", "--archive", "--archive-dir", archive, "--code-dir", tmp_path / "code")
+    result = run_papercode("check", "--archive", "--archive-dir", archive, "--code-dir", tmp_path / "code")
     assert result.returncode == 1  # the records served alone, and why the archive is not
     assert (
         "archive: the archive is not served: the archive is of format 99, and this papercode serves format 2. Next: run "
         "`papercode archive fetch` (downloads it) or `papercode archive build SOURCE...` (from files you have)\n"
     ) in result.stdout
-    rebuilt = papercode("archive", "build", *sources(tmp_path / "src"), "--out", archive, "--snapshot", SNAPSHOT)
+    rebuilt = run_papercode("archive", "build", *sources(tmp_path / "src"), "--out", archive, "--snapshot", SNAPSHOT)
     assert (rebuilt.returncode, rebuilt.stderr) == (0, "")
-    assert papercode("check", "--archive", "--archive-dir", archive, "--code-dir", tmp_path / "code").returncode == 0
+    assert run_papercode("check", "--archive", "--archive-dir", archive, "--code-dir", tmp_path / "code").returncode == 0
 
 
 @pytest.mark.process
 def test_a_snapshot_date_after_today_is_refused(tmp_path: Path) -> None:
     for future in ("9999-12-31", (datetime.now(UTC) + timedelta(days=2)).date().isoformat()):
-        result = papercode("archive", "build", *sources(tmp_path / "src"), "--out", tmp_path / "archive", "--snapshot", future)
+        result = run_papercode("archive", "build", *sources(tmp_path / "src"), "--out", tmp_path / "archive", "--snapshot", future)
         assert one_line(result, 2) == (
             f"papercode: --snapshot '{future}' is after today. Next: pass the date of the data, e.g. --snapshot 2025-07-28\n"
         )
@@ -375,17 +368,17 @@ def test_a_snapshot_date_after_today_is_refused(tmp_path: Path) -> None:
 
 
 def test_today_is_a_snapshot_date_wherever_it_is_today() -> None:
-    assert check_snapshot(datetime.now(UTC).date().isoformat())
-    assert check_snapshot((datetime.now(UTC) + timedelta(hours=14)).date().isoformat())  # already today in Kiribati
+    assert check_data_date(datetime.now(UTC).date().isoformat())
+    assert check_data_date((datetime.now(UTC) + timedelta(hours=14)).date().isoformat())  # already today in Kiribati
     with pytest.raises(ValueError, match="is not a date written YYYY-MM-DD"):
-        check_snapshot("２０２５-07-28")  # full-width digits are digits to `\d`, not to a date
+        check_data_date("２０２５-07-28")  # full-width digits are digits to `\d`, not to a date
 
 
 @pytest.mark.process
 def test_a_start_with_the_archive_in_place_leaves_every_entry_beside_it_that_papercode_did_not_leave(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
-    build_archive(sources(tmp_path / "src"), archive, snapshot=SNAPSHOT)
+    build_archive(sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
     mine = users_own(tmp_path)
-    result = papercode("check", "--archive", "--archive-dir", archive, "--code-dir", tmp_path / "code")
+    result = run_papercode("check", "--archive", "--archive-dir", archive, "--code-dir", tmp_path / "code")
     assert result.returncode == 0, result.stderr
     assert {name: (tmp_path / name / "notes.txt").read_bytes() for name in mine} == mine

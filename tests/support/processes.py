@@ -1,6 +1,7 @@
-"""Real processes the process tests start, watched and ended: a bounded wait for something to appear (`wait_for`), a
-process's children (`children`), whether one still runs or is gone (`running`, `gone_within`), and ending them outright
-(`kill_hard`, `end_all`). Every wait is bounded; a poll takes the place of a sleep.
+"""Real processes the process tests start, watched and ended: `papercode ARGS` run to its end (`run_papercode`), a
+bounded wait for something to appear (`wait_for`), a process's children (`children`), whether one still runs or is gone
+(`running`, `gone_within`), and ending them outright (`kill_hard`, `end_all`). Every wait is bounded; a poll takes the
+place of a sleep.
 """
 
 from __future__ import annotations
@@ -9,11 +10,24 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
+
+from tests.support.build_phases import phases_left_out
+from tests.support.checkout import THIS_CHECKOUT
 
 WAIT = 30.0  # seconds: a bound on every wait, never a sleep
 PROMPTLY = 5.0  # seconds: how soon a process must be gone
+
+
+def run_papercode(*args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """`papercode ARGS` in a child process, with this checkout's code (and `env` over this process's environment); its
+    stderr less an archive build's phase lines (`build_phases`)."""
+    environment = {**os.environ, **THIS_CHECKOUT, **(env or {})}
+    command = [sys.executable, "-m", "papercode", *map(str, args)]
+    return phases_left_out(subprocess.run(command, capture_output=True, text=True, env=environment, cwd=cwd, timeout=300, check=False))
 
 
 def wait_for(found: Callable[[], int | None], seconds: float = WAIT) -> int:

@@ -24,17 +24,18 @@ import orjson
 
 from papercode.core.holds import hold
 from papercode.core.ids import parse_slug
+from papercode.core.paths import RealPath
 from papercode.core.records import MAX_LIST_ENTRIES
-from papercode.index.archive_layer import FORMAT, FORMAT_VERSION, MANIFEST, current_build
 from papercode.index.columns import CodeLinkRow
 from papercode.index.mapped import FileFacts
+from papercode.index.mapped_archive import FORMAT, FORMAT_VERSION, MANIFEST, current_build
 
 from . import location
 from .boards import BoardsSummary
 from .boards_child import BoardsBeside, read_here, start_beside
 from .build_progress import ArchiveBuildProgress
 from .builds import NewBuild
-from .manifest import check_snapshot, commit_dates, papercode_manifest
+from .manifest import check_data_date, commit_dates, papercode_manifest
 from .results_join import join_results
 from .rows import (
     LICENCE,
@@ -81,8 +82,8 @@ class BuildSummary:
     """What a build wrote and what it dropped. `manifest()` is the `archive.json` it wrote."""
 
     archive_dir: Path
-    snapshot: str
-    snapshot_basis: str
+    data_date: str
+    data_date_basis: str
     sources: list[TableFile]
     papers_from_abstracts: int = 0  # records written from a papers row
     papers_from_links: int = 0  # records written for a paper only the links table names
@@ -111,8 +112,8 @@ class BuildSummary:
             "format_version": FORMAT_VERSION,
             "build_id": self.build_id,
             "built_at": self.built_at,
-            "snapshot": self.snapshot,
-            "snapshot_basis": self.snapshot_basis,
+            "snapshot": self.data_date,
+            "snapshot_basis": self.data_date_basis,
             "licence": LICENCE,
             "licence_url": LICENCE_URL,
             "counts": {
@@ -153,16 +154,17 @@ def _source_json(source: TableFile) -> Json:
 
 def build_archive(
     sources: Sequence[str | os.PathLike[str]],
-    out_dir: str | os.PathLike[str] | None = None,
+    out_dir: str | os.PathLike[str] | RealPath | None = None,
     *,
-    snapshot: str | None = None,
+    data_date: str | None = None,
     commit_dates: Mapping[str, str] | None = None,
     progress: ArchiveBuildProgress | None = None,
 ) -> BuildSummary:
     """Build the archive from `sources` (files and directories, any mix of forms) into `out_dir`
-    (default: `location.default_archive_dir()`), replacing the archive there only once the new one is complete.
+    (default: `location.default_archive_dir()`; taken as its real path, `location.real_archive_dir`, unless it is
+    one already), replacing the archive there only once the new one is complete.
 
-    `snapshot` (YYYY-MM-DD) overrides the date of the data; else it is the dataset commit's date when
+    `data_date` (YYYY-MM-DD) overrides the date of the data; else it is the dataset commit's date when
     `commit_dates` (commit sha -> YYYY-MM-DD) or the previous manifest knows it, else the newest source file's
     modification date (UTC). Raises `tables.BadInput` / `tables.MissingDependency` before anything is
     written, `location.NotAnArchive` / `builds.ArchiveBusy` for the output, and `BadInput` for a file that turns
@@ -170,17 +172,17 @@ def build_archive(
     archive is then untouched.
     """
     started = time.monotonic()
-    out = Path(out_dir) if out_dir is not None else location.default_archive_dir()
-    if snapshot is not None:
-        check_snapshot(snapshot)
+    chosen = out_dir if isinstance(out_dir, RealPath) else location.real_archive_dir(None if out_dir is None else Path(out_dir))
+    if data_date is not None:
+        check_data_date(data_date)
     if not sources:
         raise ValueError("no sources given: pass the archive's files or directories")
-    files = [classify(path) for path in find_sources([Path(source) for source in sources], skip=[out])]
-    out = location.checked_out_dir(out)
-    _reject_sources_inside(files, out)
+    files = [classify(path) for path in find_sources([Path(source) for source in sources], skip=[chosen.real])]
+    out = location.checked_out_dir(chosen)
+    _reject_sources_inside(files, chosen)
     _fill_commit_dates(files, {**_previous_commit_dates(out), **(commit_dates or {})})
-    day_of_data, basis = (snapshot, BASIS_GIVEN) if snapshot else _snapshot_of(files)
-    summary = BuildSummary(Path(os.path.abspath(out)), day_of_data, basis, files)
+    day_of_data, basis = (data_date, BASIS_GIVEN) if data_date else _data_date_of(files)
+    summary = BuildSummary(out, day_of_data, basis, files)
     ordered = [f for f in files if f.table == "links"] + [f for f in files if f.table == "papers"]
     catalogues = [f for f in files if f.table in CATALOGUE_TABLES]
     progress = progress if progress is not None else ArchiveBuildProgress(sum(f.size for f in files))
@@ -220,7 +222,7 @@ def build_archive(
         summary.built_at = datetime.now(UTC).isoformat(timespec="seconds")
         summary.seconds = time.monotonic() - started
         _write_manifest(directory, summary)
-        location.checked_out_dir(out)  # again, under the build's lock: nothing papercode did not write came in meanwhile
+        location.checked_out_dir(chosen)  # again, under the build's lock: nothing papercode did not write came in meanwhile
         new.commit()
     location.remove_format_1(out)
     return summary
@@ -258,13 +260,12 @@ def _shown(source: TableFile) -> str:
     return f"{source.path.name} ({source.table} table)"
 
 
-def _reject_sources_inside(files: list[TableFile], out: Path) -> None:
+def _reject_sources_inside(files: list[TableFile], out: RealPath) -> None:
     """A source inside the output directory would be deleted with the old archive: refuse."""
-    real_out = os.path.realpath(out)
     for source in files:
-        if os.path.realpath(source.path).startswith(real_out + os.sep):
+        if os.path.realpath(source.path).startswith(f"{out.real}{os.sep}"):
             raise location.NotAnArchive(
-                f"{source.path}: is inside --out {out}, which the build replaces. Next: move it, or pass another --out"
+                f"{source.path}: is inside --out {out.shown}, which the build replaces. Next: move it, or pass another --out"
             )
 
 
@@ -279,7 +280,7 @@ def _fill_commit_dates(files: list[TableFile], known: Mapping[str, str]) -> None
             source.commit_date = known.get(source.commit)
 
 
-def _snapshot_of(files: list[TableFile]) -> tuple[str, str]:
+def _data_date_of(files: list[TableFile]) -> tuple[str, str]:
     dates = [source.commit_date for source in files if source.commit_date]
     undated = [source.mtime for source in files if not source.commit_date]
     if undated:

@@ -1,10 +1,10 @@
 """An archive directory's builds: each written apart, made current by one rename, removed once no server uses it.
 
-The layout is `index.archive_layer`'s: `current` (a symlink) names the build being served, `builds/<id>/` holds each.
+The layout is `index.mapped_archive`'s: `current` (a symlink) names the build being served, `builds/<id>/` holds each.
 A build is written into `builds/.building-<id>-<pid>` (the pid of the process writing it), renamed to `builds/<id>`
 once complete, and made current by renaming a new symlink over `current`: one `rename(2)`, so a server starting at
 any moment sees the old build or the new one, whole. Builds no longer current are removed when no server holds them
-(a server holds a shared lock on the build it serves: see `index.archive_layer.open_archive`); one still in use stays,
+(a server holds a shared lock on the build it serves: see `index.mapped_archive.open_archive`); one still in use stays,
 and the next build (or `papercode archive` command) removes it once its servers are gone. Builds of one archive
 directory exclude each other with a lock on its `.lock` file; what a killed build left (`.building-…` of a process
 that is no longer running) is removed by the next.
@@ -21,12 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from papercode.index.archive_layer import BUILDS, CURRENT, build_id_is_valid, current_build
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: builds are still switched by one rename; nothing is locked
-    fcntl = None  # type: ignore[assignment]
+from papercode.core import liveness
+from papercode.index.mapped_archive import BUILDS, CURRENT, build_id_is_valid, current_build
 
 LOCK: Final = ".lock"
 _BUILDING: Final = ".building-"
@@ -40,7 +36,7 @@ class ArchiveBusy(Exception):
 
 
 def new_build_id() -> str:
-    """A build's id: when it started (UTC, to the second), then random hex (`archive_layer.build_id_is_valid`)."""
+    """A build's id: when it started (UTC, to the second), then random hex (`mapped_archive.build_id_is_valid`)."""
     return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}"
 
 
@@ -112,16 +108,21 @@ class NewBuild:
 
 
 def remove_unused(archive_dir: Path) -> list[Path]:
-    """Every complete build but the current one that no server holds, removed. Returns what was removed."""
+    """Every complete build but the current one that no server holds, removed. Returns what was removed.
+
+    The current build is told by its id, never by its path: `current_build` names it by the real path of `builds/`,
+    and `archive_dir` may be written another way (relative, through a symlink). A `current` link that names no build
+    of this directory leaves every build where it is: which one it meant cannot be known."""
     current = current_build(archive_dir)
+    if current is None and os.path.lexists(archive_dir / CURRENT):
+        return []
     removed = []
     with contextlib.suppress(FileNotFoundError), os.scandir(archive_dir / BUILDS) as listing:
         for entry in listing:
-            path = Path(entry.path)
-            if not build_id_is_valid(entry.name) or not entry.is_dir(follow_symlinks=False) or path == current:
+            if not build_id_is_valid(entry.name) or not entry.is_dir(follow_symlinks=False) or (current and entry.name == current.name):
                 continue
-            if _remove_unheld(path):
-                removed.append(path)
+            if _remove_unheld(Path(entry.path)):
+                removed.append(Path(entry.path))
     return removed
 
 
@@ -132,13 +133,13 @@ def remove_leftovers(archive_dir: Path) -> list[Path]:
     with contextlib.suppress(FileNotFoundError), os.scandir(archive_dir / BUILDS) as listing:
         for entry in listing:
             found = BUILDING_NAME.fullmatch(entry.name)
-            if found and not _running(int(found["pid"])) and entry.is_dir(follow_symlinks=False):
+            if found and not liveness.process_alive(int(found["pid"])) and entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path, ignore_errors=True)
                 removed.append(Path(entry.path))
     with contextlib.suppress(FileNotFoundError), os.scandir(archive_dir) as listing:
         for entry in listing:
             found = LINKING_NAME.fullmatch(entry.name)
-            if found and not _running(int(found["pid"])) and entry.is_symlink():
+            if found and not liveness.process_alive(int(found["pid"])) and entry.is_symlink():
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(entry.path)
                 removed.append(Path(entry.path))
@@ -166,17 +167,12 @@ def remove_leftovers_when_idle(archive_dir: Path) -> list[Path]:
 def _remove_unheld(build: Path) -> bool:
     """Remove `build` if no server holds it (an exclusive lock can be taken) and it can be renamed aside; True when
     removed."""
-    if fcntl is None:  # pragma: no cover - no way to know: keep it
+    if not liveness.LOCKS:  # pragma: no cover - no way to know: keep it
         return False
+    held = liveness.lock_directory(build)
+    if held is None:
+        return False  # a server serves it (or it cannot be locked: it stays)
     try:
-        fd = os.open(build, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return False  # a server serves it
-    else:
         # Renamed aside first, so that no server resolving an old link could open it half removed.
         doomed = build.with_name(f"{_BUILDING}{build.name}-{os.getpid()}")
         try:
@@ -186,31 +182,20 @@ def _remove_unheld(build: Path) -> bool:
         shutil.rmtree(doomed, ignore_errors=True)
         return True
     finally:
-        os.close(fd)
+        os.close(held)
 
 
 def _exclusive(path: Path, *, create: bool = True) -> int:
     fd = os.open(path, os.O_RDWR | (os.O_CREAT if create else 0), 0o644)
-    if fcntl is None:  # pragma: no cover
-        return fd
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+        locked = liveness.lock(fd)
+    except BaseException:
         os.close(fd)
-        raise ArchiveBusy(f"another papercode archive build is writing {path.parent}. Next: wait for it to finish") from None
+        raise
+    if not locked:
+        os.close(fd)
+        raise ArchiveBusy(f"another papercode archive build is writing {path.parent}. Next: wait for it to finish")
     return fd
-
-
-def _running(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
 
 
 def _fsync(directory: Path) -> None:

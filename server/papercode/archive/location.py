@@ -1,12 +1,13 @@
 """Where an archive lives, and what a build may write into.
 
 An archive directory (`--out`, `--archive-dir`) is papercode's own: `current` (a symlink) names the build being
-served and `builds/` holds each build (`index.archive_layer` declares the layout, `builds` switches builds in it).
+served and `builds/` holds each build (`index.mapped_archive` declares the layout, `builds` switches builds in it).
 A build writes into a directory only when it does not exist yet, is empty, or is an archive papercode wrote and
 holds nothing papercode did not write: one of this layout, or one of format 1 (`archive.json` with papercode's format
 marker and its `records/` shards), whose files the build removes once its own build is current. Anything else given
-as `--out` is refused and left as it is. An `--out` that is a symlink is followed: the archive is built where the link
-points, and the link stays.
+as `--out` is refused and left as it is. The archive directory is taken as its real path (`core.paths.RealPath`), read
+once with the setting: an `--out` that is a symlink, or lies under one, is followed (the archive is built where it
+points, and the link stays).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import contextlib
 import os
 from pathlib import Path
 
-from papercode.core.paths import given_path, xdg_base
-from papercode.index.archive_layer import BUILDS, CURRENT, MANIFEST, build_id_is_valid
+from papercode.core.paths import RealPath, given_path, xdg_base
+from papercode.index.mapped_archive import BUILDS, CURRENT, MANIFEST, build_id_is_valid
 
 from .builds import BUILDING_NAME, LINKING_NAME, LOCK
 from .manifest import papercode_manifest
@@ -37,20 +38,17 @@ def default_archive_dir() -> Path:
     return chosen if chosen is not None else xdg_base("XDG_DATA_HOME", ".local/share") / "papercode" / "archive"
 
 
-def real_out(out: Path) -> Path:
-    """The directory an archive path names: `out` made absolute, or where it points when it is a symlink (the
-    build writes into that directory, never replaces the link)."""
-    absolute = Path(os.path.abspath(out))
-    return Path(os.path.realpath(absolute)) if absolute.is_symlink() else absolute
+def real_archive_dir(given: Path | None = None) -> RealPath:
+    """The archive directory `given` names (None: the default), as papercode takes it: its real path."""
+    return RealPath.of(given if given is not None else default_archive_dir())
 
 
-def checked_out_dir(out: Path) -> Path:
-    """The directory a build into `out` writes (`real_out`). NotAnArchive unless it does not exist yet, is empty, or
+def checked_out_dir(out: RealPath) -> Path:
+    """The directory a build into `out` writes (its real path). NotAnArchive unless it does not exist yet, is empty, or
     is an archive papercode wrote holding nothing papercode did not write."""
-    target = real_out(out)
-    shown = f"--out {out}" if target == Path(os.path.abspath(out)) else f"--out {out} (a symlink to {target})"
+    target, shown = out.real, f"--out {out.shown}"
     if not os.path.lexists(target):
-        if target.parent.is_dir() or not Path(os.path.abspath(out)).is_symlink():
+        if target.parent.is_dir() or not out.through_symlink:
             return target
         raise NotAnArchive(f"{shown}: points where nothing is. Next: create {target.parent} (or mount its disk), or pass another --out")
     if not target.is_dir():

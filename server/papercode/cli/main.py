@@ -179,7 +179,7 @@ def clear_leftovers(settings: Settings) -> None:
         *scratch.sweep(overlay_parent(), (OVERLAY_PREFIX,)),
         *scratch.sweep(settings.cache_dir, (TEMPORARY_PREFIX,)),
         *scratch.sweep(settings.code_dir, (WRITING_PREFIX,)),
-        *remove_leftovers_when_idle(settings.archive_dir),
+        *remove_leftovers_when_idle(settings.archive_dir.real),
     ]
     for path in removed:
         log.info("removed %s, left by a papercode process that ended without removing it", path)
@@ -245,7 +245,7 @@ def build_live_server(settings: Settings, auth: tuple[StaticTokens, AuthSettings
         sys.stderr.write(f"papercode: {ready_line(stage, seconds)}\n")
 
     live.on_stage(announce)
-    server = build_server(live, verified_code(settings), auth=auth, ready_timeout=settings.ready_timeout)
+    server = build_server(live, verified_code(settings), auth=auth, ready_timeout=settings.ready_timeout, views=not settings.no_views)
     live.on_swap(server.notify_corpus_changed)
     live.on_failure(server.notify_reload_failed)
     return server, live
@@ -356,7 +356,7 @@ def check(settings: Settings) -> int:
             out(f"archive: {corpus.archive_note}\n")
         else:
             out(
-                f"archive: build {archive.build_id} ({len(archive):,} papers, data of {archive.manifest.snapshot}), {settings.archive_dir}\n"
+                f"archive: build {archive.build_id} ({len(archive):,} papers, data of {archive.manifest.data_date}), {settings.archive_dir.shown}\n"
             )
     _print_grouped(
         ((problem.severity, problem.code), f"{problem.where()}: {problem.reason}") for problem in [*report.problems, *store.problems]
@@ -408,7 +408,7 @@ def samples_to_materialize(corpus: Corpus, status: str | None, papers: Sequence[
 
 def config(settings: Settings, host: str) -> int:
     records = [] if settings.records == Settings().records else list(settings.records)
-    text, where = snippet(host, records, (settings.host, settings.port), settings.archive_dir if settings.archive else None)
+    text, where = snippet(host, records, (settings.host, settings.port), settings.served_archive)
     sys.stdout.write(text + "\n")
     sys.stderr.write(f"papercode: paste this into {where}\n")
     return 0

@@ -1,7 +1,7 @@
 """Scratch space: the temporary files and directories a papercode process owns, gone when it is.
 
 Every entry is named `<prefix><pid>-<random>` (its owner's process id) and, while its owner runs,
-held by an advisory lock (`flock`) that the system drops when the process ends, however it ends
+held by an advisory lock (`flock`: `core.liveness`) that the system drops when the process ends, however it ends
 (kill -9 included). So a start clears what a dead papercode left (`sweep`): an entry of this user
 whose owner is not running and whose lock can be taken. A running process's entry is never
 touched: its pid runs, or its lock is held (a process in another pid namespace sharing the
@@ -26,10 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
+from . import liveness
 
 _POSIX = os.name == "posix"
 _OWNER = re.compile(r"(\d{1,10})-")
@@ -161,7 +158,7 @@ def abandoned(parent: Path | None, prefixes: Iterable[str]) -> list[Path]:
     for entry in entries:
         prefix = next((prefix for prefix in wanted if entry.name.startswith(prefix)), None)
         owner = _OWNER.match(entry.name, len(prefix)) if prefix is not None else None
-        if owner is None or _running(int(owner.group(1))):
+        if owner is None or liveness.process_alive(int(owner.group(1))):
             continue
         with contextlib.suppress(OSError):
             stat = entry.stat(follow_symlinks=False)
@@ -172,9 +169,8 @@ def abandoned(parent: Path | None, prefixes: Iterable[str]) -> list[Path]:
 
 def _hold(path: Path, descriptor: int) -> Scratch:
     entry = Scratch(path, descriptor)
-    if fcntl is not None:
-        with contextlib.suppress(OSError):  # a file system without locks: the owner's pid alone decides
-            fcntl.flock(descriptor, fcntl.LOCK_EX)
+    with contextlib.suppress(OSError):  # a file system without locks: the owner's pid alone decides
+        liveness.lock(descriptor, wait=True)
     with _lock:
         if not _exiting:
             _held[id(entry)] = entry
@@ -193,19 +189,6 @@ def _check_open() -> None:
         raise OSError("papercode is exiting: no new temporary files")
 
 
-def _running(pid: int) -> bool:
-    """Whether a process with this id runs (as far as this process can see)."""
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OverflowError):  # another user's process; or no pid at all: not ours to judge
-        return True
-    return True
-
-
 def _remove_if_abandoned(path: Path) -> bool:
     """Remove this user's regular file or directory at `path` if no process holds its lock."""
     stat = path.lstat()
@@ -217,13 +200,11 @@ def _remove_if_abandoned(path: Path) -> bool:
         opened = os.fstat(descriptor)
         if (opened.st_dev, opened.st_ino) != (stat.st_dev, stat.st_ino):
             return False  # replaced meanwhile
-        if fcntl is not None:
-            try:
-                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+        try:
+            if not liveness.lock(descriptor):
                 return False  # its owner is alive
-            except OSError:
-                pass  # a file system without locks: the owner's pid decided
+        except OSError:
+            pass  # a file system without locks: the owner's pid decided
         if S_ISDIR(stat.st_mode):
             shutil.rmtree(path, ignore_errors=True)
         else:

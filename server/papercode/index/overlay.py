@@ -30,8 +30,8 @@ from papercode.core import scratch
 from papercode.core.holds import hold
 
 from .abstracts import ABSTRACTS
-from .archive_layer import ARCHIVE_BASE, ArchiveLayer
-from .layers import Ordinals
+from .mapped_archive import ARCHIVE_BASE, MappedArchive
+from .overlaid import Ordinals
 from .paper_index import PaperIndex
 from .ranking import Ranking
 from .search import SearchEngine
@@ -59,11 +59,11 @@ def overlay_parent() -> Path | None:
     return _MEMORY_FILES
 
 
-class LayeredSearch(Ranking):
+class OverlaidSearch(Ranking):
     """Search over the archive's index with the records' papers laid over it (see the module docstring)."""
 
-    def __init__(self, archive: ArchiveLayer, records: PaperIndex, records_search: SearchEngine, ordinals: Ordinals) -> None:
-        self._archive, self._records_search, self._layers = archive, records_search, ordinals
+    def __init__(self, archive: MappedArchive, records: PaperIndex, records_search: SearchEngine, ordinals: Ordinals) -> None:
+        self._archive, self._records_search, self._numbering = archive, records_search, ordinals
         overlay = scratch.directory(OVERLAY_PREFIX, overlay_parent())
         try:
             self._searcher = _overlay(archive, overlay.path, records, records_search, ordinals)
@@ -71,20 +71,20 @@ class LayeredSearch(Ranking):
             overlay.remove()  # the searcher has every file open and mapped
 
     def abstract(self, paper: int) -> str | None:
-        if paper < self._layers.records:
+        if paper < self._numbering.records:
             return self._records_search.abstract(paper)
-        if paper >= len(self._layers):
+        if paper >= len(self._numbering):
             return None
         abstracts = self._archive.abstracts
-        return None if abstracts is None else abstracts.get(self._layers.archive_paper(paper))
+        return None if abstracts is None else abstracts.get(self._numbering.archive_paper(paper))
 
     def _ordinals(self, values: list[int]) -> list[int]:
-        of_archive = self._layers.of_archive
+        of_archive = self._numbering.of_archive
         return [value if value < ARCHIVE_BASE else of_archive(value - ARCHIVE_BASE) for value in values]
 
 
 def _overlay(
-    archive: ArchiveLayer, directory: Path, records: PaperIndex, records_search: SearchEngine, ordinals: Ordinals
+    archive: MappedArchive, directory: Path, records: PaperIndex, records_search: SearchEngine, ordinals: Ordinals
 ) -> tantivy.Searcher:
     source = archive.search_dir
     archive_segments = _segments(source)

@@ -27,6 +27,7 @@ from typing import Any, Final, cast
 
 import orjson
 
+from papercode.core import liveness
 from papercode.core.days import is_day
 
 from .abstracts import ABSTRACTS, Abstracts
@@ -34,11 +35,6 @@ from .board_columns import BOARDS, Boards
 from .columns import NONE, PaperColumns, StringTable
 from .mapped import ColumnProblem, FileFacts, MappedColumns
 from .packed import SortedKeys
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - no shared lock: a build then never removes an old build while it could be served
-    fcntl = None  # type: ignore[assignment]
 
 FORMAT: Final = "papercode-archive"
 FORMAT_VERSION: Final = 2
@@ -102,7 +98,7 @@ class Manifest:
     """What a build's `archive.json` says, checked."""
 
     build_id: str
-    snapshot: str  # the date of the data, YYYY-MM-DD
+    data_date: str  # the date of the data, YYYY-MM-DD ("snapshot" in the manifest)
     papers: int
     files: dict[str, FileFacts]  # every file of the build (relative path -> size and sha256)
     search_segments: int
@@ -123,12 +119,12 @@ class Manifest:
             build_id, papers, segments = str(raw["build_id"]), int(raw["counts"]["papers"]), int(raw["search"]["segments"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} lacks a field or has a wrong one ({exc!r})") from None
-        snapshot = raw.get("snapshot")
-        if not is_day(snapshot) or not build_id_is_valid(build_id) or papers < 0:
+        data_date = raw.get("snapshot")
+        if not is_day(data_date) or not build_id_is_valid(build_id) or papers < 0:
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} has a malformed build id, date or count")
         if any(not _inside(name) for name in files):
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} names files outside its build")
-        return cls(build_id, str(snapshot), papers, files, segments, raw)
+        return cls(build_id, str(data_date), papers, files, segments, raw)
 
 
 def _inside(name: str) -> bool:
@@ -174,7 +170,7 @@ class Repeated(Sequence[Any]):
         return self.value
 
 
-class ArchiveLayer:
+class MappedArchive:
     """One archive build, opened read-only: its papers (ordinals 0..papers-1, in build order), their keys, the
     repositories their code links name, their abstracts, and where its search index is."""
 
@@ -203,7 +199,7 @@ class ArchiveLayer:
         columns, prefix, count = self._columns, COLUMNS + "/", self.manifest.papers
         assert columns is not None
         strings = StringTable()
-        strings.values = [self.manifest.snapshot]
+        strings.values = [self.manifest.data_date]
         papers = PaperColumns(strings)
         for name in STRING_COLUMNS:
             setattr(papers, name, columns.strings(prefix + name))
@@ -276,7 +272,7 @@ class ArchiveLayer:
         self.close()
 
 
-def open_archive(archive_dir: Path) -> ArchiveLayer:
+def open_archive(archive_dir: Path) -> MappedArchive:
     """The current build of the archive in `archive_dir`, opened; `ArchiveUnavailable` (with what to run) otherwise.
 
     Never writes: the directory may be another user's, or a read-only volume.
@@ -285,18 +281,21 @@ def open_archive(archive_dir: Path) -> ArchiveLayer:
         build = current_build(archive_dir)
         if build is None:
             raise ArchiveUnavailable(_missing_reason(archive_dir))
-        lock = _shared_lock(build)
-        if lock is False:
-            continue
+        lock = liveness.lock_directory(build, shared=True) if liveness.LOCKS else None
+        if lock is None and liveness.LOCKS:
+            if build.is_dir() or current_build(archive_dir) != build:
+                continue  # being removed by a build that switched meanwhile
+            raise ArchiveUnavailable(f"{CURRENT} names the build {build.name}, which is missing from {BUILDS}/")
         try:
             manifest = Manifest.read(build)
             if manifest.build_id != build.name:
                 raise ArchiveUnavailable(f"{build.name}/{MANIFEST} names build {manifest.build_id}")
         except BaseException:
-            _release(lock)
+            if lock is not None:
+                os.close(lock)
             raise
         try:
-            return ArchiveLayer(build, manifest, lock=lock or None)  # the layer's lock from here: it releases it if it fails
+            return MappedArchive(build, manifest, lock=lock)  # the mapped archive's lock from here: it releases it if it fails
         except (ColumnProblem, ValueError) as exc:
             raise ArchiveUnavailable(f"the archive's build {build.name} is damaged: {exc}") from None
     raise ArchiveUnavailable("the archive kept changing while it was opened (builds in quick succession?)")
@@ -308,26 +307,3 @@ def _missing_reason(archive_dir: Path) -> str:
     if not archive_dir.exists():
         return f"there is no archive in {archive_dir.name}"
     return f"{archive_dir.name} holds no complete archive build"
-
-
-def _shared_lock(build: Path) -> int | bool:
-    """A descriptor holding a shared lock on `build` (True where locks do not exist); False when the build is being
-    removed (a build holds it exclusively) or is gone."""
-    if fcntl is None:  # pragma: no cover
-        return True
-    try:
-        fd = os.open(build, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return False
-    return fd
-
-
-def _release(lock: int | bool) -> None:
-    if type(lock) is int:
-        with contextlib.suppress(OSError):
-            os.close(lock)
