@@ -702,7 +702,7 @@ def test_materialize_fetch_asks_once_per_file(
 
 def test_materialize_filters_by_status_and_repo(records: Path, tmp_path: Path, clones: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert materialize(records, tmp_path, "--repos", str(clones), "--status", "ran_honours", "--repo", f"https://github.com/{REPO}") == 0
-    assert capsys.readouterr().out.startswith("1 samples: 1 stored now in ")
+    assert capsys.readouterr().out.startswith("1 sample: 1 stored now in ")
     assert [path.name for path in (tmp_path / "code").iterdir()] == [f"{OTHER_SHA}.py"]
 
 

@@ -437,7 +437,7 @@ def print_materialized(summary: MaterializeSummary, store: CodeStore) -> int:
     stored = sum(1 for outcome in summary.outcomes if outcome.verified and store.contains(outcome.sha))  # a write may have failed
     already = counts["already_stored"]
     out(
-        f"{len(summary.outcomes)} samples: {stored} stored now in {store.write_dir} (rebuilt with {interpreter()}), "
+        f"{len(summary.outcomes)} sample{'' if len(summary.outcomes) == 1 else 's'}: {stored} stored now in {store.write_dir} (rebuilt with {interpreter()}), "
         f"{already} stored already, {len(summary.outcomes) - stored - already} not stored\n"
     )
     for outcome, count in summary.counts.most_common():
