@@ -27,7 +27,7 @@ from papercode.core.ids import parse_slug
 from papercode.core.paths import RealPath
 from papercode.core.records import MAX_LIST_ENTRIES
 from papercode.index.archive_layer import FORMAT, FORMAT_VERSION, MANIFEST, current_build
-from papercode.index.columns import CodeLinkRow
+from papercode.index.fields import CodeLinkRow
 from papercode.index.mapped import FileFacts
 
 from . import location

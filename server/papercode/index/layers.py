@@ -21,7 +21,8 @@ from dataclasses import dataclass, fields
 from typing import Any, NoReturn
 
 from .archive_layer import ArchiveLayer
-from .columns import PaperColumns, PaperRow
+from .columns import PaperColumns
+from .fields import PaperRow
 from .paper_index import PaperIndex, PaperSources
 
 
