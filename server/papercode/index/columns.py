@@ -16,6 +16,7 @@ from typing import Any, cast
 from papercode.core.ids import GITHUB_URL, SHA_PREFIX_FORMAT, paper_key
 
 from .fields import (
+    LAYOUT,
     NO_LEVEL,
     NONE,
     PAPER_FIELDS,
@@ -190,6 +191,7 @@ class PaperColumns:
         state = dict(self.__dict__)
         for name in self._PACKED:
             state[name] = _packed(state[name], name)
+        state["layout"] = LAYOUT
         return state
 
     def pack(self) -> None:
@@ -200,6 +202,7 @@ class PaperColumns:
             setattr(self, name, _packed(getattr(self, name), name))
 
     def __setstate__(self, state: dict[str, object]) -> None:
+        _check_layout(state, "paper")
         self.__dict__.update(state)
 
     def __iter__(self) -> Iterator[PaperRow]:
@@ -217,6 +220,13 @@ def _packed(values: Sequence[Any], name: str) -> PackedStrings | PackedBytes:
     if isinstance(values, PackedStrings | PackedBytes):
         return values
     return PackedStrings(values) if name in _TEXT_COLUMNS else PackedBytes(values)
+
+
+def _check_layout(state: dict[str, object], what: str) -> None:
+    """A snapshot's columns must have been written for this declaration: else it is refused (and rebuilt)."""
+    written = state.pop("layout", None)
+    if written != LAYOUT:
+        raise ValueError(f"the {what} columns were written for another declaration of their fields ({written}, not {LAYOUT})")
 
 
 def _new_sample_column(field: Field) -> Any:
@@ -269,9 +279,10 @@ class SampleColumns:
         return getattr(self, name)
 
     def __getstate__(self) -> dict[str, object]:
-        return dict(self.__dict__)
+        return {**self.__dict__, "layout": LAYOUT}
 
     def __setstate__(self, state: dict[str, object]) -> None:
+        _check_layout(state, "sample")
         self.__dict__.update(state)
 
     def _take(self, field: Field, ids: Sequence[int], taken: dict[str, list[Any]]) -> list[Any]:

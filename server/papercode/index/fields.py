@@ -16,18 +16,19 @@ made from them, in order:
   reader is a file of the build's `papers/` directory, as `index.mapped` writes it: `<name>` packed strings (`Text`),
   `<name>.i` int32 (`Int32`, `NONE`: none), `blob` packed bytes (`Details`); a field without one is the same for every
   archive paper: none, or the build's data date (`Interned(data_date=True)`); archive papers have no samples;
-- the snapshot: the columns as they are;
+- the snapshot: the columns as they are, refused when written for another declaration (`LAYOUT`);
 - the answers: get_paper shows each field marked `shown` as stored, under its name (`answers.shaping`), where its
   answer model (`answers.models.PaperAnswer`) places it; `SampleColumns.shown` reads the sample fields marked `shown`,
   in this order, for `answers.shaping.grouped_samples`. The others are shown by rules of the answers' own (a title
   cut, authors and links cut and counted, tasks merged, samples counted).
 
 Adding a field is a line here; a field get_paper shows is a line of its answer model too (the model the client sees
-orders and describes it).
+orders and describes it); a snapshot written before it is refused, and rebuilt.
 """
 
 # No `from __future__ import annotations`: the annotations are the declaration, read as written (`get_type_hints`).
 
+import hashlib
 import operator
 import types
 from collections.abc import Callable
@@ -370,3 +371,16 @@ def generated(source: str, namespace: dict[str, Any]) -> Callable[..., Any]:
     exec(source, defined)
     (function,) = (value for name, value in defined.items() if name not in namespace and name != "__builtins__")
     return cast(Callable[..., Any], function)
+
+
+def _layout() -> str:
+    """What a snapshot's columns must have been written for: every field's name, kind and whether it may be none."""
+    described = [
+        f"{declaration}.{field.name}:{type(field.kind).__name__}:{field.optional}:{field.in_archive}"
+        for declaration, fields in (("paper", PAPER_FIELDS), ("details", DETAIL_FIELDS), ("sample", SAMPLE_FIELDS))
+        for field in fields
+    ]
+    return hashlib.sha256("\n".join(described).encode()).hexdigest()[:16]
+
+
+LAYOUT = _layout()
