@@ -119,12 +119,20 @@ class Manifest:
             build_id, papers, segments = str(raw["build_id"]), int(raw["counts"]["papers"]), int(raw["search"]["segments"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} lacks a field or has a wrong one ({exc!r})") from None
+        lacking = [file for file in map(column_file, ARCHIVED) if file not in files]
+        if lacking:  # built before a field was declared (`index.fields`): of another format, whatever its number
+            raise ArchiveUnavailable(f"the archive is of another format: its build has no {lacking[0]}, which this papercode serves")
         snapshot = raw.get("snapshot")
         if not is_day(snapshot) or not build_id_is_valid(build_id) or papers < 0:
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} has a malformed build id, date or count")
         if any(not _inside(name) for name in files):
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} names files outside its build")
         return cls(build_id, str(snapshot), papers, files, segments, raw)
+
+
+def column_file(field: Field) -> str:
+    """The file (or, for packed values, the first file) of `papers/` that holds `field` in a build."""
+    return f"{COLUMNS}/{field.name}.i" if isinstance(field.kind, Int32) else f"{COLUMNS}/{field.name}.data"
 
 
 def _inside(name: str) -> bool:
