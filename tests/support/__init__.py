@@ -6,6 +6,8 @@
 - `mcp`: the protocol eras, the tool names, `connected` (a client on a server of its own; conftest's `connect`).
 - `archive_tables`, `leaderboard_tables`: the archive's and the leaderboards' tables, written in every form.
 - `archive_layers`: two records laid over a small archive that has them too (conftest's `layered`).
+- `archive_record`: what an archive build wrote and answered (its paper columns' digests, its answers'), to hold later
+  builds to one made before.
 - `hub_stand_in`, `fetching`: the Hugging Face Hub on 127.0.0.1, and `papercode archive fetch` against it.
 - `http`: a server over HTTP in the test's own process, a `papercode serve` process's startup line, the requests sent.
 - `fixture_server`: a GitHub stand-in on 127.0.0.1 for downloads of source files.
