@@ -157,7 +157,8 @@ def _key(name: str) -> Callable[[RowSource], Any]:
 
 
 def _list_attribute(name: str) -> Callable[[RecordSource], list[Any]]:
-    return lambda source: getattr(source.record, name) or []
+    read = _attribute(name)
+    return lambda source: read(source) or []
 
 
 def _list_key(name: str) -> Callable[[RowSource], list[Any]]:
@@ -165,7 +166,8 @@ def _list_key(name: str) -> Callable[[RowSource], list[Any]]:
 
 
 def _count_attribute(name: str) -> Callable[[RecordSource], int]:
-    return lambda source: len(getattr(source.record, name) or ())
+    read = _attribute(name)
+    return lambda source: len(read(source) or ())
 
 
 def _count_key(name: str) -> Callable[[RowSource], int]:
@@ -173,11 +175,13 @@ def _count_key(name: str) -> Callable[[RowSource], int]:
 
 
 def _harvest(name: str) -> Callable[[RecordSource], Any]:
-    def read(source: RecordSource) -> Any:
-        harvest = source.record.syntology
-        return None if harvest is None else getattr(harvest, name)
+    read = operator.attrgetter(name)
 
-    return read
+    def read_harvest(source: RecordSource) -> Any:
+        harvest = source.record.syntology
+        return None if harvest is None else read(harvest)
+
+    return read_harvest
 
 
 def _record_snapshot(source: RecordSource) -> str | None:
@@ -345,17 +349,12 @@ def readers(fields: tuple[Field, ...], of: str) -> tuple[Callable[[Any], Any], .
     return found
 
 
-_DETAILS_OF_RECORD, _DETAILS_OF_ROW = readers(DETAIL_FIELDS, "record"), readers(DETAIL_FIELDS, "row")
-
-
-def details_of_record(source: RecordSource) -> PaperDetails:
-    """A record's display details."""
-    return PaperDetails(*[read(source) for read in _DETAILS_OF_RECORD])
-
-
-def details_of_row(source: RowSource) -> PaperDetails:
-    """An archive row's display details."""
-    return PaperDetails(*[read(source) for read in _DETAILS_OF_ROW])
+def _details_reader(of: str) -> Callable[[Any], PaperDetails]:
+    """A paper's details, each field read by its `of` reader: generated (`generated`), a call a field and no loop, as
+    this runs once a record and once an archive paper."""
+    namespace: dict[str, Any] = {f"read_{field.name}": read for field, read in zip(DETAIL_FIELDS, readers(DETAIL_FIELDS, of), strict=True)}
+    calls = ", ".join(f"read_{field.name}(source)" for field in DETAIL_FIELDS)
+    return generated(f"def details_of_{of}(source):\n    return PaperDetails({calls})\n", {**namespace, "PaperDetails": PaperDetails})
 
 
 def details_blob(details: PaperDetails) -> bytes:
@@ -372,6 +371,10 @@ def generated(source: str, namespace: dict[str, Any]) -> Callable[..., Any]:
     exec(source, defined)
     (function,) = (value for name, value in defined.items() if name not in namespace and name != "__builtins__")
     return cast(Callable[..., Any], function)
+
+
+details_of_record: Callable[[RecordSource], PaperDetails] = _details_reader("record")  # a record's details
+details_of_row: Callable[[RowSource], PaperDetails] = _details_reader("row")  # an archive row's details
 
 
 def _layout() -> str:
