@@ -8,18 +8,15 @@ Each of these can save every number it prints to a JSON file (`--json`; `benchma
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 
 def _this_papercode() -> None:
-    """Measured in this process too: the papercode PYTHONPATH names first (an older commit's `server/`, to measure it),
-    else this checkout's, never the one an editable install of another checkout points at (as `run._pythonpath` does
-    for the benchmarks' subprocesses)."""
-    given = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
-    sys.path.insert(1 + len(given), str(Path(__file__).resolve().parent.parent / "server"))
+    """Measured in this process too: this checkout's papercode, never the one an editable install of another checkout
+    points at (as `harness.pythonpath` gives the benchmarks' subprocesses)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "server"))
 
 
 _AddArguments = Callable[[argparse.ArgumentParser], None]

@@ -22,6 +22,8 @@ from typing import Any
 
 import orjson
 
+from papercode import bench
+
 # (what is measured, how: "tool", "resource" or "prompt", its name or URI, its arguments)
 Call = tuple[str, str, str, dict[str, Any]]
 
@@ -70,13 +72,9 @@ async def measure() -> dict[str, int | None]:
     """Bytes of each answer in `CALLS` (None: the server refused it), and of tools/list."""
     from mcp import Client, MCPError
 
-    from papercode.corpus.stages import Corpus
-    from papercode.edge.app import build_server
-    from papercode.settings import bundled_records_dir
-
-    corpus = Corpus.load([bundled_records_dir()])
+    corpus = bench.Corpus.load([bench.bundled_records_dir()])
     sizes: dict[str, int | None] = {}
-    async with Client(build_server(lambda: corpus)) as client:
+    async with Client(bench.build_server(lambda: corpus)) as client:
         tools = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in (await client.list_tools()).tools]
         sizes[TOOLS_LIST] = len(orjson.dumps(tools))
         sizes[TOOLS_FOR_MODEL] = len(tool_definitions(tools))

@@ -7,7 +7,7 @@ each step in a fresh subprocess:
    `.to_pylist()`, one file at a time (each list dropped before the next file); wall times summed;
 2. **json.gz floor**: for each dump, read it, `gzip.decompress` it whole and parse it whole (`orjson.loads`; a dump
    too big for orjson's parse buffer with `msgspec.json.decode`, and the answer says so);
-3. **build** (per form present): `papercode.archive.build.build_archive(sources, out)` (or `--build module:function`)
+3. **build** (per form present): `papercode.bench.build_archive(sources, out)` (or `--build module:function`)
    into a fresh archive directory, timed around the call, with the GC policy `papercode`'s CLI sets at start; its ratio
    is to the floor of the same form. Until that function exists, the step says so and gives no number.
 
@@ -34,7 +34,6 @@ import importlib
 import itertools
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -45,11 +44,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .archive_data import LINKS_DUMP, LINKS_PARQUET, PAPERS_DUMP, PAPERS_PARQUET
-from .proctree import TreeSampler
-from .results import JSON_HELP, at_most
+from papercode import bench
 
-DEFAULT_BUILD = "papercode.archive.build:build_archive"
+from .archive_data import LINKS_DUMP, LINKS_PARQUET, PAPERS_DUMP, PAPERS_PARQUET
+from .harness import REPO_ROOT, machine, pythonpath, shown_path, start_usage, usage
+from .proctree import TreeSampler
+from .results import JSON_HELP, at_most, finish, header
+
+DEFAULT_BUILD = "papercode.bench:build_archive"
 FORM_FILES = {"parquet": (*PAPERS_PARQUET, LINKS_PARQUET), "json.gz": (PAPERS_DUMP, LINKS_DUMP)}
 TARGET_BUILD_VS_FLOOR = {"parquet": 5.0, "json.gz": 6.0}
 TARGET_BUILD_RSS_BYTES = 2 * 2**30
@@ -60,39 +62,11 @@ PROGRESS_LABEL = "building archive: "
 # -- the steps (each runs in its own subprocess) -------------------------------------------
 
 
-def _cpu_s() -> float:
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-def _vmrss() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    return 0
-
-
-def _start() -> tuple[int, float]:
-    """Where a step starts: this process's resident memory (the baseline: interpreter and imports) and CPU seconds."""
-    return _vmrss(), _cpu_s()
-
-
-def _usage(start: tuple[int, float]) -> dict[str, Any]:
-    """Peak RSS of this process and of its largest child, the baseline, and the CPU seconds (user + system, this
-    process and its children) the step took: on a shared machine, less disturbed by other load than wall time."""
-    return {
-        "baseline_rss_bytes": start[0],
-        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-        "child_peak_rss_bytes": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024,
-        "cpu_s": _cpu_s() - start[1],
-    }
-
-
 def parquet_floor(files: Sequence[Path]) -> dict[str, Any]:
     """`read_table(f).to_pylist()` for each file, one at a time: seconds for each half, summed, and rows per file."""
     import pyarrow.parquet as pq
 
-    start_usage = _start()
+    started = start_usage()
     read_s = pylist_s = 0.0
     rows: dict[str, int] = {}
     for path in files:
@@ -105,7 +79,7 @@ def parquet_floor(files: Sequence[Path]) -> dict[str, Any]:
         pylist_s += end - middle
         rows[str(path)] = len(pylist)
         del table, pylist
-    return {"read_s": read_s, "pylist_s": pylist_s, "floor_s": read_s + pylist_s, "rows": rows, **_usage(start_usage)}
+    return {"read_s": read_s, "pylist_s": pylist_s, "floor_s": read_s + pylist_s, "rows": rows, **usage(started)}
 
 
 def json_floor(files: Sequence[Path]) -> dict[str, Any]:
@@ -117,7 +91,7 @@ def json_floor(files: Sequence[Path]) -> dict[str, Any]:
     parsed whole with `msgspec.json.decode` instead (no such buffer), and the answer says so for that file."""
     import orjson
 
-    start_usage = _start()
+    started = start_usage()
     gunzip_s = loads_s = 0.0
     rows: dict[str, int] = {}
     parsers: dict[str, str] = {}
@@ -150,7 +124,7 @@ def json_floor(files: Sequence[Path]) -> dict[str, Any]:
         "json_bytes": raw_bytes,
         "rows": rows,
         "parsers": parsers,
-        **_usage(start_usage),
+        **usage(started),
     }
 
 
@@ -172,19 +146,17 @@ def resolve_build(spec: str) -> Callable[..., Any] | str:
 
 
 def build_step(spec: str, sources: Sequence[Path], out: Path, snapshot: str | None) -> dict[str, Any]:
-    """`build_archive(sources, out[, snapshot=...])` timed in this process, with the CLI's GC policy."""
+    """`build_archive(sources, out[, data_date=...])` timed in this process, with the CLI's GC policy."""
     build = resolve_build(spec)
     if isinstance(build, str):
         return {"available": False, "reason": build}
-    from papercode.cli.main import gc_policy as cli_gc_policy
-
-    cli_gc_policy()
-    start_usage = _start()
-    kwargs = {"snapshot": snapshot} if snapshot is not None else {}
+    bench.gc_policy()
+    started = start_usage()
+    kwargs = {"data_date": snapshot} if snapshot is not None else {}
     start = time.perf_counter()
     answer = build(list(sources), out, **kwargs)
     build_s = time.perf_counter() - start
-    return {"available": True, "build_s": build_s, "returned": type(answer).__name__, **_usage(start_usage)}
+    return {"available": True, "build_s": build_s, "returned": type(answer).__name__, **usage(started)}
 
 
 def _worker_main(mode: str, payload_path: str) -> int:
@@ -240,12 +212,10 @@ def run_step(mode: str, payload: dict[str, Any], module: str = "benchmarks.archi
     """Run one step in a fresh `python -m MODULE --worker MODE PAYLOAD_FILE` (the worker writes its answer to the
     payload's `answer` path), its process tree's VmRSS polled meanwhile (`tree_rss`); its answer, or an error naming
     it. With `terminal`, its stdout and stderr are a pty and the answer has what was drawn on it (`progress`)."""
-    from .run import REPO_ROOT, _pythonpath
-
     with tempfile.TemporaryDirectory(prefix="papercode-archive-step-") as tmp:
         payload = dict(payload, answer=str(Path(tmp) / "answer.json"))
         (Path(tmp) / "payload.json").write_text(json.dumps(payload))
-        env = dict(os.environ, PYTHONPATH=_pythonpath())
+        env = dict(os.environ, PYTHONPATH=pythonpath())
         command = [sys.executable, "-m", module, "--worker", mode, str(Path(tmp) / "payload.json")]
         pty = _Terminal() if terminal else None
         with open(Path(tmp) / "output", "w+b") as output:
@@ -385,8 +355,6 @@ def measure_archive(
 ) -> dict[str, Any]:
     """Every number for one archive directory: each form's floor (best of `repeat`, each run a fresh process), and the
     build from each form, its ratio to that floor and the archive directory it wrote."""
-    from .run import shown_path
-
     present = archive_forms(data)
     chosen = [f for f in (forms or present) if f in present]
     missing = [f for f in (forms or ()) if f not in present]
@@ -427,8 +395,6 @@ def measure_archive(
 def _measure_build(
     build: str, form: str, files: Sequence[Path], *, build_out: Path | None, snapshot: str | None, log: Callable[[str], None] | None
 ) -> dict[str, Any]:
-    from .run import shown_path
-
     if log:
         log(f"# build from {form}")
     with tempfile.TemporaryDirectory(prefix="papercode-archive-build-") as tmp:
@@ -519,7 +485,8 @@ def _memory(r: dict[str, Any]) -> str:
     )
 
 
-def _peak(r: dict[str, Any]) -> str:
+def peak_line(r: dict[str, Any]) -> str:
+    """A step's CPU seconds and memory (`harness.usage`, with its polled tree), in one line."""
     return f"CPU {r['cpu_s']:.2f} s   {_memory(r)}"
 
 
@@ -556,14 +523,14 @@ def format_archive(result: dict[str, Any]) -> str:
         if form == "parquet":
             lines.append(
                 f"parquet floor     read_table {floor['read_s']:.2f} s + to_pylist {floor['pylist_s']:.2f} s = {floor['floor_s']:.2f} s"
-                f"   {_peak(floor)}   (runs: {runs} s)"
+                f"   {peak_line(floor)}   (runs: {runs} s)"
             )
         else:
             parsers = set(floor["parsers"].values())
             parser = "orjson.loads" if parsers == {"orjson.loads"} else "parse"
             lines.append(
                 f"json.gz floor     read + gunzip {floor['gunzip_s']:.2f} s + {parser} {floor['loads_s']:.2f} s = {floor['floor_s']:.2f} s"
-                f"   ({_mb(floor['json_bytes'])} of JSON)   {_peak(floor)}   (runs: {runs} s)"
+                f"   ({_mb(floor['json_bytes'])} of JSON)   {peak_line(floor)}   (runs: {runs} s)"
             )
             for name, used in floor["parsers"].items():
                 if used != "orjson.loads":
@@ -609,16 +576,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="keep each build's archive directory here (BUILD_OUT/parquet, BUILD_OUT/json-gz: serve it with archive-serve"
         " --archive-dir); default a temporary directory",
     )
-    parser.add_argument("--snapshot", help="passed to the build as snapshot=")
+    parser.add_argument("--snapshot", help="passed to the build as data_date=")
     parser.add_argument("--repeat", type=int, default=1, help="run each floor this many times (each in a fresh process), keep the best")
     parser.add_argument("--json", type=Path, help=JSON_HELP)
 
 
 def main(args: argparse.Namespace) -> int:
     from importlib.metadata import version
-
-    from .results import finish, header
-    from .run import machine
 
     about = machine()
     print(f"{header(about, 'archive')}; pyarrow {version('pyarrow')}", flush=True)

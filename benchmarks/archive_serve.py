@@ -2,9 +2,9 @@
 archive (the serving form `papercode archive build` writes: paper columns, search index, manifest, under
 `DIR/builds/<id>` with `DIR/current` naming it), against an empty server.
 
-On a papercode from before issue #22 (`PYTHONPATH` on its `server/`), `DIR` is an archive it built (record shards under
-`DIR/records`): the same steps measure its starts, the first of them a cold build, for the "before" of #22's table.
-(`--records DIR` runs issue #15's own measure of that form: `benchmarks.archive_serve_shards`.)
+It measures this checkout's papercode (through `papercode.bench`); a commit before issue #22, whose archive was record
+shards under `DIR/records`, was measured by its own harness. (`--records DIR` runs issue #15's measure of a records
+directory: `benchmarks.archive_serve_shards`.)
 
 Servers are real `papercode serve` processes over stdio (the CLI, spawned by the MCP SDK's client with the 2025-11-25
 handshake desktop hosts speak), each with its own temporary directory (`TMPDIR`: what it leaves there is counted):
@@ -12,7 +12,7 @@ handshake desktop hosts speak), each with its own temporary directory (`TMPDIR`:
 1. **in-process** (a fresh subprocess, the CLI's GC policy): `Corpus.open(bundled records, cache_dir=a fresh directory,
    archive_dir=DIR)`, twice (the first start after a build, then a later one), timed; then `search_papers` (p50/p99,
    over both layers) and the lookups (`get_paper`, `get_harvested_code_for_paper`, `find_papers_for_repo`,
-   `corpus_stats`; p50), called as `papercode.answers.queries.*`, with arguments taken from the corpus: archive papers
+   `corpus_stats`; p50), called as `answers` answers them (`papercode.bench.tool_answers`), with arguments taken from the corpus: archive papers
    no record replaces, and the records' papers. It also picks the probe: an archive-only paper with an arXiv id.
 2. **empty server**: `papercode serve --records <an empty directory>`: the same process with nothing to serve, so that
    what a start of `--archive` takes beyond it is what serving costs (the bundled records included, which a user's
@@ -59,16 +59,19 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from papercode import bench
+
+from . import archive_serve_shards as shards
 from .archive_bench import FORM_FILES, archive_facts, disk_usage, manifest_line, manifest_of, run_step
+from .archive_serve_shards import TARGET_LOOKUP_P50_MS, TARGET_SEARCH_P50_MS, TARGET_SEARCH_P99_MS
+from .harness import REPO_ROOT, cpu_s, machine, pythonpath, shown_path
 from .proctree import TreeSampler, children, rollup_kb, status_kb, tree, tree_cpu_s
-from .results import JSON_HELP, at_most
+from .results import JSON_HELP, at_most, finish, header
+from .run import time_direct
 
 TARGET_LATER_S = 0.5
 TARGET_ANON_BYTES = 150 * 10**6
 TARGET_DISK_VS_PARQUET = 3.0
-TARGET_SEARCH_P50_MS = 5.0
-TARGET_SEARCH_P99_MS = 20.0
-TARGET_LOOKUP_P50_MS = 1.0
 TARGET_RELOAD_S = 1.0
 LOOKUPS = ("get_paper", "get_harvested_code_for_paper", "find_papers_for_repo", "corpus_stats")
 DEADLINE_S = 600.0  # the longest a run waits for any answer
@@ -81,29 +84,20 @@ REPLACED = "Replaced by a record: "
 
 def worker_inprocess(payload: dict[str, Any]) -> dict[str, Any]:
     """`Corpus.open` over the archive, twice, timed; then the calls, timed; and the arguments of the stdio steps."""
-    import papercode.edge.app  # noqa: F401 - the SDK, imported before the timing as a server imports it
-    from papercode.cli.main import gc_policy
-    from papercode.corpus.stages import Corpus
-    from papercode.settings import bundled_records_dir
-
-    from .archive_bench import _cpu_s
-    from .proctree import status_kb
-    from .run import time_direct
-
-    gc_policy()
-    roots, cache, archive_dir = [bundled_records_dir()], Path(payload["cache_dir"]), Path(payload["archive_dir"])
+    bench.load_sdk()  # before the timing, as a server imports it
+    bench.gc_policy()
+    roots, cache, archive_dir = [bench.bundled_records_dir()], Path(payload["cache_dir"]), Path(payload["archive_dir"])
     opens = []
     for _ in range(2):  # the first start after the build (an empty cache directory), then a later one
-        start, cpu = time.perf_counter(), _cpu_s()
-        corpus = _open_over_archive(Corpus, roots, cache, archive_dir)
-        opens.append({"s": time.perf_counter() - start, "cpu_s": _cpu_s() - cpu})
-    note = getattr(corpus, "archive_note", None)
-    if note is not None:
-        raise RuntimeError(f"the archive in {archive_dir} is not served: {note}")
+        start, cpu = time.perf_counter(), cpu_s()
+        corpus = bench.Corpus.open(roots, cache_dir=cache, archive_dir=archive_dir)
+        opens.append({"s": time.perf_counter() - start, "cpu_s": cpu_s() - cpu})
+    if corpus.archive_note is not None:
+        raise RuntimeError(f"the archive in {archive_dir} is not served: {corpus.archive_note}")
     anon_after_open = status_kb(os.getpid(), ("RssAnon",))["RssAnon"] * 1024
-    records = Corpus.open(roots, cache_dir=cache).index.papers  # the records alone: which papers are theirs
+    records = bench.Corpus.open(roots, cache_dir=cache).index.papers  # the records alone: which papers are theirs
     record_rows = [records[i] for i in range(len(records))]
-    archive = getattr(corpus, "archive", None)
+    archive = corpus.archive
     picked = _pick(corpus, record_rows, payload["calls"], payload["searches"], payload.get("seed", 0))
     direct = time_direct(corpus, picked["calls"])
     return {
@@ -114,7 +108,7 @@ def worker_inprocess(payload: dict[str, Any]) -> dict[str, Any]:
         "papers": len(corpus.index.papers),
         "record_papers": len(record_rows),
         "archive_papers": len(archive) if archive is not None else len(corpus.index.papers) - len(record_rows),
-        "build_id": getattr(archive, "build_id", None),
+        "build_id": archive.build_id if archive is not None else None,
         "rss_anon_after_open_bytes": anon_after_open,
         "direct": direct,
         "calls_shown": {tool: args[:3] for tool, args in picked["calls"].items()},
@@ -124,23 +118,10 @@ def worker_inprocess(payload: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _open_over_archive(corpus_type: Any, roots: list[Path], cache: Path, archive_dir: Path) -> Any:
-    """`Corpus.open` of the records over the archive in `archive_dir`; on a papercode from before issue #22, over the
-    archive's record shards (`archive_dir/records`, one more root, built at the first start), as its `serve` did."""
-    import inspect
-
-    if "archive_dir" in inspect.signature(corpus_type.open).parameters:
-        return corpus_type.open(roots, cache_dir=cache, archive_dir=archive_dir)
-    shards = archive_dir / "records"
-    return corpus_type.open([*roots, shards], cache_dir=cache, archive=shards)
-
-
 def _pick(corpus: Any, record_rows: list[Any], per_tool: int, searches: int, seed: int) -> dict[str, Any]:
     """Arguments from the corpus: lookups of archive papers no record replaces (four in five) and of the records'
     papers; repositories of those papers' code links; 1-3 words of their titles as queries (one in five asking for
     papers with samples); the probe, an archive-only paper with an arXiv id and a title of a few words."""
-    from papercode.answers import queries
-
     rng = random.Random(seed)
     papers = corpus.index.papers
     record_arxiv = {row.arxiv_id for row in record_rows if row.arxiv_id}
@@ -155,7 +136,7 @@ def _pick(corpus: Any, record_rows: list[Any], per_tool: int, searches: int, see
         raise RuntimeError("no archive-only paper with an arXiv id and a title of three words or more was found")
     repos = []
     for row in archive_rows[: 2 * per_tool]:
-        repos += [link["repo"] for link in queries.paper_detail_shown(corpus, row.arxiv_id or row.slug)["code_links"]]
+        repos += [link["repo"] for link in bench.paper_detail_shown(corpus, row.arxiv_id or row.slug)["code_links"]]
     repos = repos or ["nobody/nothing"]
 
     def paper() -> Any:
@@ -222,9 +203,7 @@ class Server:
         from mcp import Client, StdioServerParameters
         from mcp.client.stdio import stdio_client
 
-        from .run import REPO_ROOT, _pythonpath
-
-        env = {"PYTHONPATH": _pythonpath(), "PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", ""), "TMPDIR": str(self.tmp)}
+        env = {"PYTHONPATH": pythonpath(), "PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", ""), "TMPDIR": str(self.tmp)}
         params = StdioServerParameters(command=sys.executable, args=["-m", "papercode", "serve", *self.args], env=env, cwd=str(REPO_ROOT))
         self.errlog = open(self.scratch / "stderr", "w")  # noqa: SIM115 - closed by `stderr()`
         return Client(stdio_client(params, errlog=self.errlog), mode="legacy")
@@ -430,8 +409,6 @@ def measure(
     reloads: bool = True,
     log: Callable[[str], None] = lambda line: None,
 ) -> dict[str, Any]:
-    from .run import shown_path
-
     result: dict[str, Any] = {"archive_dir": shown_path(archive_dir), "searches": searches, "watch_interval_s": watch_interval}
     result["parquet_bytes"], result["parquet_from"] = parquet_bytes(archive_dir, parquet)
     result["archive"] = archive_facts(archive_dir)
@@ -499,16 +476,8 @@ def measure(
 
 
 def _bundled() -> Path:
-    """The bundled records of the papercode measured (asked of it: this process may import another)."""
-    import subprocess
-
-    from .run import REPO_ROOT, _pythonpath
-
-    code = "from papercode.settings import bundled_records_dir; print(bundled_records_dir())"
-    env = dict(os.environ, PYTHONPATH=_pythonpath())
-    return Path(
-        subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, env=env, capture_output=True, text=True, check=True).stdout.strip()
-    )
+    """The bundled records of the papercode measured."""
+    return Path(bench.bundled_records_dir())
 
 
 def summarise(result: dict[str, Any]) -> dict[str, Any]:
@@ -698,7 +667,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     which.add_argument(
         "--records",
         type=Path,
-        help="issue #15's form: the records directory of an archive built as record shards (ARCHIVE/records), for commits before #22",
+        help="issue #15's measure of a records directory (such as the record shards a commit before #22 built), served as --records",
     )
     parser.add_argument("--calls", type=int, default=300, help="in-process calls per tool (default 300)")
     parser.add_argument("--stdio-repeat", type=int, default=3, help="later starts over stdio, each after an empty server's (default 3)")
@@ -709,16 +678,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     serving.add_argument("--no-reload", action="store_true", help="skip the reload servers")
     serving.add_argument("--parquet", type=Path, help="the parquet archive the build read (default: its size from the build's manifest)")
     shards = parser.add_argument_group("record shards (--records)")
-    shards.add_argument("--plain", action="store_true", help="serve them as plain --records (always so for a papercode without --archive)")
     shards.add_argument("--repeat", type=int, default=1, help="cold starts (each a fresh process; medians)")
     shards.add_argument("--no-phases", action="store_true", help="no phase wrappers")
 
 
 def main(args: argparse.Namespace) -> int:
-    from . import archive_serve_shards as shards
-    from .results import finish, header
-    from .run import machine
-
     about = machine()
     print(header(about, "archive-serve"), flush=True)
     log = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
@@ -727,7 +691,6 @@ def main(args: argparse.Namespace) -> int:
         records = args.records.resolve()
         result = shards.measure(
             records,
-            plain=args.plain,
             calls=args.calls,
             repeat=args.repeat,
             stdio_repeat=args.stdio_repeat,

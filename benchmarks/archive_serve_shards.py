@@ -1,21 +1,16 @@
-"""`python -m benchmarks archive-serve --records DIR`: issue #15's cold and warm start of `papercode serve --archive`,
-on the archive as record shards (format 1), which papercode served until issue #22: kept to measure commits before it
-(the "before" of #22's table), with `PYTHONPATH` on such a commit's `server/`. A papercode from #22 on serves its
-archive in the serving form, measured by `benchmarks.archive_serve`; on it, this mode serves `DIR` as plain records.
+"""`python -m benchmarks archive-serve --records DIR`: issue #15's cold and warm start of `papercode serve` on a records
+directory, such as the record shards a papercode before issue #22 built its archive into (a commit that old is
+measured by its own harness; this one serves `DIR` as plain `--records DIR`). Each step runs in a fresh subprocess:
 
-`DIR` is the records directory of a built archive (`papercode archive build` wrote `ARCHIVE/records`); it is served
-the way a user runs it, beneath the bundled records (`--archive --archive-dir ARCHIVE`), or, with `--plain` (and
-always for a papercode from before the archive), as plain `--records DIR`. Each step runs in a fresh subprocess:
-
-1. **parse floor** of the records (`archive_bench.records_parse_floor`: read, gunzip where compressed, `orjson.loads`
-   per record, best of 3);
-2. **empty**: the same process setup with no records (the bundled ones only, or none with `--plain`): the time to its
-   complete corpus and its peak RSS, the "empty server's own";
-3. **cold**: `corpus.open_stages(roots, ..., cache_dir, archive=...)` in a fresh process with the CLI's GC policy, to
-   the end (the snapshot written): seconds (wall and CPU, both processes) to keyed ready, to search ready and to the
-   snapshot on disk; `ru_maxrss` of the process and of its largest child (the build child), as if their peaks
-   coincided; then in the same process p50/p99 of `search_papers` and of the keyed lookups, called as `queries.*`;
-4. **warm, in-process**: `Corpus.open` on the snapshot step 3 wrote (a cold build raises);
+1. **parse floor** of the records (`records_parse_floor`: read, gunzip where compressed, `orjson.loads` per record,
+   best of 3);
+2. **empty**: the same process setup with no records (an empty directory): the time to its complete corpus and its
+   peak RSS, the "empty server's own";
+3. **cold**: `open_stages(roots, ..., cache_dir)` in a fresh process with the CLI's GC policy, to the end (the snapshot
+   written): seconds (wall and CPU, both processes) to keyed ready, to search ready and to the snapshot on disk;
+   `ru_maxrss` of the process and of its largest child (the build child), as if their peaks coincided; then in the
+   same process p50/p99 of `search_papers` and of the keyed lookups, as `answers` answers them;
+4. **warm, in-process**: a start on the snapshot step 3 wrote (`bench.warm_start`: a cold build raises);
 5. **warm, stdio**: `papercode serve` spawned over stdio on that snapshot, seconds from spawn to the first search
    answered (not an error), against the same for a server with no records (an empty records directory) to its first
    `corpus_stats`, each `--stdio-repeat` times, alternating; medians.
@@ -23,7 +18,7 @@ always for a papercode from before the archive), as plain `--records DIR`. Each 
 Ratios are to the floor measured in the same run. The targets (issue #15): keyed ready <= 4x and search ready <= 6x the
 floor beyond the empty server's start; peak RSS (both processes, beyond the empty server's own) <= 1.5x the records'
 uncompressed bytes; warm: a search within 1 s of the empty server's corpus_stats; search p50 <= 5 ms, p99 <= 20 ms;
-lookups p50 < 1 ms.
+lookups p50 < 1 ms (issue #22 kept the last three: `benchmarks.archive_serve` takes them from here).
 """
 
 from __future__ import annotations
@@ -31,104 +26,35 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
-import importlib
-import inspect
 import json
 import os
 import random
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
-from .archive_bench import _peak, _start, _usage, run_step
-from .archive_serve import TARGET_LOOKUP_P50_MS, TARGET_SEARCH_P50_MS, TARGET_SEARCH_P99_MS
-from .search_names import search_name
+from papercode import bench
+
+from .archive_bench import peak_line, run_step
+from .harness import REPO_ROOT, Timer, cpu_s, peak_rss, pythonpath, shown_path, start_usage, usage
 
 TARGET_KEYED = 4.0
 TARGET_SEARCH = 6.0
 TARGET_RSS = 1.5
 TARGET_WARM_S = 1.0
+TARGET_SEARCH_P50_MS = 5.0
+TARGET_SEARCH_P99_MS = 20.0
+TARGET_LOOKUP_P50_MS = 1.0
 LOOKUPS = ("get_harvested_code_for_paper", "get_paper", "find_papers_for_repo", "corpus_stats")
 
 
-# -- papercode, new layout or old (a `git archive` of a commit before the archive existed) ---------------
-
-
-def _papercode() -> dict[str, Any]:
-    """The modules the steps need, wherever this papercode keeps them (the edge, with the MCP SDK, imported too)."""
-    try:
-        import papercode.edge.app  # noqa: F401
-        from papercode.answers import queries
-        from papercode.corpus import snapshot, stages
-
-        queries = _answers(queries)
-        from papercode.settings import bundled_records_dir
-    except ImportError:  # a papercode from before the move into subpackages
-        queries = importlib.import_module("papercode.queries")
-        snapshot = importlib.import_module("papercode.snapshot")
-        stages = importlib.import_module("papercode.corpus")
-        importlib.import_module("papercode.app")
-        bundled_records_dir = importlib.import_module("papercode.settings").bundled_records_dir
-    archive = "archive" in inspect.signature(stages.build_stages).parameters
-    return {
-        "queries": queries,
-        "snapshot": snapshot,
-        "stages": stages,
-        "SearchFilters": search_name("SearchFilters"),
-        "bundled": bundled_records_dir,
-        "archive": archive,
-    }
-
-
-def _answers(queries: Any) -> Any:
-    """The answers the steps call, by their names in `queries` before `answers` was cut into a module a job (the model
-    twins in `twins`, corpus_stats in `overview`)."""
-    try:
-        from papercode.answers import overview, twins
-    except ImportError:
-        return queries
-    return SimpleNamespace(
-        harvested_code=twins.harvested_code,
-        search_papers=queries.search_papers,
-        paper_detail=twins.paper_detail,
-        papers_for_repo=queries.papers_for_repo,
-        corpus_stats=overview.corpus_stats,
-    )
-
-
-def _limits() -> Any:
-    try:
-        from papercode.core.limits import Limits
-    except ImportError:
-        from papercode.loading import Limits  # type: ignore[no-redef]
-    return Limits()
-
-
-def _layout(payload: dict[str, Any], pc: dict[str, Any]) -> tuple[list[Path], dict[str, Any]]:
-    """The roots served and the `archive=` keyword: beneath the bundled records, or plain."""
-    records = Path(payload["records"]) if payload.get("records") else None
-    if payload["plain"] or not pc["archive"]:
-        return ([records] if records else [Path(payload["empty"])]), {}
-    bundled = pc["bundled"]()
-    if records is None:
-        return [bundled], {}
-    return [bundled, records], {"archive": records}
-
-
-def _cpu_s() -> float:
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
-def _rss() -> tuple[int, int]:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+def _roots(payload: dict[str, Any]) -> list[Path]:
+    """The roots served: the records directory, or the empty one."""
+    return [Path(payload["records"]) if payload.get("records") else Path(payload["empty"])]
 
 
 # -- the steps (each in its own subprocess) ---------------------------------------------------------------
@@ -136,28 +62,23 @@ def _rss() -> tuple[int, int]:
 
 def worker_cold(payload: dict[str, Any]) -> dict[str, Any]:
     """`open_stages` to the end (snapshot written), then in-process latency over the complete corpus."""
-    pc = _papercode()  # with the SDK (the edge) imported before the build, so that the baseline RSS includes it
-    from papercode.cli.main import gc_policy as cli_gc_policy
-
-    from .run import _Timer, wrap_phases
-
-    roots, keywords = _layout(payload, pc)
-    cli_gc_policy()
-    timer = _Timer()
+    bench.load_sdk()  # before the build, so that the baseline RSS includes the SDK
+    roots = _roots(payload)
+    bench.gc_policy()
+    timer = Timer()
     if payload.get("phases"):
-        wrap_phases(timer)
-    baseline = _rss()[0]
+        timer.wrap_all(bench.cold_build_phases())
+    baseline = peak_rss()[0]
     cache = Path(payload["cache_dir"])
-    start, cpu0 = time.perf_counter(), _cpu_s()
+    start, cpu0 = time.perf_counter(), cpu_s()
     marks: dict[str, tuple[float, float]] = {}
     corpus = None
-    stages = pc["stages"].open_stages(roots, _limits(), cache, None, None, **keywords)
-    for stage in stages:
-        marks[stage.kind] = (time.perf_counter() - start, _cpu_s() - cpu0)
+    for stage in bench.open_stages(roots, bench.Limits(), cache):
+        marks[stage.kind] = (time.perf_counter() - start, cpu_s() - cpu0)
         if stage.kind == "complete":
             corpus = stage.corpus
-    marks["snapshot"] = (time.perf_counter() - start, _cpu_s() - cpu0)
-    peak, child_peak = _rss()
+    marks["snapshot"] = (time.perf_counter() - start, cpu_s() - cpu0)
+    peak, child_peak = peak_rss()
     assert corpus is not None
     result: dict[str, Any] = {
         "roots": [str(root) for root in roots],
@@ -176,24 +97,22 @@ def worker_cold(payload: dict[str, Any]) -> dict[str, Any]:
         "snapshot_files": sorted(path.name for path in cache.iterdir()),
     }
     if payload.get("records") and payload["calls"]:  # (only in the last cold start of a run)
-        calls = _calls(Path(payload["records"]), payload["calls"], pc)
-        result["direct"] = _time_direct(corpus, calls, pc)
+        calls = _calls(Path(payload["records"]), payload["calls"])
+        result["direct"] = _time_direct(corpus, calls)
         result["calls"] = {tool: args[:3] for tool, args in calls.items()}
     return result
 
 
 def worker_empty(payload: dict[str, Any]) -> dict[str, Any]:
-    """The same start with no records (the bundled ones, or an empty directory): its time and its peak RSS."""
-    pc = _papercode()
-    from papercode.cli.main import gc_policy as cli_gc_policy
-
-    roots, keywords = _layout(dict(payload, records=None), pc)
-    cli_gc_policy()
-    start, cpu0 = time.perf_counter(), _cpu_s()
-    for _ in pc["stages"].open_stages(roots, _limits(), Path(payload["cache_dir"]), None, None, **keywords):
+    """The same start with no records (an empty directory): its time and its peak RSS."""
+    bench.load_sdk()
+    roots = _roots(dict(payload, records=None))
+    bench.gc_policy()
+    start, cpu0 = time.perf_counter(), cpu_s()
+    for _ in bench.open_stages(roots, bench.Limits(), Path(payload["cache_dir"])):
         pass
-    took, cpu = time.perf_counter() - start, _cpu_s() - cpu0
-    peak, child_peak = _rss()
+    took, cpu = time.perf_counter() - start, cpu_s() - cpu0
+    peak, child_peak = peak_rss()
     return {
         "roots": [str(root) for root in roots],
         "empty_s": took,
@@ -204,27 +123,19 @@ def worker_empty(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def worker_warm(payload: dict[str, Any]) -> dict[str, Any]:
-    """`Corpus.open` on the snapshot the cold step wrote; a cold build raises."""
-    pc = _papercode()
-    from papercode.cli.main import gc_policy as cli_gc_policy
-
-    roots, keywords = _layout(payload, pc)
-    stages = pc["stages"]
-
-    def no_cold_build(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError("the snapshot written by the cold step was not served")
-
-    stages.build_stages = no_cold_build
-    cli_gc_policy()
-    baseline = _rss()[0]
-    start, cpu0 = time.perf_counter(), _cpu_s()
-    corpus = stages.Corpus.open(roots, cache_dir=Path(payload["cache_dir"]), **keywords)
-    took, cpu = time.perf_counter() - start, _cpu_s() - cpu0
+    """A start on the snapshot the cold step wrote (`bench.warm_start`: a cold build raises)."""
+    bench.load_sdk()
+    roots = _roots(payload)
+    bench.gc_policy()
+    baseline = peak_rss()[0]
+    start, cpu0 = time.perf_counter(), cpu_s()
+    corpus = bench.warm_start(roots, Path(payload["cache_dir"]))
+    took, cpu = time.perf_counter() - start, cpu_s() - cpu0
     return {
         "warm_s": took,
         "warm_cpu_s": cpu,
         "warm_papers": len(corpus.index.papers),
-        "warm_rss_bytes": _rss()[0],
+        "warm_rss_bytes": peak_rss()[0],
         "warm_baseline_rss_bytes": baseline,
     }
 
@@ -234,15 +145,7 @@ def worker_warm(payload: dict[str, Any]) -> dict[str, Any]:
 
 def record_files(roots: Sequence[Path]) -> list[Path]:
     """The files papercode's loader would read under `roots`: record suffixes, plain or gzipped, no dot-names."""
-    try:
-        from papercode.ingest.files import RECORD_SUFFIXES
-    except ImportError:  # a papercode from before `ingest.files` (run with its own PYTHONPATH)
-        try:
-            from papercode.build.files import RECORD_SUFFIXES  # type: ignore[no-redef]
-        except ImportError:  # a papercode from before `build.files`
-            RECORD_SUFFIXES = (".json", ".txt", ".jsonl")
-
-    suffixes = RECORD_SUFFIXES + tuple(s + ".gz" for s in RECORD_SUFFIXES)
+    suffixes = bench.RECORD_SUFFIXES + tuple(s + ".gz" for s in bench.RECORD_SUFFIXES)
     files: list[Path] = []
     for root in roots:
         if root.is_file():
@@ -258,7 +161,7 @@ def records_parse_floor(roots: Sequence[Path], repeat: int = 3) -> dict[str, Any
     file, or each non-blank line of a `.jsonl`. `floor_s` is the loads alone, as `benchmarks.run`'s parse floor."""
     import orjson
 
-    start_usage = _start()
+    started = start_usage()
     files = record_files(roots)
     start = time.perf_counter()
     blobs = [path.read_bytes() for path in files]
@@ -294,7 +197,7 @@ def records_parse_floor(roots: Sequence[Path], repeat: int = 3) -> dict[str, Any
         "gunzip_s": gunzip_s,
         "loads_s": best if records else 0.0,
         "floor_s": best if records else 0.0,
-        **_usage(start_usage),
+        **usage(started),
     }
 
 
@@ -309,14 +212,14 @@ def records_step(roots: Sequence[Path]) -> dict[str, Any]:
 def format_records(r: dict[str, Any]) -> str:
     return (
         f"{r['records']:,} records in {r['files']:,} files ({_mb(r['raw_bytes'])} on disk, {_mb(r['parsed_bytes'])} of JSON):"
-        f" orjson.loads per record {r['loads_s']:.2f} s (best of 3; gunzip {r['gunzip_s']:.2f} s, read {r['read_s']:.2f} s, apart); {_peak(r)}"
+        f" orjson.loads per record {r['loads_s']:.2f} s (best of 3; gunzip {r['gunzip_s']:.2f} s, read {r['read_s']:.2f} s, apart); {peak_line(r)}"
     )
 
 
 # -- in-process latency ---------------------------------------------------------------------------------
 
 
-def _calls(records: Path, per_tool: int, pc: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def _calls(records: Path, per_tool: int) -> dict[str, list[dict[str, Any]]]:
     """Arguments from the records themselves: ids and slugs, 1-3 title words, repositories of code links."""
     import orjson
 
@@ -344,21 +247,11 @@ def _calls(records: Path, per_tool: int, pc: dict[str, Any]) -> dict[str, list[d
     return calls
 
 
-def _time_direct(corpus: Any, calls: dict[str, list[dict[str, Any]]], pc: dict[str, Any]) -> dict[str, dict[str, float]]:
-    queries, filters_type = pc["queries"], pc["SearchFilters"]
+def _time_direct(corpus: Any, calls: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, float]]:
+    answers = bench.tool_answers()
 
     def call(tool: str, args: dict[str, Any]) -> Any:
-        if tool == "get_harvested_code_for_paper":
-            return queries.harvested_code(corpus, args["arxiv_id"], limit=25)
-        if tool == "search_papers":
-            return queries.search_papers(
-                corpus, args["query"], filters_type(None, None, None, args.get("has_samples"), None, None, None, None), 10, None
-            )
-        if tool == "get_paper":
-            return queries.paper_detail(corpus, args["paper"])
-        if tool == "find_papers_for_repo":
-            return queries.papers_for_repo(corpus, args["repo"], 25, None)
-        return queries.corpus_stats(corpus)
+        return answers[tool](corpus, args)
 
     out: dict[str, dict[str, float]] = {}
     for tool, arglist in calls.items():
@@ -389,9 +282,7 @@ def _time_direct(corpus: Any, calls: dict[str, list[dict[str, Any]]], pc: dict[s
 async def _first_answer(args: list[str], tool: str, arguments: dict[str, Any]) -> dict[str, float]:
     from mcp import Client, StdioServerParameters
 
-    from .run import REPO_ROOT, _pythonpath
-
-    env = {"PYTHONPATH": _pythonpath(), "PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "")}
+    env = {"PYTHONPATH": pythonpath(), "PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "")}
     params = StdioServerParameters(command=sys.executable, args=["-m", "papercode", "serve", *args], env=env, cwd=str(REPO_ROOT))
     started = time.perf_counter()
     out: dict[str, float] = {}
@@ -409,12 +300,7 @@ async def _first_answer(args: list[str], tool: str, arguments: dict[str, Any]) -
 
 
 def stdio_warm(payload: dict[str, Any], query: str, repeat: int) -> dict[str, Any]:
-    pc_archive = payload["archive_supported"] and not payload["plain"]
-    records = payload["records"]
-    served = (["--archive", "--archive-dir", str(Path(records).parent)] if pc_archive else ["--records", records]) + [
-        "--cache-dir",
-        payload["cache_dir"],
-    ]
+    served = ["--records", payload["records"], "--cache-dir", payload["cache_dir"]]
     with tempfile.TemporaryDirectory(prefix="papercode-empty-cache-") as empty_cache:
         empty = ["--records", payload["empty"], "--cache-dir", empty_cache]
         runs: dict[str, list[dict[str, float]]] = {"empty": [], "warm": []}
@@ -433,30 +319,12 @@ def _worker(mode: str, payload: dict[str, Any]) -> dict[str, Any]:
     return run_step(mode, payload, module="benchmarks.archive_serve_shards")
 
 
-def _archive_supported() -> bool:
-    from .run import REPO_ROOT, _pythonpath
-
-    code = "import inspect\ntry:\n from papercode.corpus.stages import build_stages\nexcept ImportError:\n print(0)\nelse:\n print(int('archive' in inspect.signature(build_stages).parameters))"
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=REPO_ROOT,
-        env=dict(os.environ, PYTHONPATH=_pythonpath()),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return out.stdout.strip() == "1"
-
-
-def measure(records: Path, *, plain: bool, calls: int, repeat: int, stdio_repeat: int, phases: bool, log: Any) -> dict[str, Any]:
-    from .run import shown_path
-
-    result: dict[str, Any] = {"records_dir": shown_path(records), "archive_supported": _archive_supported()}
-    result["plain"] = plain or not result["archive_supported"]
+def measure(records: Path, *, calls: int, repeat: int, stdio_repeat: int, phases: bool, log: Any) -> dict[str, Any]:
+    result: dict[str, Any] = {"records_dir": shown_path(records)}
     log("# parse floor of the records")
     result["floor"] = records_step([records])
     with tempfile.TemporaryDirectory(prefix="papercode-empty-records-") as empty_dir:
-        base = {"records": str(records), "plain": result["plain"], "empty": empty_dir, "calls": calls, "phases": phases}
+        base = {"records": str(records), "empty": empty_dir, "calls": calls, "phases": phases}
         empties = []
         for _ in range(repeat):
             log("# empty server start")
@@ -473,9 +341,7 @@ def measure(records: Path, *, plain: bool, calls: int, repeat: int, stdio_repeat
                 if run == repeat - 1 and stdio_repeat:
                     log("# warm start over stdio, against an empty server")
                     query = colds[-1].get("calls", {}).get("search_papers", [{"query": "learning"}])[0]["query"]
-                    result["stdio"] = stdio_warm(
-                        dict(base, cache_dir=cache, archive_supported=result["archive_supported"]), query, stdio_repeat
-                    )
+                    result["stdio"] = stdio_warm(dict(base, cache_dir=cache), query, stdio_repeat)
         result["cold"], result["warm"] = colds, warms
     return summarise(result)
 
@@ -550,8 +416,7 @@ def _mb(n: float) -> str:
 
 def format_result(result: dict[str, Any]) -> str:
     s, floor = result["summary"], result["floor"]
-    how = "plain --records" if result["plain"] else "--archive beneath the bundled records"
-    lines = [f"## {result['records_dir']} served as {how}"]
+    lines = [f"## {result['records_dir']} served as plain --records"]
     lines.append(
         f"parse floor        {s['floor_s']:7.2f} s   {floor['records']:,} records, {_mb(floor['parsed_bytes'])} of JSON in {floor['files']} files"
         f" (orjson.loads per record, best of 3; read {floor['read_s']:.2f} s apart)"
@@ -575,7 +440,7 @@ def format_result(result: dict[str, Any]) -> str:
     )
     warm = result["warm"][-1]
     lines.append(
-        f"warm (Corpus.open) {s['warm_s']:7.3f} s   CPU {warm['warm_cpu_s']:.2f} s   RSS after {_mb(warm['warm_rss_bytes'])} (baseline {_mb(warm['warm_baseline_rss_bytes'])})"
+        f"warm start         {s['warm_s']:7.3f} s   CPU {warm['warm_cpu_s']:.2f} s   RSS after {_mb(warm['warm_rss_bytes'])} (baseline {_mb(warm['warm_baseline_rss_bytes'])})"
     )
     stdio = result.get("stdio")
     if stdio:

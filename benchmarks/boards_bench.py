@@ -9,12 +9,13 @@ archive generated without). Steps:
    of each (CPU: the process's and its children's) and their ratio (target: at most 1.10), and the leaderboards' own
    phase inside the builds with them (for the real archive's size, waiting for the child that read the tables while
    the papers were, and joining the results to the papers);
-2. **open**: the archive's current build opened (`index.archive_layer.open_archive`) with and without its
+2. **open**: the archive's current build opened (`papercode.bench.open_archive`) with and without its
    leaderboards, the median of 20 opens, in this process (nothing about them is built at open);
-3. **calls, in-process**: a records layer of `--records` generated records replacing archive papers that have results
+3. **calls, in-process**: `--records` generated records replacing archive papers that have results
    (so `status` finds harvested samples), laid over the archive; then p50 and p95 of `get_leaderboard` (a task's
-   benchmarks; a benchmark's first page; `has_code=true`; `status`) and `describe` (task, method, dataset), called as
-   `answers.leaderboards.*` on random names drawn from the archive (targets: p50 <= 1 ms; `status` within 2 ms);
+   benchmarks; a benchmark's first page; `has_code=true`; `status`) and `describe` (task, method, dataset), as
+   `answers` answers them (`papercode.bench.leaderboard_shown`, `describe_shown`), on random names drawn from the
+   archive (targets: p50 <= 1 ms; `status` within 2 ms);
 4. **sizes**: the bytes of the build's `boards/` directory and of its papers.
 
 Every figure, with the targets' rows, is saved as a run with `--json` (`benchmarks.results`: e.g. `--json
@@ -36,11 +37,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .results import JSON_HELP, at_most, finish, header
-from .run import machine, shown_path
+from papercode import bench
 
-# The builds run this checkout's papercode, whatever the virtualenv has installed.
-THIS_CHECKOUT = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "server")}
+from .generate import generate_records
+from .harness import machine, pythonpath, shown_path
+from .results import JSON_HELP, at_most, finish, header
+
 TARGET_BUILD_RATIO = 1.10
 TARGET_P50_MS = 1.0
 TARGET_STATUS_P50_MS = 2.0
@@ -136,17 +138,17 @@ def targets(report: dict[str, Any]) -> list[tuple[str, bool, str]]:
 
 # A build in a fresh process (`build_archive`, as `papercode archive build` calls it), its wall and CPU seconds (the
 # process's, its indexing threads included, and its children's: a large archive's leaderboards are read by a child
-# process while the papers are), and those of the leaderboards' phase inside it (`build._boards`: for a large archive,
-# the child's result waited for and the results joined to the papers; else the three tables read, sorted, written and
-# joined), its CPU this process's: one JSON line on stdout.
+# process while the papers are), and those of the leaderboards' phase inside it (`bench.archive_build_phases`: for a
+# large archive, the child's result waited for and the results joined to the papers; else the three tables read,
+# sorted, written and joined), its CPU this process's: one JSON line on stdout.
 _BUILD = """
 import json, os, sys, time
-from papercode.archive import build as build_module
-from papercode.cli.main import gc_policy
-gc_policy()  # as `papercode` runs
+from papercode import bench
+bench.gc_policy()  # as `papercode` runs
 out, sources = sys.argv[1], sys.argv[2:]
 phase = {"wall": 0.0, "cpu": 0.0}
-read_boards = build_module._boards
+(owner, attribute, _), = bench.archive_build_phases()
+read_boards = getattr(owner, attribute)
 def timed(*args, **named):
     wall, cpu = time.perf_counter(), time.process_time()
     try:
@@ -157,9 +159,9 @@ def timed(*args, **named):
 def children_cpu():
     times = os.times()
     return times.children_user + times.children_system
-build_module._boards = timed
+setattr(owner, attribute, timed)
 wall, cpu, children = time.perf_counter(), time.process_time(), children_cpu()
-build_module.build_archive(sources, out, snapshot="2025-07-28")
+bench.build_archive(sources, out, data_date="2025-07-28")
 print(json.dumps({
     "wall": time.perf_counter() - wall,
     "cpu": time.process_time() - cpu + children_cpu() - children,
@@ -180,7 +182,7 @@ def _builds(base: list[str], full: list[str], out: Path, runs: int) -> dict[str,
             target = out / label
             shutil.rmtree(target, ignore_errors=True)
             command = [sys.executable, "-c", _BUILD, str(target), *(full if label == "with" else base)]
-            done = subprocess.run(command, capture_output=True, text=True, check=False, env=THIS_CHECKOUT)
+            done = subprocess.run(command, capture_output=True, text=True, check=False, env={**os.environ, "PYTHONPATH": pythonpath()})
             if done.returncode != 0:
                 raise SystemExit(f"the build failed: {done.stderr.strip()}")
             runs_of[label].append(json.loads(done.stdout.strip().splitlines()[-1]))
@@ -229,14 +231,12 @@ def _format_builds(build: dict[str, Any]) -> str:
 
 
 def _opens(out: Path) -> dict[str, float]:
-    from papercode.index.archive_layer import open_archive
-
     figures = {}
     for label in ("without", "with"):
         times = []
         for _ in range(20):
             started = time.perf_counter()
-            layer = open_archive(out / label)
+            layer = bench.open_archive(out / label)
             times.append(time.perf_counter() - started)
             layer.close()
         figures[f"{label}_ms"] = statistics.median(times) * 1000
@@ -244,9 +244,7 @@ def _opens(out: Path) -> dict[str, float]:
 
 
 def _sizes(build_dir: Path) -> dict[str, int]:
-    from papercode.index.archive_layer import current_build
-
-    build = current_build(build_dir)
+    build = bench.current_build(build_dir)
     assert build is not None
     return {part: sum(path.stat().st_size for path in (build / part).rglob("*") if path.is_file()) for part in ("boards", "papers")}
 
@@ -255,47 +253,35 @@ def _records(archive_dir: Path, directory: Path, count: int) -> Path:
     """`count` generated records, each given the arXiv id (or slug) of an archive paper with results."""
     import orjson
 
-    from benchmarks.generate import generate_records
-    from papercode.index.archive_layer import open_archive
-
-    layer = open_archive(archive_dir)
-    assert layer.boards is not None
-    papers = sorted(set(layer.boards.ints["paper.papers"]))
+    papers = bench.papers_with_results(archive_dir)
     random.Random(23).shuffle(papers)
     shutil.rmtree(directory, ignore_errors=True)
     directory.mkdir(parents=True)
     with open(directory / "records.jsonl", "wb") as stream:
-        for a, record in zip(papers[:count], generate_records(count, seed=23), strict=False):
-            arxiv_id, slug = layer.papers.arxiv_id[a], layer.papers.slug[a]
+        for (arxiv_id, slug), record in zip(papers[:count], generate_records(count, seed=23), strict=False):
             record["arxiv_id"], record["url"] = arxiv_id, f"/paper/{slug}"
             stream.write(orjson.dumps(record) + b"\n")
-    layer.close()
     return directory
 
 
 def _calls(archive_dir: Path, records_dir: Path, records: int, calls: int) -> dict[str, dict[str, float]]:
-    from papercode.answers import leaderboards
-    from papercode.corpus.stages import Corpus
-
-    corpus = Corpus.load([_records(archive_dir, records_dir, records)], archive_dir=archive_dir)
-    assert corpus.archive is not None and corpus.archive.boards is not None
-    boards = corpus.archive.boards
+    corpus = bench.Corpus.load([_records(archive_dir, records_dir, records)], archive_dir=archive_dir)
+    names = bench.board_names(corpus)
     rng = random.Random(7)
-    names = boards.strings
-    with_boards = [b for b in range(boards.boards) if len(boards.board(b).rows)]
-    picked = [rng.choice(with_boards) for _ in range(calls)]
-    tasks = [names["task.name"][boards.board(b).task] for b in picked]
-    datasets = [names["board.dataset"][b] for b in picked]
-    methods = [names["method.name"][rng.randrange(boards.methods)] for _ in range(calls)]
-    entities = [names["dataset.name"][rng.randrange(boards.datasets)] for _ in range(calls)]
+    picked = [rng.choice(names.boards) for _ in range(calls)]
+    tasks = [task for task, _ in picked]
+    datasets = [dataset for _, dataset in picked]
+    methods = [names.methods[rng.randrange(len(names.methods))] for _ in range(calls)]
+    entities = [names.datasets[rng.randrange(len(names.datasets))] for _ in range(calls)]
+    board, describe = bench.leaderboard_shown, bench.describe_shown
     kinds: dict[str, Callable[[int], Any]] = {
-        "get_leaderboard(task)": lambda i: leaderboards.leaderboard_shown(corpus, tasks[i]),
-        "get_leaderboard(task, dataset)": lambda i: leaderboards.leaderboard_shown(corpus, tasks[i], datasets[i]),
-        "get_leaderboard(..., has_code=true)": lambda i: leaderboards.leaderboard_shown(corpus, tasks[i], datasets[i], has_code=True),
-        "get_leaderboard(..., status)": lambda i: leaderboards.leaderboard_shown(corpus, tasks[i], datasets[i], status="ran,ran_honours"),
-        "describe(task)": lambda i: leaderboards.describe_shown(corpus, "task", tasks[i]),
-        "describe(method)": lambda i: leaderboards.describe_shown(corpus, "method", methods[i]),
-        "describe(dataset)": lambda i: leaderboards.describe_shown(corpus, "dataset", entities[i]),
+        "get_leaderboard(task)": lambda i: board(corpus, tasks[i]),
+        "get_leaderboard(task, dataset)": lambda i: board(corpus, tasks[i], datasets[i]),
+        "get_leaderboard(..., has_code=true)": lambda i: board(corpus, tasks[i], datasets[i], has_code=True),
+        "get_leaderboard(..., status)": lambda i: board(corpus, tasks[i], datasets[i], status="ran,ran_honours"),
+        "describe(task)": lambda i: describe(corpus, "task", tasks[i]),
+        "describe(method)": lambda i: describe(corpus, "method", methods[i]),
+        "describe(dataset)": lambda i: describe(corpus, "dataset", entities[i]),
     }
     figures = {}
     for name, call in kinds.items():

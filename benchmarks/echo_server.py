@@ -30,7 +30,7 @@ import orjson
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, Tool
 
-from papercode.cli.main import gc_policy as cli_gc_policy
+from papercode import bench
 
 ECHO_PREFIX = "echo_"
 
@@ -89,24 +89,10 @@ def echo_tool(real: Callable[..., Any], answers: list[tuple[dict[str, Any], dict
     return echo
 
 
-def _no_corpus() -> Any:
-    raise RuntimeError("the echo server answers from recorded answers only")
-
-
-def papercode_tools() -> list[Any]:
-    """papercode's tools (`ToolRegistration`s), for their signatures and annotations; never called. Imported here,
-    not with the module, so the benchmark can read and write recorded answers with any papercode on its path."""
-    from papercode.edge.tools import PapercodeTools
-    from papercode.verified.materialize import VerifiedCode
-    from papercode.verified.store import CodeStore
-
-    return PapercodeTools(_no_corpus, VerifiedCode(CodeStore(None)), lambda: None).registrations()
-
-
 def build_echo_server(recorded: Recorded) -> ReplayServer:
     listed = [Tool.model_validate(tool) for tool in recorded.tools if tool["name"] in recorded.answers]
     server = ReplayServer([tool.model_copy(update={"name": ECHO_PREFIX + tool.name}) for tool in listed])
-    for registration in papercode_tools():
+    for registration in bench.tool_registrations():
         name = registration.fn.__name__
         if name in recorded.answers:
             server.add_tool(
@@ -120,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--answers", type=Path, required=True, help="what papercode answered, as benchmarks.run records it")
     args = parser.parse_args(argv)
     server = build_echo_server(Recorded.read(args.answers))
-    cli_gc_policy()  # the process-wide GC policy `papercode serve` runs with (cli.main), so both sides collect alike
+    bench.gc_policy()  # the process-wide GC policy `papercode serve` runs with (cli.main), so both sides collect alike
     print("echo server ready", file=sys.stderr, flush=True)
     anyio.run(server.run_stdio_async)
     return 0

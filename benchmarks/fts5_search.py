@@ -14,11 +14,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from papercode.core.names import facet_value, task_key
-
-from .search_names import search_name
-
-SearchDocument, SearchFilters, SearchHit = map(search_name, ("SearchDocument", "SearchFilters", "SearchHit"))
+from papercode.bench import SearchDocument, SearchFilters, SearchHit, facet_value, task_key
 
 _COLUMNS = ("title", "abstract", "authors", "tasks", "methods")
 _WEIGHTS = (10.0, 1.0, 3.0, 4.0, 2.0)

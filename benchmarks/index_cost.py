@@ -23,9 +23,10 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from .run import format_machine, machine
+from papercode import bench
+
+from .harness import format_machine, machine
 from .search_engines import documents
-from .search_names import search_name
 
 
 def _cpu() -> float:
@@ -34,28 +35,20 @@ def _cpu() -> float:
 
 
 def measure(records: Path, count: int) -> dict[str, Any]:
-    newest_first, write_index = search_name("newest_first", None), search_name("write_index")  # newest_first: before #22
-    abstracts_file = search_name("ABSTRACTS", None)  # an older papercode stored the abstracts in tantivy
-
     latest = {doc.paper: doc for doc in islice(documents([records]), count)}  # a duplicate's winner replaces its paper's
     docs = [latest[paper] for paper in sorted(latest)]
     out: dict[str, Any] = {"documents": len(docs), "abstract_chars": sum(len(doc.abstract) for doc in docs)}
-    # the write's third argument: the browse order before issue #22, the count of documents since (each its own order)
-    third = newest_first([(doc.paper, doc.date) for doc in docs]) if newest_first is not None else len(docs)
     with tempfile.TemporaryDirectory(prefix="papercode-index-cost-") as scratch:
         directory = Path(scratch) / "index"
         cpu, wall = _cpu(), time.perf_counter()
-        write_index(directory, docs, third)
+        bench.write_index(directory, docs, len(docs))
         out["write_cpu_s"], out["write_wall_s"] = _cpu() - cpu, time.perf_counter() - wall
         out["index_bytes"] = sum(path.stat().st_size for path in directory.iterdir() if path.is_file())
-        out["abstracts_bytes"] = (directory / abstracts_file).stat().st_size if abstracts_file else 0
+        out["abstracts_bytes"] = (directory / bench.ABSTRACTS).stat().st_size
         shutil.rmtree(directory)
     abstracts = [doc.abstract for doc in docs]
-    analyzer = search_name("text_analyzer", None)  # an older papercode: the write only
-    if analyzer is None:
-        return out
     for stems in (True, False):
-        analyze = analyzer(indexing=True, stems=stems).analyze
+        analyze = bench.text_analyzer(indexing=True, stems=stems).analyze
         cpu = _cpu()
         tokens = sum(len(analyze(text)) for text in abstracts)
         out["analyze_stem_cpu_s" if stems else "analyze_cpu_s"] = _cpu() - cpu
@@ -69,8 +62,8 @@ def format_result(records: Path, result: dict[str, Any]) -> str:
     def per_doc(seconds: float) -> str:
         return f"{seconds / n * 1e6:.1f} µs a document" if n else "-"
 
-    stem, plain = result.get("analyze_stem_cpu_s"), result.get("analyze_cpu_s")
-    kept = f"abstracts file {result['abstracts_bytes'] / 2**20:,.1f} MiB" if result["abstracts_bytes"] else "abstracts stored by tantivy"
+    stem, plain = result["analyze_stem_cpu_s"], result["analyze_cpu_s"]
+    kept = f"abstracts file {result['abstracts_bytes'] / 2**20:,.1f} MiB"
     return "\n".join(
         [
             f"## {n:,} documents from {records} ({result['abstract_chars'] / max(n, 1):,.0f} characters of abstract each)",
@@ -78,9 +71,7 @@ def format_result(records: Path, result: dict[str, Any]) -> str:
             f"   on disk {result['index_bytes'] / 2**20:,.1f} MiB ({kept})",
             f"  at 600,000 papers, that rate: {result['write_cpu_s'] / max(n, 1) * 600_000:.0f} CPU seconds",
             f"analyzer, abstracts CPU {stem:.2f} s = {per_doc(stem)}; without the stemmer {plain:.2f} s = {per_doc(plain)}"
-            f" (the stemmer {per_doc(stem - plain)}, {(stem - plain) / max(result['tokens'], 1) * 1e9:.0f} ns a token)"
-            if stem is not None and plain is not None
-            else "analyzer: this papercode has no text_analyzer to measure",
+            f" (the stemmer {per_doc(stem - plain)}, {(stem - plain) / max(result['tokens'], 1) * 1e9:.0f} ns a token)",
         ]
     )
 

@@ -39,7 +39,8 @@ from typing import Any
 import httpx2
 
 from .generate import write_corpus
-from .run import _pythonpath, make_calls
+from .harness import pythonpath
+from .run import make_calls
 
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 LISTENING = re.compile(r"serving MCP over \S+ on (?P<url>http://\S+)")
@@ -73,7 +74,7 @@ def start_server(records: Path, cache: Path) -> tuple[subprocess.Popen[str], str
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
-        env=dict(os.environ, PYTHONPATH=_pythonpath()),  # this checkout's papercode, not whatever the virtualenv installed
+        env=dict(os.environ, PYTHONPATH=pythonpath()),  # this checkout's papercode, not whatever the virtualenv installed
     )
     assert server.stderr is not None
     ready, _, _ = select.select([server.stderr], [], [], 600)

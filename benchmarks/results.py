@@ -3,7 +3,7 @@
 `save(target, command, result)` writes `{"command", "argv", "machine", "result"}` to `target`; when `target` does not
 end in `.json` it is a directory (such as `benchmarks/results`), and the file is written in it, named `<UTC date>T<time>Z-<command>-<commit>.json`, so runs
 never overwrite each other. Reports are generated from these files, so they name nothing of the machine they ran on:
-paths in them are shown as `run.shown_path` shows them.
+paths in them are shown as `harness.shown_path` shows them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .run import format_machine, machine, shown_path
+from .harness import format_machine, machine, shown_path
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 JSON_HELP = (

@@ -24,11 +24,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import datetime as dt
-import functools
 import json
 import os
-import platform
 import random
 import resource
 import statistics
@@ -37,13 +34,17 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .generate import BUNDLE_LINES, FILES_PER_SHARD, LAYOUTS, write_corpus
+from papercode import bench
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from .echo_server import Recorded
+from .generate import BUNDLE_LINES, FILES_PER_SHARD, LAYOUTS, write_corpus
+from .harness import REPO_ROOT, Timer, format_machine, machine, pythonpath, shown_path
+from .results import JSON_HELP, finish
+
 DEFAULT_DATA = REPO_ROOT.parent / "bench-data"
 TOOLS = (
     "get_harvested_code_for_paper",
@@ -66,91 +67,6 @@ TARGET_KEYED_ECHO_RATIO = 1.15  # issue 14: the keyed lookups over stdio, agains
 TARGET_SIZE = 100_000
 TARGET_WARM_S = 1.0
 STATUSES = ("ran_honours", "ran", "ran_draft_wrong", "ran_violates", "unverified")
-
-
-# -- the machine ---------------------------------------------------------------------------
-
-
-def machine() -> dict[str, Any]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") if hasattr(os, "sysconf") else 0
-    from importlib.metadata import version
-
-    source = papercode_source()
-    return {
-        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "ram_gib": round(ram / 2**30, 1),
-        "python": platform.python_version(),
-        "mcp": version("mcp"),
-        "pydantic": version("pydantic"),
-        "orjson": version("orjson"),
-        "tantivy": version("tantivy"),
-        "numpy": version("numpy"),
-        "platform": platform.platform(),
-        "papercode": _git_state(source),
-        "papercode_source": source,
-        "loadavg": " ".join(f"{x:.2f}" for x in os.getloadavg()),
-    }
-
-
-def _git_state(source: dict[str, Any]) -> str:
-    """Which papercode the workers import, at which commit, in words (`papercode_source`)."""
-    if source["commit"] is None:
-        return f"papercode imported from {source['path']} (commit unknown)"
-    dirty = " + uncommitted server/ changes" if source["dirty"] else ""
-    return f"git {source['commit'][:7]}{dirty}; papercode imported from {source['path']}"
-
-
-def papercode_source() -> dict[str, Any]:
-    """The papercode the benchmark's subprocesses import (with `_pythonpath()`): where (shown by `shown_path`), its
-    commit (a `COMMIT` file beside an exported `server/`, else git) and whether its `server/` has uncommitted changes."""
-    probe = subprocess.run(
-        [sys.executable, "-c", "import papercode, pathlib; print(pathlib.Path(papercode.__file__).resolve().parent.parent)"],
-        cwd=REPO_ROOT,
-        env=dict(os.environ, PYTHONPATH=_pythonpath()),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    server = Path(probe.stdout.strip()) if probe.returncode == 0 else None
-    out: dict[str, Any] = {"path": shown_path(server) if server else "not importable", "commit": None, "dirty": None}
-    if server is None:
-        return out
-    out["commit"], out["dirty"] = tree_commit(server.parent, server)
-    return out
-
-
-def tree_commit(root: Path, scope: Path) -> tuple[str | None, bool | None]:
-    """(the commit a checkout or an exported tree at `root` holds, whether `scope` in it differs from that commit):
-    an export names its commit in `root/COMMIT` (its dirtiness unknown); (None, None) when neither says."""
-    marker = root / "COMMIT"
-    if marker.exists():
-        return marker.read_text().strip(), None
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=scope, capture_output=True, text=True, check=True).stdout.strip()
-        status = subprocess.run(["git", "status", "--porcelain", "."], cwd=scope, capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None, None
-    return commit, bool(status.strip())
-
-
-def shown_path(path: Path | str) -> str:
-    """A path as the benchmarks print and save it, naming nothing of this machine: relative to this checkout (`server`)
-    or to the directory holding it (`../bench-data/archive-600k`), else the last two parts (`.../export/server`)."""
-    resolved = Path(os.path.abspath(path))
-    for base, prefix in ((REPO_ROOT, ""), (REPO_ROOT.parent, "../")):
-        if resolved == base or resolved.is_relative_to(base):
-            return prefix + (str(resolved.relative_to(base)) or ".")
-    return ".../" + "/".join(resolved.parts[-2:])
 
 
 # -- corpora -------------------------------------------------------------------------------
@@ -189,15 +105,9 @@ def record_files(roots: Sequence[Path]) -> list[Path]:
 # -- subprocess workers --------------------------------------------------------------------
 
 
-def _pythonpath() -> str:
-    """Whatever PYTHONPATH says first (e.g. an exported commit's `server/`, to benchmark it), then this checkout's
-    `server/` (not the one an editable install may point at) and the benchmarks package."""
-    return os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(REPO_ROOT / "server"), str(REPO_ROOT)]))
-
-
 def _worker(mode: str, payload: dict[str, Any]) -> dict[str, Any]:
     """Run `python -m benchmarks.run --worker MODE` with a JSON payload on stdin; return its JSON answer."""
-    env = dict(os.environ, PYTHONPATH=_pythonpath())
+    env = dict(os.environ, PYTHONPATH=pythonpath())
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks.run", "--worker", mode],
         input=json.dumps(payload).encode(),
@@ -245,63 +155,19 @@ def worker_floor(payload: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class _Timer:
-    def __init__(self) -> None:
-        self.totals: dict[str, float] = {}
-
-    def wrap(self, name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        totals = self.totals
-
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            start = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                totals[name] = totals.get(name, 0.0) + time.perf_counter() - start
-
-        return timed
-
-
-def wrap_phases(timer: _Timer) -> None:
-    """Timing wrappers around what the cold build calls (records stream through it, so its phases interleave: what it
-    calls per record and once), on whatever of those functions the papercode measured has. About 1 us a call."""
-    try:
-        from papercode.ingest import builder, parallel
-        from papercode.ingest import decode as loading
-    except ImportError:  # a papercode from before `build/` became `ingest/`
-        try:
-            from papercode.build import builder, parallel  # type: ignore[no-redef]
-            from papercode.build import decode as loading  # type: ignore[no-redef]
-        except ImportError:  # a papercode from before the build package
-            return
-    for owner, attr, label in (
-        (loading, "_decode", "decode + checks (loading._decode, this process's records)"),
-        (builder.IndexBuilder, "add", "index, per record (IndexBuilder.add, with shipping)"),
-        (parallel.ChildSearchBuild, "part", "wait for the child's part (ChildSearchBuild.part)"),
-        (builder.IndexBuilder, "add_part", "merge the child's part (IndexBuilder.add_part)"),
-        (builder.IndexBuilder, "finish", "index, corpus-wide orders (IndexBuilder.finish)"),
-    ):
-        if hasattr(owner, attr):
-            setattr(owner, attr, timer.wrap(label, getattr(owner, attr)))
-
-
 def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     """Cold build in this fresh process (keyed ready, then search ready), then in-process tool latency over it."""
     roots = [Path(p) for p in payload["roots"]]
-    import papercode.edge.app  # noqa: F401 - imported before the load so that the baseline RSS includes the SDK
-    from papercode.cli.main import gc_policy
-    from papercode.core.limits import Limits
-    from papercode.corpus import stages as corpus_module
-
-    gc_policy()
+    bench.load_sdk()  # before the load, so that the baseline RSS includes the SDK
+    bench.gc_policy()
     baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    timer = _Timer()
+    timer = Timer()
     if payload.get("phases", True):
-        wrap_phases(timer)
+        timer.wrap_all(bench.cold_build_phases())
     start = time.perf_counter()
     stages: dict[str, float] = {}
     corpus = None
-    for corpus in corpus_module.build_stages(roots, Limits()):
+    for corpus in bench.build_stages(roots, bench.Limits()):
         stages["search_ready_s" if corpus.search is not None else "keyed_s"] = time.perf_counter() - start
     assert corpus is not None
     load_s = stages["search_ready_s"]
@@ -312,10 +178,8 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     if phases:
         phases["walk + read + the rest of keyed"] = keyed_s - sum(phases.values())
         phases["search index, after keyed ready (built beside)"] = load_s - keyed_s
-    import papercode
-
     report = corpus.index.report
-    stats = direct_tools()["corpus_stats"](corpus, {})
+    stats = bench.tool_answers()["corpus_stats"](corpus, {})
     result: dict[str, Any] = {
         "load_s": load_s,
         "keyed_s": keyed_s,
@@ -325,11 +189,13 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
         "phases": phases,
         "papers": stats.papers,
         "samples": stats.samples,
-        "papercode_path": str(Path(papercode.__file__).parent),
+        "papercode_path": str(Path(bench.__file__).parent),
         "problems": dict(Counter(problem.code for problem in report.problems)),
     }
     if payload.get("cache_dir"):
-        result["snapshot_write_s"] = _write_snapshot(corpus, roots, Path(payload["cache_dir"]))
+        start = time.perf_counter()
+        bench.save_snapshot(corpus, roots, Path(payload["cache_dir"]))
+        result["snapshot_write_s"] = time.perf_counter() - start
     calls = make_calls(roots, payload["calls"], payload.get("seed", 0), payload.get("filtered_search", 0.2))
     result["calls"] = calls
     if payload["calls"]:
@@ -338,38 +204,20 @@ def worker_load(payload: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _write_snapshot(corpus: Any, roots: Sequence[Path], cache_dir: Path) -> float:
-    """Save the warm-start snapshot the way `Corpus.open` does; the seconds it took."""
-    from papercode.core.limits import Limits
-    from papercode.corpus import snapshot
-
-    start = time.perf_counter()
-    snapshot.save(snapshot.snapshot_path(cache_dir, list(roots)), snapshot.records_key(list(roots), Limits()), corpus.index, corpus.search)
-    return time.perf_counter() - start
-
-
 def worker_warm(payload: dict[str, Any]) -> dict[str, Any]:
-    """Warm start in this fresh process, as `papercode serve` does it: `Corpus.open` on a current
-    snapshot (it proves the records unchanged, a `stat` of every file, while it restores)."""
+    """Warm start in this fresh process, as `papercode serve` does it, on the snapshot the load worker wrote (it proves
+    the records unchanged, a `stat` of every file, while it restores); a cold build would raise
+    (`bench.warm_start`)."""
     roots = [Path(p) for p in payload["roots"]]
-    import papercode.edge.app  # noqa: F401 - the SDK import is not part of the warm start
-    from papercode.cli.main import gc_policy
-    from papercode.core.limits import Limits
-    from papercode.corpus import snapshot
-    from papercode.corpus import stages as corpus_module
-
-    def no_cold_build(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError("the snapshot written by the load worker was not served")
-
-    corpus_module.build_stages = no_cold_build  # type: ignore[assignment]
-    gc_policy()
+    bench.load_sdk()  # the SDK import is not part of the warm start
+    bench.gc_policy()
     baseline_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
-    corpus = corpus_module.Corpus.open(roots, cache_dir=Path(payload["cache_dir"]))
+    corpus = bench.warm_start(roots, Path(payload["cache_dir"]))
     total_s = time.perf_counter() - start
     rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     start = time.perf_counter()
-    snapshot.records_key(roots, Limits())
+    bench.records_key(roots)
     key_s = time.perf_counter() - start
     return {
         "warm_key_s": key_s,
@@ -431,51 +279,6 @@ def make_calls(roots: Sequence[Path], per_tool: int, seed: int, filtered_search:
     return {tool: args for tool, args in calls.items() if args}
 
 
-DirectCall = Callable[[Any, dict[str, Any]], Any]
-
-
-@functools.cache
-def direct_tools() -> dict[str, DirectCall]:
-    """Each tool as `queries.*` answers it, called with (corpus, arguments): the functions found once, before any
-    call is timed, wherever the papercode measured declares them (`answer_names`, `search_names`)."""
-    from papercode.verified.materialize import outcome_for
-
-    from .answer_names import answer_name
-    from .search_names import search_name
-
-    SearchFilters = search_name("SearchFilters")
-    harvested, by_status, search, detail = map(
-        answer_name, ("harvested_code_shown", "samples_by_status_shown", "search_papers", "paper_detail_shown")
-    )
-    for_repo, find_code, code_answer, corpus_stats = map(answer_name, ("papers_for_repo", "find_code", "code_answer", "corpus_stats"))
-
-    def get_code(corpus: Any, args: dict[str, Any]) -> Any:
-        # Offline and nothing stored: the index work of get_code and its answer.
-        found = find_code(corpus, args["code_sha256"])
-        return code_answer(corpus, found, outcome_for(found.rows[0], "not_materialized"))
-
-    # The keyed tools answer with their answers as shown (`shaping.shown`: JSON-ready dicts), as the tools do.
-    return {
-        "get_harvested_code_for_paper": lambda corpus, args: harvested(
-            corpus, args["arxiv_id"], status=args.get("status"), repo_kind=args.get("repo_kind"), limit=args.get("limit", 25)
-        ),
-        "list_samples_by_status": lambda corpus, args: by_status(
-            corpus, args["status"], repo_kind=args.get("repo_kind"), inline_only=args.get("inline_only", False), limit=args.get("limit", 25)
-        ),
-        "search_papers": lambda corpus, args: search(
-            corpus,
-            args["query"],
-            SearchFilters(None, None, None, args.get("has_samples"), None, None, None, None),
-            args.get("limit", 10),
-            None,
-        ),
-        "get_paper": lambda corpus, args: detail(corpus, args["paper"]),
-        "find_papers_for_repo": lambda corpus, args: for_repo(corpus, args["repo"], args.get("limit", 25), None),
-        "get_code": get_code,
-        "corpus_stats": lambda corpus, args: corpus_stats(corpus),
-    }
-
-
 def _stats(samples_s: list[float]) -> dict[str, float]:
     ordered = sorted(samples_s)
     p99 = ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))]
@@ -488,8 +291,9 @@ def time_direct(corpus: Any, calls: dict[str, list[dict[str, Any]]]) -> dict[str
     import orjson
 
     out: dict[str, dict[str, float]] = {}
+    answers = bench.tool_answers()  # found once, before any call is timed
     for tool, arglist in calls.items():
-        call = direct_tools()[tool]
+        call = answers[tool]
         for args in arglist[: min(20, len(arglist))]:  # warm-up
             call(corpus, args)
         bare, shaped, errors = [], [], 0
@@ -515,9 +319,7 @@ async def time_client(corpus: Any, calls: dict[str, list[dict[str, Any]]]) -> di
     """Through the in-memory `mcp.Client(server)` (the SDK's default DirectDispatcher: no JSON-RPC bytes)."""
     from mcp import Client
 
-    from papercode.edge.app import build_server
-
-    server = build_server(lambda: corpus)
+    server = bench.build_server(lambda: corpus)
     out: dict[str, dict[str, float]] = {}
     async with Client(server) as client:
         for tool, arglist in calls.items():
@@ -536,7 +338,7 @@ async def time_client(corpus: Any, calls: dict[str, list[dict[str, Any]]]) -> di
 def _stdio_params(args: list[str], cwd: Path) -> Any:
     from mcp import StdioServerParameters
 
-    env = {"PYTHONPATH": _pythonpath(), "PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "")}
+    env = {"PYTHONPATH": pythonpath(), "PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", "")}
     return StdioServerParameters(command=sys.executable, args=args, env=env, cwd=str(cwd))
 
 
@@ -592,8 +394,6 @@ async def time_stdio(roots: Sequence[Path], calls: dict[str, list[dict[str, Any]
 
 async def _record(client: Any, calls: dict[str, list[dict[str, Any]]], per_tool: int) -> Any:
     """papercode's tools/list and its answer to every argument set (this is also the warm-up): what the echo replays."""
-    from .echo_server import Recorded
-
     listed = (await client.list_tools()).tools
     recorded = Recorded([tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in listed])
     for tool, arglist in calls.items():
@@ -847,21 +647,10 @@ def format_size(n: int, r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def format_machine(m: dict[str, Any]) -> str:
-    return (
-        f"# papercode benchmark, {m['date']}\n"
-        f"# {m['cpu']}, {m['cores']} cores, {m['ram_gib']} GiB RAM; {m['platform']}; load average at start {m['loadavg']}\n"
-        f"# Python {m['python']}, mcp {m['mcp']}, pydantic {m['pydantic']}, orjson {m['orjson']}, tantivy {m['tantivy']}, numpy {m['numpy']}\n"
-        f"# papercode: {m['papercode']}"
-    )
-
-
 # -- entry points --------------------------------------------------------------------------
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from .results import JSON_HELP  # results builds on this module (machine, shown_path): imported once both are loaded
-
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated record counts (default 10000,100000)")
     parser.add_argument("--layout", choices=LAYOUTS, default="files")
     parser.add_argument("--seed", type=int, default=0)
@@ -882,8 +671,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from .results import finish  # as in add_arguments
-
     if args.smoke:
         args.sizes, args.calls, args.stdio_calls = "500", 20, 10
     sizes = [int(s.replace("_", "").replace("k", "000")) for s in args.sizes.split(",") if s.strip()]

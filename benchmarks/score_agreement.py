@@ -21,8 +21,10 @@ from typing import Any
 
 import orjson
 
+from papercode import bench
+
+from .harness import format_machine, machine
 from .results import JSON_HELP, save
-from .run import format_machine, machine
 
 TARGET = 0.01  # issue #22: the same score within 1 %
 WORDS = 6  # of a title, as a query
@@ -57,13 +59,11 @@ def record_of(corpus: Any, ordinal: int) -> dict[str, Any]:
 
 
 def measure(archive_dir: Path, papers: int, seed: int) -> dict[str, Any]:
-    from papercode.corpus.stages import Corpus
-
     with tempfile.TemporaryDirectory(prefix="score-agreement-") as scratch:
         empty, records = Path(scratch) / "none", Path(scratch) / "records"
         empty.mkdir()
         records.mkdir()
-        alone = Corpus.load([empty], archive_dir=archive_dir)
+        alone = bench.Corpus.load([empty], archive_dir=archive_dir)
         rng = random.Random(seed)
         chosen: list[int] = []
         while len(chosen) < papers:
@@ -73,12 +73,12 @@ def measure(archive_dir: Path, papers: int, seed: int) -> dict[str, Any]:
         keys = {ordinal: alone.index.papers[ordinal].key for ordinal in chosen}
         for number, ordinal in enumerate(chosen):
             (records / f"{number:05d}.json").write_bytes(orjson.dumps(record_of(alone, ordinal)))
-        layered = Corpus.load([records], archive_dir=archive_dir)
+        overlaid = bench.Corpus.load([records], archive_dir=archive_dir)
         ratios, missing = [], 0
         for ordinal in chosen:
             query = " ".join(alone.index.papers[ordinal].title.split()[:WORDS])
             before = dict(alone.search.scored(query, 100))
-            after = {layered.index.papers[paper].key: score for paper, score in layered.search.scored(query, 100)}
+            after = {overlaid.index.papers[paper].key: score for paper, score in overlaid.search.scored(query, 100)}
             if ordinal not in before or keys[ordinal] not in after:
                 missing += 1
                 continue

@@ -6,7 +6,7 @@ queries (the `search_papers` calls of `benchmarks.run.make_calls`: 1-3 words of 
 runs in a fresh subprocess, so its peak RSS is its own.
 
 * fts5: `benchmarks.fts5_search`, papercode's search until tantivy replaced it (SQLite FTS5, BM25 over every match);
-* tantivy: `papercode.index.search`, as the server runs it (BM25 with block-max WAND top-k pruning).
+* tantivy: papercode's own (`papercode.bench.SearchEngine`), as the server runs it (BM25 with block-max WAND top-k pruning).
 
 Reported: build seconds (documents in to a servable index), index bytes, peak RSS, p50/p99 per query.
 """
@@ -14,7 +14,6 @@ Reported: build seconds (documents in to a servable index), index bytes, peak RS
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import resource
@@ -27,32 +26,23 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from papercode import bench
+
+from .harness import REPO_ROOT, format_machine, machine, pythonpath
 from .results import JSON_HELP, finish
-from .run import DEFAULT_DATA, REPO_ROOT, _pythonpath, corpus_roots, format_machine, machine, make_calls, record_files
+from .run import DEFAULT_DATA, corpus_roots, make_calls, record_files
 
 ENGINES = ("fts5", "tantivy")
 
 
 def documents(roots: list[Path]) -> Iterator[Any]:
-    from papercode.core.limits import Limits
-    from papercode.core.load_report import LoadReport
-
-    try:
-        from papercode.ingest.decode import iter_records
-    except ImportError:  # a commit before issue #24 named the package build/
-        from papercode.build.decode import iter_records  # type: ignore[no-redef]
-
-    from .search_names import search_name
-
-    Admission, search_document = search_name("Admission"), search_name("search_document")
-    report = LoadReport()
-    admission = Admission(report)
-    # before issue #22 a document was made of the record; since, of the loaded record (its keys worked out once)
-    of_record = next(iter(inspect.signature(search_document).parameters)) == "record"
-    for item in iter_records(roots, report, Limits()):
+    """The search documents of the records under `roots`, each made as a cold build makes it of an admitted record."""
+    report = bench.LoadReport()
+    admission = bench.Admission(report)
+    for item in bench.iter_records(roots, report, bench.Limits()):
         admitted = admission.admit(item)
         if admitted is not None:
-            yield search_document(item.record if of_record else item, admitted)
+            yield bench.search_document(item, admitted)
 
 
 def _p(times: list[float], q: float) -> float:
@@ -63,12 +53,9 @@ def _p(times: list[float], q: float) -> float:
 def _timed(engine: Any, queries: list[dict[str, Any]], *texts: Any) -> list[float]:
     """Seconds per query, the second of two rounds (the first warms the page cache); tantivy's engine also takes
     the texts its snippets are cut from."""
-    from .search_names import search_name
-
-    filters_of = search_name("SearchFilters")
     times = []
     for args in queries * 2:
-        filters = filters_of(has_samples=args.get("has_samples"))
+        filters = bench.SearchFilters(has_samples=args.get("has_samples"))
         start = time.perf_counter()
         engine.search(args["query"], filters, 0, 10, *texts)
         times.append(time.perf_counter() - start)
@@ -80,41 +67,36 @@ def _result(build_s: float, index_bytes: int, times: list[float]) -> dict[str, A
 
 
 def run_fts5(roots: list[Path], queries: list[dict[str, Any]], workdir: Path) -> dict[str, Any]:
-    from .fts5_search import SearchBuilder, SearchEngine
+    from .fts5_search import SearchBuilder as Fts5Builder  # in the fts5 engine's process only: its peak RSS is its own
+    from .fts5_search import SearchEngine as Fts5Engine
 
     docs = list(documents(roots))
     start = time.perf_counter()
-    builder = SearchBuilder()
+    builder = Fts5Builder()
     for doc in docs:
         builder.add(doc)
     path = workdir / "fts5.db"
     builder.write(path)
-    engine = SearchEngine(path)
+    engine = Fts5Engine(path)
     build_s = time.perf_counter() - start
     return _result(build_s, path.stat().st_size, _timed(engine, queries))
 
 
 def run_tantivy(roots: list[Path], queries: list[dict[str, Any]], workdir: Path) -> dict[str, Any]:
-    from papercode.index.search import SearchEngine
-
-    from .search_names import search_name
-
-    builder_of, document_texts = search_name("SearchBuilder"), search_name("document_texts")
-
     docs = list(documents(roots))
     by_paper = {doc.paper: doc for doc in docs}  # the winner of a duplicate comes last
 
     def texts(paper: int) -> dict[str, str]:
         doc = by_paper[paper]
-        return document_texts(doc.title, doc.authors, doc.tasks, doc.methods)
+        return bench.document_texts(doc.title, doc.authors, doc.tasks, doc.methods)
 
     start = time.perf_counter()
-    builder = builder_of()
+    builder = bench.SearchBuilder()
     for doc in docs:
         builder.add(doc)
     directory = workdir / "tantivy"
     builder.write(directory)
-    engine = SearchEngine(directory)
+    engine = bench.SearchEngine(directory)
     build_s = time.perf_counter() - start
     size = sum(path.stat().st_size for path in directory.iterdir() if path.is_file())
     return _result(build_s, size, _timed(engine, queries, texts))
@@ -135,7 +117,7 @@ def compare(roots: list[Path], n_queries: int = 300, seed: int = 0) -> dict[str,
     queries = make_calls(roots, n_queries, seed)["search_papers"]
     out: dict[str, Any] = {"files": len(record_files(roots)), "queries": len(queries)}
     for engine in ENGINES:
-        env = dict(os.environ, PYTHONPATH=_pythonpath())
+        env = dict(os.environ, PYTHONPATH=pythonpath())
         proc = subprocess.run(
             [sys.executable, "-m", "benchmarks.search_engines", "--worker"],
             input=json.dumps({"engine": engine, "roots": [str(r) for r in roots], "queries": queries}).encode(),

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from .harness import machine, tree_commit
 from .results import JSON_HELP, finish, header
-from .run import machine, tree_commit
 
 TARGET = 1.10  # "within noise of before": a run-to-run spread of a few percent on a quiet machine, with room for it
 _PASSED = re.compile(r"(\d+) passed")

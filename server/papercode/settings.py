@@ -72,10 +72,11 @@ class Settings:
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     stateless: bool = False
+    no_views: bool = False
     max_sessions: int = 100
     session_idle_timeout: float = 600.0
     fetch_stall_timeout: float = 60.0
-    snapshot: str | None = None  # `papercode archive build | fetch`: the date of the data, when given
+    data_date: str | None = None  # `papercode archive build | fetch`: the date of the data (--snapshot), when given
 
     @property
     def limits(self) -> Limits:
@@ -434,6 +435,15 @@ OPTIONS: tuple[Option, ...] = (
         env_note="`1` turns it on",
     ),
     Option(
+        "no_views",
+        "--no-views",
+        "serve no MCP Apps views: get_leaderboard and get_paper name no `ui://` view, and hosts show the answers as text",
+        "off (views on)",
+        SERVE,
+        env="PAPERCODE_NO_VIEWS",
+        env_note="`1` turns them off",
+    ),
+    Option(
         "max_sessions",
         "--max-sessions",
         "streamable HTTP: open sessions at most; a new one closes the least recently used",
@@ -474,7 +484,7 @@ OPTIONS: tuple[Option, ...] = (
         "DIR",
     ),
     Option(
-        "snapshot",
+        "data_date",
         "--snapshot",
         "the date of the data",
         "the dataset commit's date when known, else the newest source file's modification date",

@@ -29,8 +29,8 @@ from papercode.core.ids import _arxiv_id_by_patterns, parse_arxiv_id
 from papercode.corpus.stages import Corpus
 from papercode.index import search_writer
 from papercode.index.abstracts import ABSTRACTS
-from papercode.index.archive_layer import ARCHIVE_BASE
-from papercode.index.layers import LayeredIndex
+from papercode.index.mapped_archive import ARCHIVE_BASE
+from papercode.index.overlaid import OverlaidIndex
 from papercode.index.paper_index import SampleRow
 from papercode.index.search import SearchEngine
 from papercode.index.search_documents import SearchDocument, document_texts, documents_of, paper_texts
@@ -258,11 +258,11 @@ def test_every_abstract_is_the_text_its_paper_s_document_had(
         document = by_paper[paper]
         return document_texts(document.title, document.authors, document.tasks, document.methods)
 
-    total, hits = engine.search("zebra", SearchFilters(), 0, 3, texts_of)
-    assert total == sum(1 for text in texts.values() if text) and hits
-    assert all(hit.snippet == f"Über {hit.paper} — ✓ **zebra**" for hit in hits)  # a snippet from the abstract
-    total, hits = engine.search("title", SearchFilters(), 0, 3, texts_of)
-    assert total == len(documents) and all(hit.snippet == f"**title** {hit.paper}" for hit in hits)  # and from the texts given
+    page = engine.search("zebra", SearchFilters(), 0, 3, texts_of)
+    assert page.total == sum(1 for text in texts.values() if text) and page.hits
+    assert all(hit.snippet == f"Über {hit.paper} — ✓ **zebra**" for hit in page.hits)  # a snippet from the abstract
+    page = engine.search("title", SearchFilters(), 0, 3, texts_of)
+    assert page.total == len(documents) and all(hit.snippet == f"**title** {hit.paper}" for hit in page.hits)  # and from the texts given
 
 
 def test_the_documents_must_come_in_paper_order(tmp_path: Path) -> None:
@@ -314,7 +314,7 @@ def test_snippets_are_cut_from_the_texts_that_were_indexed(
         records, _ = request.getfixturevalue("layered")
         corpus = load_layered((records, build_small_archive(tmp_path_of(request) / "sources", tmp_path_of(request) / "archive")))
         index = corpus.index
-        assert isinstance(index, LayeredIndex) and index.ordinals is not None
+        assert isinstance(index, OverlaidIndex) and index.ordinals is not None
         ordinals = index.ordinals
         by_paper = {
             (value if value < ARCHIVE_BASE else ordinals.of_archive(value - ARCHIVE_BASE)): document

@@ -8,6 +8,8 @@ rank, what get_leaderboard, describe and get_paper say, and what hostile tables 
 
 from __future__ import annotations
 
+import ast
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +22,6 @@ from papercode.answers import leaderboards, models, queries, twins
 from papercode.archive import build_archive
 from papercode.archive.build import BuildSummary
 from papercode.core import names
-from papercode.core.errors import QueryError
 from papercode.core.metrics import LOWER_IS_BETTER, lower_is_better, parse_value
 from papercode.corpus.stages import Corpus
 from papercode.index.search_queries import SearchFilters
@@ -28,9 +29,12 @@ from papercode.index.search_schema import FACET_KEYS
 from tests.support.archive_tables import link_row, paper_row, write_json
 from tests.support.leaderboard_tables import (
     benchmark,
+    board,
     dataset,
     deep_subtasks,
+    describe,
     method,
+    refused,
     result,
     task,
     write_deep_dump,
@@ -177,7 +181,7 @@ class Built:
 
 
 def build(tmp: Path, form: str = "json", *, catalogues: bool = True) -> Built:
-    summary = build_archive([write_sources(tmp / "sources", form, catalogues=catalogues)], tmp / "archive", snapshot="2025-07-28")
+    summary = build_archive([write_sources(tmp / "sources", form, catalogues=catalogues)], tmp / "archive", data_date="2025-07-28")
     corpus = Corpus.load([write_records(tmp / "records", records())], archive_dir=tmp / "archive")
     assert corpus.archive_note is None
     return Built(summary, corpus)
@@ -191,24 +195,6 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
 @pytest.fixture(scope="module")
 def corpus(built: Built) -> Corpus:
     return built.corpus
-
-
-def board(corpus: Corpus, *args: Any, **named: Any) -> dict[str, Any]:
-    answer = leaderboards.leaderboard_shown(corpus, *args, **named)
-    assert orjson.dumps(answer) == orjson.dumps(models.Leaderboard.model_validate(answer).model_dump(mode="json", exclude_none=True))
-    return answer
-
-
-def describe(corpus: Corpus, kind: str, name: str) -> dict[str, Any]:
-    answer = leaderboards.describe_shown(corpus, kind, name)
-    assert orjson.dumps(answer) == orjson.dumps(models.Description.model_validate(answer).model_dump(mode="json", exclude_none=True))
-    return answer
-
-
-def refused(call: Callable[[], Any]) -> QueryError:
-    with pytest.raises(QueryError) as caught:
-        call()
-    return caught.value
 
 
 def models_of(answer: dict[str, Any]) -> list[str | None]:
@@ -494,7 +480,7 @@ def test_numbers_in_a_dump_are_shown_as_written_and_benchmarks_differing_in_a_nu
     write_dump(
         tmp_path / "sources" / "evaluation-tables.json", [task("Image Classification", sets), task("Atari 2600 Games"), task("Atari 260")]
     )
-    build_archive([tmp_path / "sources"], tmp_path / "archive", snapshot="2025-07-28")
+    build_archive([tmp_path / "sources"], tmp_path / "archive", data_date="2025-07-28")
     corpus = Corpus.load([write_records(tmp_path / "records", records())], archive_dir=tmp_path / "archive")
     assert board(corpus, "image classification", "cifar-10")["rows"][0]["values"] == ["95"]
     assert board(corpus, "image classification", "CIFAR 100")["rows"][0]["values"] == ["81.25"]
@@ -573,7 +559,106 @@ def test_describe_a_dataset_with_its_benchmarks(corpus: Corpus) -> None:
     assert describe(corpus, "dataset", "wikitext 103")["benchmarks"] == [
         {"task": "Language Modelling", "dataset": "WikiText-103", "rows": 1}
     ]
-    assert refused(lambda: describe(corpus, "model", "bert")).code == "invalid_argument"
+    assert refused(lambda: describe(corpus, "colour", "bert")).code == "invalid_argument"
+
+
+# -- names of another kind (issue #31) ---------------------------------------------------------
+
+
+def call_offered(corpus: Corpus, next_step: str) -> dict[str, Any]:
+    """The first call an error's next step names (`describe(...)` or `get_leaderboard(...)`, its arguments literals),
+    made: its answer."""
+    found = re.search(r"\b(describe|get_leaderboard)\((.*?)\)(?:,|$)", next_step)
+    assert found is not None, next_step
+    call = ast.parse(f"f({found[2]})", mode="eval").body
+    assert isinstance(call, ast.Call) and not call.args
+    arguments = {keyword.arg: ast.literal_eval(keyword.value) for keyword in call.keywords}
+    return describe(corpus, **arguments) if found[1] == "describe" else board(corpus, **arguments)
+
+
+@pytest.mark.parametrize(
+    ("task_name", "detail", "answered"),
+    [
+        (
+            "cityscapes",
+            "no task named 'cityscapes'; it is a dataset, benchmarked in tasks 'Semantic Segmentation', 'Real-time Semantic Segmentation'",
+            ("Semantic Segmentation", CITYSCAPES),
+        ),
+        ("CIFAR 10", "no task named 'CIFAR 10'; it is a dataset, benchmarked in task 'Image Generation'", ("Image Generation", "CIFAR-10")),
+    ],
+)
+def test_a_datasets_name_given_as_a_task_says_it_is_a_dataset_of_which_tasks_and_the_call_to_make(
+    corpus: Corpus, task_name: str, detail: str, answered: tuple[str, str]
+) -> None:
+    error = refused(lambda: board(corpus, task_name))
+    assert (error.code, error.detail) == ("not_found", detail)
+    answer = call_offered(corpus, error.next_step)
+    assert (answer["task"], answer["dataset"]) == answered and answer["total"] >= 1
+
+
+def test_a_dataset_benchmarked_in_another_task_says_which(corpus: Corpus) -> None:
+    error = refused(lambda: board(corpus, "Semantic Segmentation", "cifar-10"))
+    assert error.detail == "'Semantic Segmentation' has no benchmark on 'cifar-10'; it is a dataset, benchmarked in task 'Image Generation'"
+    assert error.next_step == "call get_leaderboard(task='Image Generation', dataset='CIFAR-10')"
+    assert call_offered(corpus, error.next_step)["dataset"] == "CIFAR-10"
+
+
+@pytest.mark.parametrize(
+    ("kind", "name", "detail", "described"),
+    [
+        ("task", "Cityscapes", "no task named 'Cityscapes'; it is a dataset", ("dataset", "Cityscapes")),
+        ("dataset", "semantic segmentation", "no dataset named 'semantic segmentation'; it is a task", ("task", "Semantic Segmentation")),
+        ("task", "multi-head attention", "no task named 'multi-head attention'; it is a method", ("method", "Multi-Head Attention")),
+        ("method", "CIFAR-10", "no method named 'CIFAR-10'; it is a dataset", ("dataset", "CIFAR-10")),
+    ],
+)
+def test_a_name_described_under_the_wrong_kind_says_which_kind_it_is(
+    corpus: Corpus, kind: str, name: str, detail: str, described: tuple[str, str]
+) -> None:
+    error = refused(lambda: describe(corpus, kind, name))
+    assert (error.code, error.detail) == ("not_found", detail)
+    answer = call_offered(corpus, error.next_step)
+    assert (answer["kind"], answer["name"]) == described
+
+
+def test_a_method_given_as_a_task_names_describe_and_its_papers(corpus: Corpus) -> None:
+    error = refused(lambda: board(corpus, "BERT"))
+    assert error.detail == "no task named 'BERT'; it is a method"
+    assert error.next_step == "call describe(kind='method', name='BERT'), or search_papers(method='BERT') for the papers using it"
+    assert call_offered(corpus, error.next_step)["full_name"] == "Bidirectional Encoder Representations from Transformers"
+
+
+@pytest.mark.parametrize(
+    ("kind", "read"),
+    [
+        ("model", "method"),
+        ("Methods", "method"),
+        ("architecture", "method"),
+        ("benchmark", "dataset"),
+        ("DATASETS", "dataset"),
+        ("tasks", "task"),
+    ],
+)
+def test_the_words_people_use_for_a_kind_are_read_as_it(corpus: Corpus, kind: str, read: str) -> None:
+    name = {"method": "bert", "dataset": "cifar-10", "task": "semseg"}[read]
+    assert describe(corpus, kind, name) == describe(corpus, read, name)
+
+
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("paper", "invalid_argument: describe takes kind task, method or dataset, not 'paper': papers are found with search_papers. "
+         "Next: call search_papers(query='BERT'), then get_paper with its id."),
+        ("metrics", "invalid_argument: describe takes kind task, method or dataset, not 'metrics': metrics are a benchmark's columns. "
+         "Next: call get_leaderboard(task=...) with the task it measures."),
+        ("repo", "invalid_argument: describe takes kind task, method or dataset, not 'repo': repositories are looked up with "
+         "find_papers_for_repo. Next: call find_papers_for_repo(repo='BERT')."),
+        ("dataste", "invalid_argument: kind must be task, method or dataset, not 'dataste'. Next: call again with kind='dataset'."),
+        ("colour", "invalid_argument: kind must be task, method or dataset, not 'colour'. Next: call again with kind task, method or dataset."),
+    ],
+)  # fmt: skip
+def test_a_kind_describe_does_not_take_names_the_call_that_answers_it(corpus: Corpus, kind: str, message: str) -> None:
+    assert str(refused(lambda: describe(corpus, kind, "BERT"))) == message
 
 
 # -- get_paper -------------------------------------------------------------------------------
@@ -607,7 +692,7 @@ def test_get_paper_caps_the_results_and_counts_the_rest(tmp_path: Path) -> None:
     ]
     write_json(tmp_path / "sources" / "papers.json", papers())
     write_dump(tmp_path / "sources" / "evaluation-tables.json", many)
-    build_archive([tmp_path / "sources"], tmp_path / "archive", snapshot="2025-07-28")
+    build_archive([tmp_path / "sources"], tmp_path / "archive", data_date="2025-07-28")
     corpus = Corpus.load([write_records(tmp_path / "records", records())], archive_dir=tmp_path / "archive")
     answer = queries.paper_detail_shown(corpus, "deeplab")
     assert len(answer["results"]) == leaderboards.RESULTS_SHOWN and answer["more_results"] == 13 - leaderboards.RESULTS_SHOWN
@@ -637,7 +722,7 @@ def test_the_same_tables_given_in_two_forms_are_read_once(built: Built, tmp_path
     sources = write_sources(tmp_path / "sources", "json")
     for name, rows in (("evaluation-tables", evaluations()), ("methods", methods()), ("datasets", datasets())):
         FORMS["parquet"](sources, name, rows)
-    summary = build_archive([sources], tmp_path / "archive", snapshot="2025-07-28")
+    summary = build_archive([sources], tmp_path / "archive", data_date="2025-07-28")
     assert summary.manifest()["counts"]["boards"] == built.summary.manifest()["counts"]["boards"]
     counts = summary.rejected.counts
     assert (counts["duplicate_task"], counts["duplicate_method"], counts["duplicate_dataset"]) == (4, 3, 2)
@@ -675,7 +760,7 @@ def test_the_leaderboards_are_files_of_the_build_listed_with_their_sha256(built:
 
 
 def test_a_leaderboards_file_cut_short_leaves_the_archive_unserved_with_the_reason(tmp_path: Path) -> None:
-    from papercode.index.archive_layer import ArchiveUnavailable, current_build, open_archive
+    from papercode.index.mapped_archive import ArchiveUnavailable, current_build, open_archive
 
     built_here = build(tmp_path)
     build_dir = current_build(tmp_path / "archive")
@@ -689,7 +774,7 @@ def test_a_leaderboards_file_cut_short_leaves_the_archive_unserved_with_the_reas
 
 def test_a_table_found_corrupt_while_the_search_index_commits_fails_the_build_and_keeps_the_previous(built: Built, tmp_path: Path) -> None:
     from papercode.archive.tables import BadInput
-    from papercode.index.archive_layer import current_build
+    from papercode.index.mapped_archive import current_build
 
     sources = write_sources(tmp_path / "sources", "json")
     many = [
@@ -700,10 +785,10 @@ def test_a_table_found_corrupt_while_the_search_index_commits_fails_the_build_an
     data = bytearray(path.read_bytes())
     data[len(data) // 4 : len(data) // 2] = b"\xff" * (len(data) // 2 - len(data) // 4)  # the footer whole, the pages not
     path.write_bytes(bytes(data))
-    first = build_archive([write_sources(tmp_path / "good", "json")], tmp_path / "archive", snapshot="2025-07-28")
+    first = build_archive([write_sources(tmp_path / "good", "json")], tmp_path / "archive", data_date="2025-07-28")
     before = current_build(tmp_path / "archive")
     with pytest.raises(BadInput, match=r"train-00000-of-00001\.parquet"):
-        build_archive([sources], tmp_path / "archive", snapshot="2025-07-28")
+        build_archive([sources], tmp_path / "archive", data_date="2025-07-28")
     assert current_build(tmp_path / "archive") == before and first.build_id and before is not None
     assert sorted(path.name for path in (tmp_path / "archive" / "builds").iterdir()) == [first.build_id]
 
@@ -723,7 +808,7 @@ def test_subtasks_nested_a_thousand_deep_are_cut_and_counted(tmp_path: Path, whe
         write_parquet(sources / "evaluation-tables.parquet", rows)
     else:
         write_deep_dump(sources / "evaluation-tables.json", tasks, {"Abyss": deep_subtasks(1000)})
-    summary = build_archive([sources], tmp_path / "archive", snapshot="2025-07-28")
+    summary = build_archive([sources], tmp_path / "archive", data_date="2025-07-28")
     cut = 1000 - 32
     assert summary.manifest()["counts"]["boards"]["subtasks_cut"] == cut
     assert (
@@ -748,7 +833,7 @@ def test_a_board_of_a_hundred_thousand_rows_pages_and_filters_bounded(tmp_path: 
     write_json(sources / "papers.json", papers())
     write_json(sources / "links.json", links())
     write_dump(sources / "evaluation-tables.json.gz", [task("Huge", [benchmark("Big", ["Accuracy"], rows)])])
-    build_archive([sources], tmp_path / "archive", snapshot="2025-07-28")
+    build_archive([sources], tmp_path / "archive", data_date="2025-07-28")
     corpus = Corpus.load([write_records(tmp_path / "records", records())], archive_dir=tmp_path / "archive")
     first = board(corpus, "Huge", "Big", limit=leaderboards.MAX_ROWS)
     values = [float(row["values"][0].rstrip("%")) for row in first["rows"]]
@@ -793,3 +878,9 @@ async def test_the_tools_answer_on_the_wire_exactly_what_leaderboards_answers(co
         refused = await client.call_tool("get_leaderboard", {"task": "semseg", "dataset": "cityscapes"})
         assert refused.is_error is True and refused.content[0].type == "text"
         assert refused.content[0].text.startswith("ambiguous: ") and "Next:" in refused.content[0].text
+        a_dataset = await client.call_tool("get_leaderboard", {"task": "cifar-10"})
+        assert a_dataset.is_error is True and a_dataset.content[0].type == "text"
+        assert a_dataset.content[0].text == (
+            "not_found: no task named 'cifar-10'; it is a dataset, benchmarked in task 'Image Generation'. "
+            "Next: call get_leaderboard(task='Image Generation', dataset='CIFAR-10')."
+        )

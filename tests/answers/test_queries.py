@@ -1,8 +1,9 @@
 """Every tool, resource, prompt and completion at the `queries` layer, in-process on the real records and on
 small corpora: the answers the model reads, and the `QueryError` text of every refusal.
 
-Counts are exact (see ../shared/notes/records.md). Whole answers are asserted where they are small. What the
-MCP edge adds (argument validation, the wire shape, errors as results) is tested in test_mcp_roundtrip.py.
+Counts are exact: the bundled records are fixed (`records/README.md` lists them, with their samples). Whole answers
+are asserted where they are small. What the MCP edge adds (argument validation, the wire shape, errors as results) is
+tested in test_mcp_roundtrip.py.
 """
 
 from __future__ import annotations
@@ -262,7 +263,7 @@ def test_harvested_unknown_old_style_paper(corpus: Corpus) -> None:
     assert text.startswith("not_found:") and "hep-th/9901001" in text and "Next:" in text
 
 
-@pytest.mark.parametrize("arxiv_id", ["", "   ", "not an id!", "x" * 400])
+@pytest.mark.parametrize("arxiv_id", ["", "   ", "?!", "x" * 400])
 def test_harvested_bad_id_is_invalid_argument(corpus: Corpus, arxiv_id: str) -> None:
     text = refusal(harvested, corpus, arxiv_id)
     assert text.startswith("invalid_argument:") and "Next:" in text
@@ -775,7 +776,7 @@ def test_samples_of_a_repository_that_differ_in_what_it_says_are_grouped_apart(l
 
 
 def test_get_paper_list_answers_each_id_in_order_in_brief(corpus: Corpus) -> None:
-    asked = [BERTS_ICL, "https://paperswithcode.com/paper/bert-has-a-mouth-and-it-must-speak-bert-as-a", "9999.99999", "not an id!"]
+    asked = [BERTS_ICL, "https://paperswithcode.com/paper/bert-has-a-mouth-and-it-must-speak-bert-as-a", "9999.99999", "?!"]
     got = paper(corpus, asked)
     assert got == {
         "papers": [
@@ -803,7 +804,7 @@ def test_get_paper_list_answers_each_id_in_order_in_brief(corpus: Corpus) -> Non
                 "samples": paper(corpus, BERT_MOUTH)["samples"],
             },
             {"asked": "9999.99999", "error": "not_found"},
-            {"asked": "not an id!", "error": "invalid_argument"},
+            {"asked": "?!", "error": "invalid_argument"},
         ],
         "note": "not_found: use search_papers with words from the title; invalid_argument: pass an id like 1902.04094, "
         "arXiv:1902.04094v2, an arxiv.org URL or /paper/<slug>; or use search_papers with words from the title",
@@ -914,7 +915,16 @@ def test_search_finds_authors_tasks_and_methods(corpus: Corpus) -> None:
 
 
 def test_search_no_match(corpus: Corpus) -> None:
-    assert search(corpus, "quantum chromodynamics") == {"query": "quantum chromodynamics", "total": 0, "hits": []}
+    assert search(corpus, "quantum chromodynamics") == {
+        "query": "quantum chromodynamics",
+        "match": "any",
+        "unmatched": ["quantum", "chromodynamics"],
+        "total": 0,
+        "hits": [],
+        "note": "no paper of this corpus of 2 papers has any of these words. Next: ask the operator to run `papercode archive "
+        "fetch`, then `papercode serve --archive`, to search the 576k papers of the Papers-with-Code archive; or search with "
+        "other words",
+    }
 
 
 @pytest.mark.parametrize(
@@ -1280,7 +1290,7 @@ def test_compare_implementations_flags_pointer_only_repos(corpus: Corpus) -> Non
 
 
 @pytest.mark.parametrize("prompt", [prompts.implement_prompt, prompts.compare_prompt])
-@pytest.mark.parametrize("arxiv_id", ["9999.99999", "hep-th/9901001", "not an id!", ""])
+@pytest.mark.parametrize("arxiv_id", ["9999.99999", "hep-th/9901001", "not an id!", "?!", ""])
 def test_prompt_for_an_unknown_or_bad_id_is_refused(corpus: Corpus, prompt: Callable[[Corpus, str], str], arxiv_id: str) -> None:
     text = refusal(prompt, corpus, arxiv_id)
     assert text.split(":")[0] in {"not_found", "invalid_argument"} and "Next:" in text

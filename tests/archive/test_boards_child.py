@@ -14,7 +14,7 @@ import pytest
 from papercode.archive import boards_child, build_archive
 from papercode.archive.build import BuildSummary
 from papercode.archive.tables import BadInput
-from papercode.index.archive_layer import current_build
+from papercode.index.mapped_archive import current_build
 from tests.support.archive_tables import link_row, paper_row, write_json
 from tests.support.leaderboard_tables import benchmark, dataset, method, result, task, write_dump, write_parquet
 
@@ -51,7 +51,7 @@ def write_sources(directory: Path) -> Path:
 
 def built(sources: Path, out: Path, monkeypatch: pytest.MonkeyPatch, *, beside: bool) -> BuildSummary:
     monkeypatch.setattr(boards_child, "CHILD_PROCESS_BYTES", 0 if beside else 1 << 60)
-    return build_archive([sources], out, snapshot="2025-07-28")
+    return build_archive([sources], out, data_date="2025-07-28")
 
 
 def outcome(summary: BuildSummary) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 Every archive here is written by the test (tests/support/archive_tables.py): JSON dumps (plain and gzipped), the Hub
 mirror's parquet, and pandas-style parquet copies. The ground truth is the two bundled records: turned back into
-archive rows and built, their archive parts must come back exactly as a server reads them (`ArchiveLayer`).
+archive rows and built, their archive parts must come back exactly as a server reads them (`MappedArchive`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from papercode.archive.build_progress import ArchiveBuildProgress
 from papercode.archive.rows import LICENCE, LICENCE_URL, Vocabulary, day, flag, name_slug, repo_url
 from papercode.cli import main as cli
 from papercode.index import mapped
-from papercode.index.archive_layer import BUILDS, CURRENT, FORMAT, FORMAT_VERSION, MANIFEST, current_build, open_archive
+from papercode.index.mapped_archive import BUILDS, CURRENT, FORMAT, FORMAT_VERSION, MANIFEST, current_build, open_archive
 from papercode.settings import settings_for
 from tests.support.archive_tables import (
     NO_PROCESS,
@@ -97,7 +97,7 @@ def files_of(directory: Path) -> dict[str, bytes]:
 def test_the_bundled_papers_come_back_exactly_from_their_archive_rows(tmp_path: Path, form: str) -> None:
     papers, links = bundled_rows()  # links shuffled: the build restores the records' order
     sources = write_sources(tmp_path / "src", form, papers, links)
-    summary = build_archive(sources, tmp_path / "archive", snapshot=SNAPSHOT)
+    summary = build_archive(sources, tmp_path / "archive", data_date=SNAPSHOT)
     assert_bundled_papers_back(served_papers(tmp_path / "archive"))
     assert (summary.papers, summary.papers_from_links, summary.code_links) == (2, 0, 14)
     assert summary.rejected.total() == 0 and summary.warnings.total() == 0
@@ -109,7 +109,7 @@ def test_a_row_s_missing_fields_are_served_missing_never_empty(tmp_path: Path) -
     papers, links = bundled_rows()
     papers.append(paper_row("no-extras", "Bare", authors=[], abstract=None, date=None, tasks=None, methods=None, url_abs=""))
     links.append(link_row("linked-only", "https://github.com/a/b", "Linked only", is_official=None, framework=None))
-    build_archive(write_sources(tmp_path / "src", "parquet", papers, links), tmp_path / "archive", snapshot=SNAPSHOT)
+    build_archive(write_sources(tmp_path / "src", "parquet", papers, links), tmp_path / "archive", data_date=SNAPSHOT)
     served = served_papers(tmp_path / "archive")
     assert served["no-extras"] == served_form_of("Bare")
     assert served["linked-only"] == {**served_form_of("Linked only"), "code_links": [("https://github.com/a/b", False, False, None)]}
@@ -142,7 +142,7 @@ def test_every_paper_of_a_build_is_served_by_its_keys_and_the_manifest_counts_th
     papers += [paper_row(f"paper-{i}", f"Paper {i}", arxiv_id=f"2101.{i:05d}", tasks=["Language Modelling"]) for i in range(300)]
     papers.append(paper_row("bad-id", "Kept, served by slug", arxiv_id="not-an-arxiv-id"))
     links += [link_row("linked-only", "https://gitlab.com/group/sub/project", "Named only by a link", paper_arxiv_id="2202.00001")]
-    summary = build_archive(write_sources(tmp_path / "src", "json.gz", papers, links), tmp_path / "archive", snapshot=SNAPSHOT)
+    summary = build_archive(write_sources(tmp_path / "src", "json.gz", papers, links), tmp_path / "archive", data_date=SNAPSHOT)
     assert summary.papers == 304 and (summary.papers_from_abstracts, summary.papers_from_links) == (303, 1)
     layer = open_archive(tmp_path / "archive")
     try:
@@ -236,7 +236,7 @@ def test_each_rejection_is_counted_with_an_example_in_the_summary_and_manifest(r
 
 @pytest.mark.parametrize("form", ["json.gz", "pandas-timestamp"])
 def test_kept_rows_are_served_as_the_real_records_are_written(tmp_path: Path, form: str) -> None:
-    build_archive(write_sources(tmp_path / "src", form, *crafted_rows()), tmp_path / "archive", snapshot=SNAPSHOT)
+    build_archive(write_sources(tmp_path / "src", form, *crafted_rows()), tmp_path / "archive", data_date=SNAPSHOT)
     served = served_papers(tmp_path / "archive")
     # the papers rows' papers in their order, then those only links name (the blank-title row's paper is one)
     assert list(served) == ["good-one", "bad-arxiv", "bad-date", "old-style", "only-linked", "blank-title"]
@@ -315,7 +315,7 @@ def test_a_pandas_copy_with_every_method_missing_and_a_dump_with_one_author_as_t
     }
     pq.write_table(pa.table(rows | {"__index_level_0__": [0]}), tmp_path / "copy.parquet")  # methods, tasks: type null
     write_json(tmp_path / "dump.json", [paper_row("q", "Q", authors="Solo Author", tasks=None, methods=None)])
-    build_archive([tmp_path / "copy.parquet", tmp_path / "dump.json"], tmp_path / "archive", snapshot=SNAPSHOT)
+    build_archive([tmp_path / "copy.parquet", tmp_path / "dump.json"], tmp_path / "archive", data_date=SNAPSHOT)
     served = served_papers(tmp_path / "archive")
     assert served["p"]["authors"] == served["q"]["authors"] == ["Solo Author"]
     assert served["p"]["methods"] == served["p"]["tasks"] == []
@@ -333,12 +333,12 @@ def test_a_hub_cache_folder_reads_the_snapshot_refs_main_names_and_knows_its_com
     earlier = datetime(2025, 7, 1, tzinfo=UTC).timestamp()
     os.utime(links_file, (earlier, earlier))
     summary = build_archive([repo, links_file], tmp_path / "archive", commit_dates={new: "2025-07-30"})
-    assert summary.snapshot == "2025-07-30"  # the newest of the commit's date and the undated file's
+    assert summary.data_date == "2025-07-30"  # the newest of the commit's date and the undated file's
     served = served_papers(tmp_path / "archive")
     assert_bundled_papers_back(served, snapshot="2025-07-30")
     assert len(served) == 2
     manifest = current_manifest(tmp_path / "archive")
-    assert manifest["snapshot"] == summary.snapshot and manifest["licence"] == LICENCE
+    assert manifest["snapshot"] == summary.data_date and manifest["licence"] == LICENCE
     source = next(entry for entry in manifest["sources"] if entry["table"] == "papers")
     assert (source["dataset"], source["commit"], source["commit_date"]) == ("pwc-archive/papers-with-abstracts", new, "2025-07-30")
 
@@ -349,7 +349,7 @@ def test_the_snapshot_is_the_newest_source_files_date_unless_given(run: Run, tmp
     os.utime(sources[0], (older, older))
     os.utime(sources[1], (newer, newer))
     summary = build_archive(sources, tmp_path / "archive")
-    assert (summary.snapshot, summary.snapshot_basis) == ("2024-03-05", build_module.BASIS_MTIME)
+    assert (summary.data_date, summary.data_date_basis) == ("2024-03-05", build_module.BASIS_MTIME)
     assert {paper["snapshot"] for paper in served_papers(tmp_path / "archive").values()} == {"2024-03-05"}
     assert current_manifest(tmp_path / "archive")["snapshot"] == "2024-03-05"
     for bad in ("2025-13-01", "28/07/2025", "yesterday"):
@@ -362,7 +362,7 @@ def test_a_file_named_twice_is_read_once_and_the_table_is_told_by_columns_not_na
     source = tmp_path / "src"
     write_json(source / "a.json.gz", links)  # names say nothing: the columns do
     write_parquet(source / "b" / "whatever.parquet", papers, pandas_style=True)
-    summary = build_archive([source, source / "a.json.gz", source / "b"], tmp_path / "archive", snapshot=SNAPSHOT)
+    summary = build_archive([source, source / "a.json.gz", source / "b"], tmp_path / "archive", data_date=SNAPSHOT)
     assert summary.rejected.total() == 0
     assert [(file.path.name, file.table) for file in summary.sources] == [("a.json.gz", "links"), ("whatever.parquet", "papers")]
     assert_bundled_papers_back(served_papers(tmp_path / "archive"))
@@ -390,6 +390,26 @@ def test_every_file_of_a_build_is_in_its_manifest_with_its_size_and_sha256(tmp_p
     assert mapped.verify(build, files) == ["papers/title.data: its bytes are not those the build wrote (sha256 differs)"]
 
 
+@pytest.mark.parametrize("umask", [0o022, 0o027])
+def test_every_file_of_a_build_has_the_mode_the_umask_gives_tantivy_s_own_too(tmp_path: Path, umask: int) -> None:
+    """The archive directory may be another user's: a server run by another user must read every file of a build.
+    tantivy writes `meta.json` and `.managed.json` through temporary files, made 0600, and such a server answered
+    `load_failed` to every search. Root reads a 0600 file anyway, so the modes are what is asserted."""
+    papers = [paper_row(f"paper-{i}", f"Paper {i}", abstract="words " * i) for i in range(30)]
+    previous = os.umask(umask)
+    try:
+        build_archive(write_sources(tmp_path / "src", "json", papers, [link_row("paper-1", "a/b")]), tmp_path / "archive")
+    finally:
+        os.umask(previous)
+    build = current_build(tmp_path / "archive")
+    assert build is not None
+    modes = {str(path.relative_to(build)): path.stat().st_mode & 0o777 for path in build.rglob("*") if path.is_file()}
+    assert {"search/meta.json", "search/.managed.json", "papers/title.data", MANIFEST} <= set(modes)
+    assert {name for name, mode in modes.items() if mode != 0o666 & ~umask} == set()
+    folders = [build.parent, build, *(path for path in build.rglob("*") if path.is_dir())]
+    assert {str(folder) for folder in folders if folder.stat().st_mode & 0o777 != 0o777 & ~umask} == set()
+
+
 # -- the output directory ------------------------------------------------------------------
 
 
@@ -403,7 +423,7 @@ def test_an_interrupted_build_leaves_the_previous_archive_and_no_temporary_direc
 ) -> None:
     sources = write_sources(tmp_path / "src", "json.gz", *bundled_rows())
     out = tmp_path / "data" / "archive"
-    first = build_archive(sources, out, snapshot=SNAPSHOT)
+    first = build_archive(sources, out, data_date=SNAPSHOT)
     before = files_of(out)
     added: list[str] = []
 
@@ -416,7 +436,7 @@ def test_an_interrupted_build_leaves_the_previous_archive_and_no_temporary_direc
     original = serving.ServingWriter.add
     monkeypatch.setattr(serving.ServingWriter, "add", add_then_fail)
     with pytest.raises(RuntimeError, match="caught fire"):
-        build_archive(sources, out, snapshot="2025-08-01")
+        build_archive(sources, out, data_date="2025-08-01")
     assert len(added) == 2  # the first paper was written before the failure
     assert files_of(out) == before and builds_of(out) == [first.build_id]
     assert [path.name for path in out.parent.iterdir()] == ["archive"]
@@ -426,7 +446,7 @@ def test_an_interrupted_build_leaves_the_previous_archive_and_no_temporary_direc
 def test_ctrl_c_during_a_build_says_the_previous_archive_is_unchanged(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sources = write_sources(tmp_path / "src", "json.gz", *bundled_rows())
     out = tmp_path / "archive"
-    first = build_archive(sources, out, snapshot=SNAPSHOT)
+    first = build_archive(sources, out, data_date=SNAPSHOT)
     before = files_of(out)
 
     def interrupt(self: Any, source: Any, batch: Any) -> None:
@@ -445,7 +465,7 @@ def test_a_switch_that_fails_leaves_the_previous_build_current_and_nothing_of_th
 ) -> None:
     sources = write_sources(tmp_path / "src", "json.gz", *bundled_rows())
     out = tmp_path / "archive"
-    first = build_archive(sources, out, snapshot=SNAPSHOT)
+    first = build_archive(sources, out, data_date=SNAPSHOT)
     before = files_of(out)
     rename, calls = os.rename, []
 
@@ -472,7 +492,7 @@ def test_what_a_killed_build_left_is_removed_by_the_next_and_a_running_build_s_i
     beside the archive and the archive renamed aside, which came back.)"""
     sources = write_sources(tmp_path / "src", "json", *bundled_rows())
     out = tmp_path / "archive"
-    first = build_archive(sources, out, snapshot=SNAPSHOT)
+    first = build_archive(sources, out, data_date=SNAPSHOT)
     dead = NO_PROCESS
     stale = out / BUILDS / f".building-{builds.new_build_id()}-{dead}"
     (stale / "papers").mkdir(parents=True)
@@ -482,7 +502,7 @@ def test_what_a_killed_build_left_is_removed_by_the_next_and_a_running_build_s_i
     unswitched = out / BUILDS / builds.new_build_id()
     shutil.copytree(out / BUILDS / first.build_id, unswitched)
     os.symlink(f"{BUILDS}/{unswitched.name}", out / f".current-{dead}")
-    second = build_archive(sources, out, snapshot=SNAPSHOT)
+    second = build_archive(sources, out, data_date=SNAPSHOT)
     assert builds_of(out) == sorted([second.build_id, running.name])  # the first: no server holds it
     assert sorted(os.listdir(out)) == [".lock", BUILDS, CURRENT]
     assert_bundled_papers_back(served_papers(out))
@@ -508,7 +528,7 @@ def test_a_build_is_current_by_one_link_and_its_manifest_says_what_it_holds(tmp_
     one before it, which no server holds, is removed. (What replaced the plain `.jsonl` shards, one record a line.)"""
     sources = write_sources(tmp_path / "src", "json.gz", *bundled_rows())
     out = tmp_path / "archive"
-    first = build_archive(sources, out, snapshot=SNAPSHOT)
+    first = build_archive(sources, out, data_date=SNAPSHOT)
     assert sorted(os.listdir(out)) == [".lock", BUILDS, CURRENT]
     assert os.readlink(out / CURRENT) == f"{BUILDS}/{first.build_id}" and builds_of(out) == [first.build_id]
     assert builds.new_build_id() != first.build_id and len(first.build_id) == len(builds.new_build_id())
@@ -518,7 +538,7 @@ def test_a_build_is_current_by_one_link_and_its_manifest_says_what_it_holds(tmp_
     assert (manifest["format"], manifest["format_version"], manifest["build_id"]) == (FORMAT, FORMAT_VERSION, first.build_id)
     assert (manifest["snapshot"], manifest["counts"]["papers"], manifest["counts"]["code_links"]) == (SNAPSHOT, 2, 14)
     assert {name.split("/")[0] for name in manifest["files"]} == {"papers", "search"}
-    second = build_archive(sources, out, snapshot="2025-08-01")
+    second = build_archive(sources, out, data_date="2025-08-01")
     assert os.readlink(out / CURRENT) == f"{BUILDS}/{second.build_id}" and builds_of(out) == [second.build_id]
     assert current_manifest(out)["snapshot"] == "2025-08-01"
 
@@ -539,7 +559,7 @@ def test_an_archive_inside_a_source_directory_is_not_read_as_a_source(tmp_path: 
     source = tmp_path / "pwc"
     write_sources(source, "json.gz", *bundled_rows())
     for _ in range(2):  # the second build finds the first one's archive.json under pwc/: not a source
-        summary = build_archive([source], source / "archive", snapshot=SNAPSHOT)
+        summary = build_archive([source], source / "archive", data_date=SNAPSHOT)
         assert [file.path.name for file in summary.sources] == ["links-between-papers-and-code.json.gz", "papers-with-abstracts.json.gz"]
     assert_bundled_papers_back(served_papers(source / "archive"))
 
@@ -628,7 +648,7 @@ BAD_INPUTS = [
 def test_bad_input_is_one_line_naming_the_file_and_exit_2_with_the_previous_archive_untouched(run: Run, tmp_path: Path, kind: str) -> None:
     good = write_sources(tmp_path / "good", "json.gz", *bundled_rows())
     out = tmp_path / "archive"
-    build_archive(good, out, snapshot=SNAPSHOT)
+    build_archive(good, out, data_date=SNAPSHOT)
     before = files_of(out)
     bad, problem = _bad_source(kind, tmp_path / "bad")
     code, out_text, err = run("archive", "build", *good, bad, "--out", out)

@@ -315,9 +315,9 @@ def test_a_build_from_tiny_pieces_writes_what_one_piece_writes(tmp_path: Path, m
     papers, links = bundled_rows()
     papers = papers + odd_papers()
     sources = [write_json(tmp_path / "src/papers.json.gz", papers), write_json(tmp_path / "src/links.json", links)]
-    build_archive(sources, tmp_path / "whole", snapshot="2025-07-28")
+    build_archive(sources, tmp_path / "whole", data_date="2025-07-28")
     monkeypatch.setattr(build_module, "json_batches", functools.partial(build_module.json_batches, piece_bytes=64))
-    build_archive(sources, tmp_path / "tiny", snapshot="2025-07-28")
+    build_archive(sources, tmp_path / "tiny", data_date="2025-07-28")
     assert list(served_papers(tmp_path / "tiny").items()) == list(served_papers(tmp_path / "whole").items())
     whole, tiny = (current_manifest(tmp_path / name) for name in ("whole", "tiny"))
     assert tiny["rejected"] == whole["rejected"] and tiny["sources"] == whole["sources"]

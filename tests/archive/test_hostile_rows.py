@@ -60,7 +60,7 @@ MB_ONE = 1_000_000
 def build(directory: Path, papers: list[Row], links: list[Row], **options: Any) -> build_module.BuildSummary:
     """The two tables as JSON dumps, built into `directory / "archive"`."""
     sources = [write_json(directory / "src" / "papers.json", papers), write_json(directory / "src" / "links.json", links)]
-    return build_archive(sources, directory / "archive", snapshot=SNAPSHOT, **options)
+    return build_archive(sources, directory / "archive", data_date=SNAPSHOT, **options)
 
 
 def files_of(directory: Path) -> dict[str, bytes]:
@@ -400,7 +400,7 @@ def test_a_build_from_tables_without_rows_is_refused_and_the_previous_archive_ke
 
         pq.write_table(pq.read_table(source).slice(0, 0), source)
     with pytest.raises(EmptyArchive, match="no paper to write: the sources hold 0 papers rows and 0 links rows"):
-        build_archive(sources, archive, snapshot=SNAPSHOT)
+        build_archive(sources, archive, data_date=SNAPSHOT)
     assert files_of(archive) == before
 
 

@@ -21,7 +21,7 @@ import orjson
 import pytest
 
 from papercode.archive import build_archive
-from papercode.index.archive_layer import BUILDS, current_build_id
+from papercode.index.mapped_archive import BUILDS, current_build_id
 from papercode.index.overlay import OVERLAY_PREFIX
 from papercode.ingest import parallel
 from papercode.settings import bundled_records_dir
@@ -53,7 +53,7 @@ class Stand:
             write_json(root / "src" / "links.json", links + more_links),
         ]
         self.archive = root / "archive"
-        self.build_id = build_archive(self.sources, self.archive, snapshot=SNAPSHOT).build_id
+        self.build_id = build_archive(self.sources, self.archive, data_date=SNAPSHOT).build_id
         self.hold = root / "hold"
         self.processes: list[subprocess.Popen[bytes]] = []
 

@@ -11,7 +11,7 @@ import pytest
 from papercode.answers import leaderboards
 from papercode.archive.fetch import CATALOGUES
 from papercode.corpus.stages import Corpus
-from papercode.index.archive_layer import Manifest, current_build
+from papercode.index.mapped_archive import Manifest, current_build
 from papercode.settings import bundled_records_dir
 from tests.support.fetching import PAPERS, closed_port, downloaded_lines, fetch, hub_datasets
 from tests.support.hub_stand_in import Dataset, HubStandIn

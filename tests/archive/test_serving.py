@@ -43,8 +43,8 @@ from papercode.core.errors import QueryError
 from papercode.core.limits import Limits
 from papercode.corpus.stages import Corpus, open_stages
 from papercode.index import mapped
-from papercode.index.archive_layer import BUILDS, CURRENT, MANIFEST, current_build, open_archive
-from papercode.index.layers import LayeredIndex
+from papercode.index.mapped_archive import BUILDS, CURRENT, MANIFEST, current_build, open_archive
+from papercode.index.overlaid import OverlaidIndex
 from papercode.index.paper_index import PaperSources
 from papercode.index.ranking import Ranking
 from papercode.index.search_queries import SearchFilters, in_any_field
@@ -180,7 +180,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
 def served_both_ways(built: Built, records: list[Row], name: str) -> Forms:
     directory = write_records(built.root / name / "records", records)
     layered = Corpus.load([directory], archive_dir=built.archive)
-    assert layered.archive_note is None and isinstance(layered.index, LayeredIndex)
+    assert layered.archive_note is None and isinstance(layered.index, OverlaidIndex)
     arxiv_ids = {record["arxiv_id"] for record in records if record["arxiv_id"]}
     slugs = {slug_of(record) for record in records}
     replaced = [paper for paper in built.written if paper.get("arxiv_id") in arxiv_ids or slug_of(paper) in slugs]
@@ -261,7 +261,7 @@ def test_get_paper_and_get_harvested_code_for_paper_answer_alike(forms: Forms) -
 
 def test_find_papers_for_repo_answers_alike(forms: Forms) -> None:
     layered, one = forms.layered, forms.one_index
-    assert isinstance(layered.index, LayeredIndex) and layered.index.archive is not None
+    assert isinstance(layered.index, OverlaidIndex) and layered.index.archive is not None
     repos = {*one.index.repo_names, *layered.index.repo_names, *layered.index.archive.repo_names}
     assert SHARED_REPO in repos and len(repos) > 300
     found = 0
@@ -700,7 +700,7 @@ def test_a_build_a_server_holds_is_kept_and_the_next_build_after_it_is_gone_remo
     assert held is not None
     corpus = Corpus.load([write_records(tmp_path / "records", records_that_add(built.papers))], archive_dir=archive)
     sources = [write_json(tmp_path / "src" / "papers.json", [paper_row("newer", "A newer build's paper", arxiv_id="2102.00001")])]
-    newer = build_archive(sources, archive, snapshot=SNAPSHOT)
+    newer = build_archive(sources, archive, data_date=SNAPSHOT)
     assert sorted(os.listdir(archive / BUILDS)) == sorted([held.name, newer.build_id])
     assert os.readlink(archive / CURRENT) == f"{BUILDS}/{newer.build_id}"
     still = next(paper["arxiv_id"] for paper in built.written[20:] if paper.get("arxiv_id"))
@@ -711,7 +711,7 @@ def test_a_build_a_server_holds_is_kept_and_the_next_build_after_it_is_gone_remo
     opened.close()
     del corpus
     gc.collect()
-    newest = build_archive(sources, archive, snapshot=SNAPSHOT)
+    newest = build_archive(sources, archive, data_date=SNAPSHOT)
     assert sorted(os.listdir(archive / BUILDS)) == [newest.build_id]
 
 

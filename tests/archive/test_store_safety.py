@@ -22,11 +22,11 @@ from typing import Any
 import orjson
 import pytest
 
-from papercode.archive import build_archive, builds, check_snapshot, location
+from papercode.archive import build_archive, builds, check_data_date, location
 from papercode.archive.build_progress import ArchiveBuildProgress
 from papercode.cli import main as cli
 from papercode.core.paths import given_path
-from papercode.index.archive_layer import BUILDS, CURRENT, MANIFEST
+from papercode.index.mapped_archive import BUILDS, CURRENT, MANIFEST
 from papercode.settings import settings_for, user_cache_dir
 from tests.support.archive_tables import (
     assert_bundled_papers_back,
@@ -90,7 +90,7 @@ def test_a_directory_with_any_archive_json_and_files_of_its_own_is_refused_and_l
 )
 def test_an_archive_holding_a_file_papercode_did_not_write_is_not_written(tmp_path: Path, added: str, named: str) -> None:
     archive = tmp_path / "archive"
-    build_archive(sources(tmp_path / "src"), archive, snapshot=SNAPSHOT)
+    build_archive(sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
     (archive / added).parent.mkdir(exist_ok=True)
     (archive / added).write_text("mine")
     before = files_of(archive)
@@ -104,7 +104,7 @@ def test_an_archive_holding_a_file_papercode_did_not_write_is_not_written(tmp_pa
 
 def test_a_file_put_into_the_archive_while_the_build_runs_is_not_removed_with_it(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
-    build_archive(sources(tmp_path / "src"), archive, snapshot=SNAPSHOT)
+    build_archive(sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
     before = files_of(archive)
 
     class Meanwhile(ArchiveBuildProgress):
@@ -112,7 +112,7 @@ def test_a_file_put_into_the_archive_while_the_build_runs_is_not_removed_with_it
             (archive / "notes.txt").write_text("written during the build")
 
     with pytest.raises(location.NotAnArchive, match=r"holds notes\.txt, which papercode did not write"):
-        build_archive(sources(tmp_path / "src"), archive, snapshot="2025-08-01", progress=Meanwhile(1))
+        build_archive(sources(tmp_path / "src"), archive, data_date="2025-08-01", progress=Meanwhile(1))
     assert files_of(archive) == {**before, "notes.txt": b"written during the build"}
     assert entries(tmp_path) == ["archive", "src"]
 
@@ -160,7 +160,7 @@ KILLED_BETWEEN_THE_RENAMES = textwrap.dedent(
         rename(source, target)
 
     os.rename = killed_before_the_second
-    build_archive([Path(path) for path in sys.argv[2:]], Path(sys.argv[1]), snapshot="2025-08-01")
+    build_archive([Path(path) for path in sys.argv[2:]], Path(sys.argv[1]), data_date="2025-08-01")
     """
 )
 
@@ -197,7 +197,7 @@ def test_after_a_build_killed_between_its_renames_the_next_start_serves_the_prev
 ) -> None:
     archive = tmp_path / "data" / "archive"
     source_files = sources(tmp_path / "src")
-    build_archive(source_files, archive, snapshot=SNAPSHOT)
+    build_archive(source_files, archive, data_date=SNAPSHOT)
     before = files_of(archive)
     mine = users_own(archive.parent)
     killed_between_the_renames(archive, source_files)
@@ -222,7 +222,7 @@ def test_after_a_build_killed_between_its_renames_the_next_start_serves_the_prev
 def test_the_next_build_after_the_kill_finds_the_previous_build_and_replaces_it(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
     source_files = sources(tmp_path / "src")
-    build_archive(source_files, archive, snapshot=SNAPSHOT)
+    build_archive(source_files, archive, data_date=SNAPSHOT)
     mine = users_own(tmp_path)
     killed_between_the_renames(archive, source_files)
     result = run_papercode("archive", "build", *source_files, "--out", archive, "--snapshot", "2025-08-02")
@@ -239,7 +239,7 @@ def test_a_read_only_archive_directory_does_not_crash_the_start(
     """What a killed build left cannot be removed (the lock cannot be taken, or a build cannot be renamed aside to be
     removed: a read-only volume): the start serves the current build all the same, and leaves the rest as it is."""
     archive = tmp_path / "archive"
-    first = build_archive(sources(tmp_path / "src"), archive, snapshot=SNAPSHOT)
+    first = build_archive(sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
     unswitched = archive / BUILDS / "20250101T000000Z-0000abcd"  # what a build killed before its switch leaves
     (archive / BUILDS / first.build_id).rename(unswitched)
     shutil.copytree(unswitched, archive / BUILDS / first.build_id, symlinks=True)
@@ -343,7 +343,7 @@ def test_a_hand_edited_commit_date_in_the_manifest_never_reaches_the_records(tmp
 @pytest.mark.process
 def test_a_manifest_of_an_unknown_format_is_refused_by_serve_and_check_and_replaced_by_a_rebuild(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
-    build_archive(sources(tmp_path / "src"), archive, snapshot=SNAPSHOT)
+    build_archive(sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
     manifest = current_manifest(archive)
     (archive / CURRENT / MANIFEST).write_bytes(orjson.dumps({**manifest, "format_version": 99}))
     result = run_papercode("check", "--archive", "--archive-dir", archive, "--code-dir", tmp_path / "code")
@@ -368,16 +368,16 @@ def test_a_snapshot_date_after_today_is_refused(tmp_path: Path) -> None:
 
 
 def test_today_is_a_snapshot_date_wherever_it_is_today() -> None:
-    assert check_snapshot(datetime.now(UTC).date().isoformat())
-    assert check_snapshot((datetime.now(UTC) + timedelta(hours=14)).date().isoformat())  # already today in Kiribati
+    assert check_data_date(datetime.now(UTC).date().isoformat())
+    assert check_data_date((datetime.now(UTC) + timedelta(hours=14)).date().isoformat())  # already today in Kiribati
     with pytest.raises(ValueError, match="is not a date written YYYY-MM-DD"):
-        check_snapshot("２０２５-07-28")  # full-width digits are digits to `\d`, not to a date
+        check_data_date("２０２５-07-28")  # full-width digits are digits to `\d`, not to a date
 
 
 @pytest.mark.process
 def test_a_start_with_the_archive_in_place_leaves_every_entry_beside_it_that_papercode_did_not_leave(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
-    build_archive(sources(tmp_path / "src"), archive, snapshot=SNAPSHOT)
+    build_archive(sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
     mine = users_own(tmp_path)
     result = run_papercode("check", "--archive", "--archive-dir", archive, "--code-dir", tmp_path / "code")
     assert result.returncode == 0, result.stderr

@@ -18,12 +18,13 @@ import anyio
 import pytest
 from mcp import Client, MCPError
 from mcp.shared.exceptions import MCPDeprecationWarning
-from mcp.types import INTERNAL_ERROR, LoggingMessageNotificationParams
+from mcp.types import INTERNAL_ERROR, LoggingMessageNotificationParams, TextResourceContents
 
 from papercode.corpus.reload import LiveCorpus, SwapListener
 from papercode.corpus.stages import Corpus, Stage
 from papercode.edge.app import PapercodeServer, build_server
 from papercode.edge.codes import LOADING
+from papercode.edge.views import VIEWS
 from tests.support.mcp import TOOL_NAMES
 from tests.support.records import BERT_MOUTH, BERTS_ICL, make_record, write_records
 
@@ -99,7 +100,7 @@ async def test_lists_answer_at_once_and_a_call_says_loading_with_when_to_come_ba
         answer = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH})
         assert answer.is_error is False and answer.structured_content is not None
         assert answer.structured_content["counts"]["total"] == 10
-        assert live.health() == {"status": "ok", "papers": 2, "last_reload_error": None}
+        assert live.health() == {"status": "ok", "papers": 2, "reloads": 0, "failed_reloads": 0, "last_reload_error": None}
 
 
 async def test_a_call_waits_for_the_index_with_progress_notifications(corpus: Corpus) -> None:
@@ -195,6 +196,16 @@ async def test_an_unknown_tool_while_loading_is_refused_at_once(corpus: Corpus) 
     assert error.value.message.startswith("not_found: unknown tool")
 
 
+async def test_an_argument_a_tool_does_not_take_is_refused_at_once_while_loading(corpus: Corpus) -> None:
+    gated = Gated([Stage("complete", corpus, None)])
+    async with serving(gated) as (_, live, client):
+        with anyio.fail_after(5):
+            result = await client.call_tool("search_papers", {"q": "bert"})
+        assert live.state == "loading"
+    assert result.is_error and result.content[0].type == "text"
+    assert result.content[0].text.startswith("invalid_argument: search_papers takes no argument 'q'")
+
+
 async def test_protocol_requests_that_need_no_records_answer_while_loading(
     corpus: Corpus, mode: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -207,7 +218,11 @@ async def test_protocol_requests_that_need_no_records_answer_while_loading(
                 await client.send_ping()
         assert len((await client.list_tools()).tools) == len(TOOL_NAMES)
         assert len((await client.list_prompts()).prompts) == 2
-        assert {resource.uri for resource in (await client.list_resources()).resources} == {"corpus://stats", "corpus://load-report"}
+        assert {resource.uri for resource in (await client.list_resources()).resources} == {
+            "corpus://stats",
+            "corpus://load-report",
+            *(view.uri for view in VIEWS),
+        }
         assert len((await client.list_resource_templates()).resource_templates) == 2
         assert live.state == "loading"
     assert [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING] == []
@@ -225,6 +240,15 @@ async def test_a_resource_or_prompt_that_needs_the_records_says_loading_with_pap
             await client.get_prompt("implement_paper", {"arxiv_id": BERT_MOUTH})
         assert refused.value.code == LOADING and refused.value.message.startswith("loading: ")
     assert -32019 <= LOADING <= -32000 and LOADING not in (-32000, -32001, -32002)  # the implementation band, no SDK or retired code
+
+
+async def test_a_view_is_read_at_once_while_the_records_load(corpus: Corpus, mode: str) -> None:
+    gated = Gated([Stage("complete", corpus, None)])
+    async with serving(gated, ready_timeout=SHORT, mode=mode) as (_, live, client):
+        for view in VIEWS:
+            (content,) = (await client.read_resource(view.uri)).contents
+            assert isinstance(content, TextResourceContents) and content.text.startswith("<!doctype html>")
+        assert live.state == "loading"
 
 
 async def test_a_client_that_set_its_level_while_loading_hears_of_load_problems_once_loaded(tmp_path: Path) -> None:
@@ -293,7 +317,7 @@ async def test_a_first_load_that_fails_answers_a_waiting_call_at_once_and_the_se
         assert health["status"] == "failed" and health["papers"] == 0
         assert str(tmp_path) not in text and str(tmp_path) not in str(health["load_error"])  # no server path
         assert await live.reload("SIGHUP") is True  # a reload that succeeds ends the failure
-        assert live.health() == {"status": "ok", "papers": 2, "last_reload_error": None}
+        assert live.health() == {"status": "ok", "papers": 2, "reloads": 1, "failed_reloads": 0, "last_reload_error": None}
         answer = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH})
         assert answer.is_error is False and answer.structured_content is not None
         assert answer.structured_content["counts"]["total"] == 10

@@ -30,6 +30,7 @@ import httpx2
 import pytest
 import uvicorn
 from mcp import Client, MCPError
+from mcp.server.apps import EXTENSION_ID, Apps
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
@@ -203,6 +204,14 @@ async def test_the_sdks_discover_says_every_list_may_change() -> None:
     assert capabilities.tools is not None and capabilities.tools.list_changed is True
     assert capabilities.prompts is not None and capabilities.prompts.list_changed is True
     assert capabilities.resources is not None and capabilities.resources.list_changed is True
+
+
+async def test_the_sdks_handshake_advertises_no_extensions() -> None:
+    """compat.handshake_extensions: a bare `MCPServer` with an extension advertises it in the 2026-07-28 era only."""
+    async with Client(MCPServer("canary", extensions=[Apps()]), mode="legacy") as client:
+        assert client.server_capabilities.extensions is None
+    async with Client(MCPServer("canary", extensions=[Apps()])) as client:
+        assert client.server_capabilities.extensions == {EXTENSION_ID: {}}
 
 
 async def test_the_sdk_answers_an_unknown_tool_with_a_failed_call() -> None:

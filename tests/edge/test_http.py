@@ -354,7 +354,7 @@ async def test_healthz_needs_no_token_and_shows_counts_only(team_servers: dict[s
     async with httpx2.AsyncClient(timeout=WAIT) as http:
         response = await http.get(team_servers[transport].rsplit("/", 1)[0] + "/healthz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "papers": 2, "last_reload_error": None}
+    assert response.json() == {"status": "ok", "papers": 2, "reloads": 0, "failed_reloads": 0, "last_reload_error": None}
 
 
 # -- the process: exposure, signals, stderr ------------------------------------------------------------------

@@ -11,11 +11,7 @@ import json
 import shutil
 import signal
 import socket
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -30,47 +26,13 @@ from papercode.edge.access import transport_security
 from papercode.edge.compat.body_timeout import BodyTimeout
 from papercode.edge.stderr_log import printable
 from papercode.settings import Settings, bundled_records_dir
-from tests.support.checkout import THIS_CHECKOUT
-from tests.support.http import ACCEPT, INITIALIZE, TOKEN, WAIT, bearer, http_server, listening, settings_for
+from tests.support.http import ACCEPT, INITIALIZE, TOKEN, WAIT, bearer, health, http_server, papercode_serve, settings_for, wait_ready
 from tests.support.mcp import Connect
 from tests.support.records import make_record, write_records
 
 pytestmark = [pytest.mark.anyio, pytest.mark.process]
 
 AT_ONCE = 3.0  # seconds: well under the 5 s keep-alive and the 10 s header and body limits, which would also close
-# `python -m papercode ARGS` with RLIMIT_NOFILE lowered to the first argument (0: unchanged).
-LAUNCH = """
-import resource, runpy, sys
-limit = int(sys.argv.pop(1))
-if limit:
-    resource.setrlimit(resource.RLIMIT_NOFILE, (limit, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
-sys.argv[0] = "papercode"
-runpy.run_module("papercode", run_name="__main__", alter_sys=True)
-"""
-
-
-@contextmanager
-def papercode_serve(tmp_path: Path, *args: str, fd_limit: int = 0, **environment: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """`papercode serve ARGS` (this checkout's) on a free port; yields the process and the URL its startup line names."""
-    server = subprocess.Popen(
-        [sys.executable, "-c", LAUNCH, str(fd_limit), "serve", "--port", "0", *args],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-        encoding="utf-8",
-        errors="backslashreplace",
-        env={
-            "HOME": str(tmp_path),
-            "PAPERCODE_CACHE_DIR": str(tmp_path / "cache"),
-            "PAPERCODE_OFFLINE": "1",
-            "PATH": "",
-            **THIS_CHECKOUT,
-            "PYTHONIOENCODING": "utf-8",
-            **environment,
-        },
-    )
-    with listening(server) as started:
-        yield started
 
 
 def address(url: str) -> tuple[str, int]:
@@ -117,16 +79,9 @@ def post_head(url: str, *, length: int = 1000, token: str | None = None, path: s
 
 
 def _health(url: str) -> dict[str, object]:
-    answer = httpx2.get(url.rsplit("/", 1)[0] + "/healthz", timeout=WAIT)
-    assert "secret-place" not in answer.text
-    return dict(answer.json())
-
-
-def wait_ready(url: str) -> None:
-    deadline = time.monotonic() + WAIT
-    while _health(url)["status"] != "ok":
-        assert time.monotonic() < deadline, f"not ready within {WAIT} s"
-        time.sleep(0.05)
+    answer = health(url)
+    assert "secret-place" not in str(answer)
+    return answer
 
 
 # -- 1. auth before anything reads the request; a time limit on the body -------------------------------------
@@ -196,10 +151,16 @@ def test_healthz_names_a_vanished_records_directory_without_its_path(tmp_path: P
         shutil.rmtree(records)
         process.send_signal(signal.SIGHUP)
         deadline = time.monotonic() + WAIT
-        while (health := _health(url))["last_reload_error"] is None:
+        while (answer := _health(url))["last_reload_error"] is None:
             assert time.monotonic() < deadline, "no failed reload in time"
             time.sleep(0.05)
-    assert health == {"status": "ok", "papers": 2, "last_reload_error": "records: records directory does not exist"}
+    assert answer == {
+        "status": "degraded",  # still serving what it served before the reload that failed
+        "papers": 2,
+        "reloads": 0,
+        "failed_reloads": 1,
+        "last_reload_error": "records: records directory does not exist",
+    }
 
 
 async def test_load_problems_name_other_records_without_their_path(tmp_path: Path, connect: Connect) -> None:

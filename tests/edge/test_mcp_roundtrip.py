@@ -136,6 +136,12 @@ WIRE_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("get_paper", {"paper": [BERTS_ICL, "/paper/bert-has-a-mouth-and-it-must-speak-bert-as-a", "9999.99999"]}),
     ("find_papers_for_repo", {"repo": "https://github.com/nyu-dl/bert-gen", "limit": 1}),
     ("corpus_stats", {}),
+    # A search that falls back to any word, one with no hits.
+    ("search_papers", {"query": "bert zzqqxxjj"}),
+    ("search_papers", {"query": "bert", "year_from": 2030}),
+    # A title for an id (answered off the event loop).
+    ("get_paper", {"paper": "berts are generative in-context learners"}),
+    ("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH_TITLE, "limit": 2}),
 ]
 
 
@@ -150,6 +156,18 @@ async def test_a_tool_answers_on_the_wire_exactly_what_queries_answers(
         assert await call(client, tool, **arguments, cursor=cursor) == answer(corpus, tool, **arguments, cursor=cursor)
 
 
+async def test_the_wire_says_how_a_search_matched(client: Client) -> None:
+    fell_back = await call(client, "search_papers", query="bert zzqqxxjj")
+    assert (fell_back["match"], fell_back["unmatched"], fell_back["total"]) == ("any", ["zzqqxxjj"], 2)
+    emptied = await call(client, "search_papers", query="bert", year_from=2030)
+    assert emptied["note"] == "no paper with these words matches year_from=2030. Next: call again without year_from"
+
+
+async def test_the_wire_says_a_paper_was_named_by_its_title(client: Client) -> None:
+    named = await call(client, "get_paper", paper=BERT_MOUTH_TITLE.lower())
+    assert named["query"] == {"asked": BERT_MOUTH_TITLE.lower(), "resolved": BERT_MOUTH, "by_title": True}
+
+
 async def test_get_code_answers_on_the_wire_exactly_what_queries_answers(client: Client, corpus: Corpus) -> None:
     for sha in ("2a890c3f", "992ab7ae4b4bf55c", ["992ab7ae4b4bf55c", "2a89", "2a890c3f"]):  # not stored; pointer-only; a list
         assert await call(client, "get_code", code_sha256=sha) == await code_answer(corpus, sha)
@@ -157,13 +175,13 @@ async def test_get_code_answers_on_the_wire_exactly_what_queries_answers(client:
 
 async def test_lists_of_ids_and_hashes_arrive_in_every_form_clients_send(client: Client, corpus: Corpus) -> None:
     # A JSON array, the same array as a JSON string (Claude Desktop sends lists so), bare numbers in it (as the
-    # Inspector and some models send ids).
+    # Inspector and some models send ids), the ids comma-separated.
     papers = answer(corpus, "get_paper", paper=[BERT_MOUTH, BERTS_ICL])
     assert [entry["arxiv_id"] for entry in papers["papers"]] == [BERT_MOUTH, BERTS_ICL]
-    for sent in ([BERT_MOUTH, BERTS_ICL], json.dumps([BERT_MOUTH, BERTS_ICL]), [1902.04094, 2406.04823]):
+    for sent in ([BERT_MOUTH, BERTS_ICL], json.dumps([BERT_MOUTH, BERTS_ICL]), [1902.04094, 2406.04823], f"{BERT_MOUTH}, {BERTS_ICL}"):
         assert await call(client, "get_paper", paper=sent) == papers
     hashes = await code_answer(corpus, ["18666511", "2a890c3f"])
-    for sent in (["18666511", "2a890c3f"], [18666511, "2a890c3f"], json.dumps(["18666511", "2a890c3f"])):
+    for sent in (["18666511", "2a890c3f"], [18666511, "2a890c3f"], json.dumps(["18666511", "2a890c3f"]), "18666511,2a890c3f"):
         assert await call(client, "get_code", code_sha256=sent) == hashes
 
 
@@ -171,12 +189,16 @@ async def test_lists_of_ids_and_hashes_arrive_in_every_form_clients_send(client:
     ("tool", "argument", "most"),
     [("get_paper", "paper", checks.MAX_PAPERS_ASKED), ("get_code", "code_sha256", checks.MAX_CODES_ASKED)],
 )
-async def test_a_list_is_bounded_at_the_edge(client: Client, tool: str, argument: str, most: int) -> None:
-    for too_many, problem in (([], "at least 1 item"), ([BERT_MOUTH] * (most + 1), f"at most {most} items")):
+async def test_a_list_is_bounded_in_either_form(client: Client, tool: str, argument: str, most: int) -> None:
+    one = "2a890c3f" if tool == "get_code" else BERT_MOUTH
+    for too_many, got in (([], 0), ([one] * (most + 1), most + 1), (",".join([one] * (most + 1)), most + 1)):
         text = await fail(client, tool, **{argument: too_many})
-        assert text.startswith("invalid_argument: ") and f"{argument}.list[str]: List should have {problem}" in text, text
-        assert "Next:" in text
-    await call(client, tool, **{argument: ["2a890c3f"] * most if tool == "get_code" else [BERT_MOUTH] * most})
+        assert (
+            text.startswith(f"invalid_argument: a list takes 1 to {most} ")
+            and f", got {got}. Next: call again with at most {most}." in text
+        )
+    await call(client, tool, **{argument: [one] * most})
+    await call(client, tool, **{argument: ",".join([one] * most)})
 
 
 REFUSED_CALLS: list[tuple[str, dict[str, Any]]] = [
@@ -184,6 +206,7 @@ REFUSED_CALLS: list[tuple[str, dict[str, Any]]] = [
     ("list_samples_by_status", {"status": "works"}),
     ("search_papers", {"query": "bert", "year_from": 2024, "year_to": 2019}),
     ("get_paper", {"paper": "/paper/no-such-slug"}),
+    ("get_paper", {"paper": "Attention is all you need"}),  # a title of no paper: the search to make
     ("find_papers_for_repo", {"repo": "someone/nothing"}),
     ("get_leaderboard", {"task": "semantic segmentation"}),  # no archive served: how to add its leaderboards
     ("describe", {"kind": "method", "name": "BERT"}),
@@ -208,7 +231,10 @@ async def test_unknown_tool_is_a_protocol_error(client: Client) -> None:
     with pytest.raises(MCPError) as error:
         await client.call_tool("get_everything", {})
     assert error.value.code == INVALID_PARAMS
-    assert error.value.message == "not_found: unknown tool 'get_everything'; call tools/list for the available tools"
+    assert error.value.message == (
+        f"not_found: unknown tool 'get_everything'; papercode's tools: {', '.join(TOOL_NAMES)}. "
+        "Next: call the one that fits (tools/list describes each)."
+    )
 
 
 # -- the edge's own argument handling ------------------------------------------------------------------------
@@ -287,13 +313,19 @@ async def test_ids_sent_as_json_numbers_resolve_exactly(small_client: Client) ->
 
 async def test_resource_listing(client: Client) -> None:
     resources = {resource.uri: resource.mime_type for resource in (await client.list_resources()).resources}
-    assert resources == {"corpus://stats": "application/json", "corpus://load-report": "application/json"}
+    assert resources == {
+        "corpus://stats": "application/json",
+        "corpus://load-report": "application/json",
+        "ui://papercode/leaderboard": "text/html;profile=mcp-app",
+        "ui://papercode/paper": "text/html;profile=mcp-app",
+    }
     templates = {template.uri_template: template.mime_type for template in (await client.list_resource_templates()).resource_templates}
     assert templates == {"paper://{+arxiv_id}": "application/json", "code://{code_sha256}": "application/json"}
 
 
 @pytest.mark.parametrize(
-    "asked", [BERT_MOUTH, BERTS_ICL, "1902.04094v2", "arXiv:1902.04094", "bert-has-a-mouth-and-it-must-speak-bert-as-a"]
+    "asked",
+    [BERT_MOUTH, BERTS_ICL, "1902.04094v2", "arXiv:1902.04094", "bert-has-a-mouth-and-it-must-speak-bert-as-a", BERT_MOUTH_TITLE],
 )
 async def test_paper_resource_is_get_papers_view(client: Client, corpus: Corpus, asked: str) -> None:
     got = await read_json(client, f"paper://{asked}")

@@ -45,7 +45,7 @@ async def test_tools_list_is_compacted_by_the_override_and_the_registered_tools_
     assert list(listed) == list(registered) == list(TOOL_NAMES)
     for name, tool in listed.items():
         sdk = registered[name]
-        assert tool.input_schema == compact_schema(sdk.input_schema)
+        assert tool.input_schema == compact_schema(sdk.input_schema) | {"additionalProperties": False}
         assert tool.output_schema == compact_schema(rooted(sdk.output_schema), output=True)
         assert tool.description == " ".join((sdk.description or "").split())
         assert "title" in _keys(sdk.input_schema) and "title" not in _keys(tool.input_schema)
@@ -63,7 +63,7 @@ async def test_the_listing_follows_tools_added_or_removed_after_the_build(own_se
 
     (listed,) = [tool for tool in await own_server.list_tools() if tool.name == "echo_text"]
     assert listed.description == "Says it back."
-    assert listed.input_schema == {"properties": {"text": {"type": "string"}}, "type": "object"}
+    assert listed.input_schema == {"properties": {"text": {"type": "string"}}, "type": "object", "additionalProperties": False}
     async with Client(own_server) as client:
         assert (await client.call_tool("echo_text", {"text": "hi"})).structured_content == {"result": "hi"}
     own_server.remove_tool("echo_text")
@@ -75,7 +75,10 @@ async def test_an_unknown_tool_is_refused_by_name_before_anything_runs(own_serve
         with pytest.raises(MCPError) as error:
             await client.call_tool("get_everything", {})
     assert error.value.code == INVALID_PARAMS
-    assert error.value.message == "not_found: unknown tool 'get_everything'; call tools/list for the available tools"
+    assert error.value.message == (
+        f"not_found: unknown tool 'get_everything'; papercode's tools: {', '.join(TOOL_NAMES)}. "
+        "Next: call the one that fits (tools/list describes each)."
+    )
 
 
 async def test_a_tool_whose_own_error_reads_like_the_sdks_unknown_tool_is_a_failed_call(own_server: PapercodeServer, mode: str) -> None:

@@ -26,7 +26,7 @@ from papercode.core.load_report import LoadReport
 from papercode.corpus.reload import LiveCorpus
 from papercode.corpus.snapshot import records_part, served_key
 from papercode.corpus.stages import Corpus, open_stages
-from papercode.index.archive_layer import BUILDS, CURRENT, current_build
+from papercode.index.mapped_archive import BUILDS, CURRENT, current_build
 from papercode.index.overlay import OVERLAY_PREFIX
 from papercode.ingest import parallel
 from papercode.ingest.files import find_record_files
@@ -201,7 +201,7 @@ def test_config_writes_the_archive_into_the_host_configuration(layered: tuple[Pa
 
 def _build(source: Path, out: Path, titles: list[str]) -> None:
     papers = [paper_row(f"built-{i}", title, arxiv_id=f"2105.{i:05d}") for i, title in enumerate(titles)]
-    build_archive([write_json(source / "papers-with-abstracts.json.gz", papers)], out, snapshot=SNAPSHOT)
+    build_archive([write_json(source / "papers-with-abstracts.json.gz", papers)], out, data_date=SNAPSHOT)
 
 
 def live_over(records: Path, archive: Path) -> LiveCorpus:

@@ -77,7 +77,7 @@ from papercode.ingest import builder, parallel
 
 logging.basicConfig(level=logging.WARNING, format="%(message)s")
 records, tables, archive, before, cache = map(Path, sys.argv[1:6])
-build_archive(sorted(tables.iterdir()), archive, snapshot="2025-07-28")
+build_archive(sorted(tables.iterdir()), archive, data_date="2025-07-28")
 keys = ("2001.00001", "2003.00003", "only-in-the-archive-no-arxiv")
 builds, parts = [], []
 build_stages, add_part = stages.build_stages, builder.IndexBuilder.add_part
@@ -153,7 +153,7 @@ def test_a_field_added_to_the_declaration_is_built_archived_restored_and_shown(t
     records, tables = _sources(tmp_path)
     # Made before the fields were added (by this papercode): an archive build and a snapshot of the records.
     before = tmp_path / "before"
-    build_archive(sorted(tables.iterdir()), before, snapshot="2025-07-28")
+    build_archive(sorted(tables.iterdir()), before, data_date="2025-07-28")
     Corpus.open([records], cache_dir=tmp_path / "cache")
     copy = _copy_with_fields(tmp_path)
 

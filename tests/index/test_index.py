@@ -170,28 +170,28 @@ def test_search_ranks_title_match_above_abstract_only(load_corpus: LoadCorpus) -
             make_record("2001.00002", "in-title", title="Zebra Crossing", abstract="Nothing to see."),
         ]
     )
-    total, hits = corpus.search.search("zebra", SearchFilters(), 0, 10, paper_texts(corpus.index))
-    assert total == 2
-    assert [corpus.index.papers[hit.paper].key for hit in hits] == ["2001.00002", "2001.00001"]
+    page = corpus.search.search("zebra", SearchFilters(), 0, 10, paper_texts(corpus.index))
+    assert page.total == 2
+    assert [corpus.index.papers[hit.paper].key for hit in page.hits] == ["2001.00002", "2001.00001"]
 
 
 def test_search_browse_is_newest_first(corpus: Corpus) -> None:
-    total, hits = corpus.search.search("", SearchFilters(), 0, 10, paper_texts(corpus.index))
-    assert total == 2
-    assert [corpus.index.papers[hit.paper].key for hit in hits] == [BERTS_ICL, BERT_MOUTH]
-    assert all(hit.snippet is None for hit in hits)
+    page = corpus.search.search("", SearchFilters(), 0, 10, paper_texts(corpus.index))
+    assert page.total == 2
+    assert [corpus.index.papers[hit.paper].key for hit in page.hits] == [BERTS_ICL, BERT_MOUTH]
+    assert all(hit.snippet is None for hit in page.hits)
 
 
 def test_search_snippet_marks_matched_words(corpus: Corpus) -> None:
-    _, hits = corpus.search.search("markov", SearchFilters(), 0, 10, paper_texts(corpus.index))
+    hits = corpus.search.search("markov", SearchFilters(), 0, 10, paper_texts(corpus.index)).hits
     assert len(hits) == 1
     assert hits[0].snippet is not None and "**Markov**" in hits[0].snippet
 
 
 def test_search_falls_back_to_any_word(corpus: Corpus) -> None:
-    total, hits = corpus.search.search("markov deberta", SearchFilters(), 0, 10, paper_texts(corpus.index))
-    assert total == 2
-    assert {corpus.index.papers[hit.paper].key for hit in hits} == {BERT_MOUTH, BERTS_ICL}
+    page = corpus.search.search("markov deberta", SearchFilters(), 0, 10, paper_texts(corpus.index))
+    assert page.total == 2 and page.any_word
+    assert {corpus.index.papers[hit.paper].key for hit in page.hits} == {BERT_MOUTH, BERTS_ICL}
 
 
 # -- paging --------------------------------------------------------------------------------

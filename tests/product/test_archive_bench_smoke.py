@@ -173,9 +173,9 @@ from pathlib import Path
 import orjson
 
 
-def build_archive(sources, out, snapshot=None):
+def build_archive(sources, out, data_date=None):
     \"\"\"Stands in for a build of record shards (papercode before issue #22): one record per source file, a manifest.\"\"\"
-    lines = b"".join(orjson.dumps({"source": Path(s).name, "snapshot": snapshot}) + b"\\n" for s in sources)
+    lines = b"".join(orjson.dumps({"source": Path(s).name, "snapshot": data_date}) + b"\\n" for s in sources)
     (Path(out) / "records").mkdir()
     (Path(out) / "records" / "bundle_000.jsonl.gz").write_bytes(gzip.compress(lines))
     manifest = {"format_version": 1, "counts": {"papers": len(sources)}, "shards": [{"name": "bundle_000.jsonl.gz"}]}
@@ -379,12 +379,11 @@ def test_archive_serve_starts_reloads_and_measures_real_servers(built: Path, arc
 
 
 def test_archive_serve_still_measures_record_shards(tmp_path: Path) -> None:
-    """`archive-serve --records DIR` (issue #15's form, kept for commits before #22): on this papercode, plain records."""
+    """`archive-serve --records DIR` (issue #15's measure of a records directory): served as plain records."""
     from benchmarks.archive_serve_shards import format_result, measure
 
     records = write_corpus(tmp_path / "records", 40, seed=1, layout="jsonl")
-    result = measure(records, plain=False, calls=5, repeat=1, stdio_repeat=1, phases=True, log=lambda line: None)
-    assert result["plain"] and not result["archive_supported"]  # this papercode serves an archive only in its serving form
+    result = measure(records, calls=5, repeat=1, stdio_repeat=1, phases=True, log=lambda line: None)
     assert result["cold"][0]["papers"] == 40 and result["warm"][0]["warm_papers"] == 40
     assert result["stdio"]["warm_search_s"] > 0 and set(result["summary"]["direct"]) >= {"search_papers", "get_paper"}
     assert "keyed ready" in format_result(result)
@@ -394,7 +393,7 @@ def test_the_benchmarks_measure_this_checkouts_papercode(tmp_path: Path, monkeyp
     """Not the papercode an editable install of the virtualenv may point at (another checkout): every process the
     benchmarks start imports this checkout's `server/`, and says which commit that is."""
     from benchmarks import load
-    from benchmarks.run import papercode_source
+    from benchmarks.harness import papercode_source
 
     monkeypatch.delenv("PYTHONPATH", raising=False)
     source = papercode_source()

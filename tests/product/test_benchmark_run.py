@@ -1,20 +1,22 @@
 """`python -m benchmarks run` saves its run as the other harnesses do, and the report shows it: on made-up numbers
-(`run.measure` stood in for, no corpus built, no process started); and the names its worker calls, found wherever the
-papercode measured declares them (a commit before issue #24 kept every answer in `answers.queries`)."""
+(`run.measure` stood in for, no corpus built, no process started); and what its worker calls of papercode
+(`papercode.bench`) answers every tool it times."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
-import types
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from benchmarks import report, run
-from benchmarks.answer_names import answer_name
+from papercode import bench
+from papercode.corpus import Corpus
+from tests.support.tool_answers import answer, code_answer
 
 AFTER = "38406bdd9a98a769dddedc3520ad7d5010b85e71"
 ISSUE_24 = next(change for change in report.CHANGES if "run" in change.benchmarks)
@@ -153,21 +155,21 @@ def test_a_run_without_stdio_says_so_for_its_errors(tmp_path: Path, monkeypatch:
     assert "stdio p50" not in text
 
 
-def test_the_answers_are_found_where_this_papercode_declares_them() -> None:
-    from papercode.answers import overview, queries, resolving
-
-    assert answer_name("corpus_stats") is overview.corpus_stats and answer_name("find_code") is resolving.find_code
-    assert answer_name("harvested_code_shown") is queries.harvested_code_shown
-    assert set(run.direct_tools()) == set(run.TOOLS)
-
-
-def test_the_answers_are_found_in_queries_alone_as_before_issue_24(monkeypatch: pytest.MonkeyPatch) -> None:
-    """96fd14f had no `answers.resolving` or `answers.overview`: `queries` declared `find_code` and `corpus_stats`."""
-    queries = types.ModuleType("papercode.answers.queries")
-    queries.find_code, queries.corpus_stats = object(), object()  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "papercode.answers.resolving", None)  # None in sys.modules: the import fails
-    monkeypatch.setitem(sys.modules, "papercode.answers.overview", None)
-    monkeypatch.setitem(sys.modules, "papercode.answers.queries", queries)
-    assert answer_name("find_code") is queries.find_code and answer_name("corpus_stats") is queries.corpus_stats
-    with pytest.raises(ImportError, match=r"^this papercode's answers has no resolve_anything$"):
-        answer_name("resolve_anything")
+def test_the_worker_asks_papercode_bench_for_every_tool_it_times(corpus: Corpus) -> None:
+    """Each tool the worker times answers what the tool answers (get_code's: offline, nothing stored)."""
+    answers = bench.tool_answers()
+    assert set(answers) == set(run.TOOLS)
+    calls = {
+        "get_harvested_code_for_paper": {"arxiv_id": "2406.04823"},  # 26 samples: the default limit, 25, shows
+        "list_samples_by_status": {"status": "ran"},
+        "search_papers": {"query": "bert", "has_samples": True},
+        "get_paper": {"paper": "1902.04094"},
+        "find_papers_for_repo": {"repo": "nyu-dl/bert-gen"},
+        "get_code": {"code_sha256": "2a890c3f8ff19f47"},
+        "corpus_stats": {},
+    }
+    for tool, arguments in calls.items():
+        got = answers[tool](corpus, arguments)
+        shown = got if isinstance(got, dict) else got.model_dump(mode="json", exclude_none=True)
+        expected = asyncio.run(code_answer(corpus, **arguments)) if tool == "get_code" else answer(corpus, tool, **arguments)
+        assert shown == expected, tool

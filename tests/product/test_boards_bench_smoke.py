@@ -70,7 +70,7 @@ def test_the_tables_are_the_real_shapes_in_both_forms(archive: Path) -> None:
 @pytest.mark.parametrize("form", ["json.gz", "parquet"])
 def test_papercode_reads_what_the_generator_wrote(archive: Path, form: str, tmp_path: Path) -> None:
     papers, tables = boards_bench.TABLES[form]
-    summary = build_archive([archive / name for name in (*papers, *tables)], tmp_path / "out", snapshot="2025-07-28")
+    summary = build_archive([archive / name for name in (*papers, *tables)], tmp_path / "out", data_date="2025-07-28")
     written = json.loads((archive / "stats.json").read_text())
     counts = summary.manifest()["counts"]["boards"]
     assert (counts["tasks"], counts["benchmarks"], counts["results"]) == (written["tasks"], written["benchmarks"], written["results"])

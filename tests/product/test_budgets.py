@@ -9,7 +9,9 @@
   list_samples_by_status status=ran at most 2,600; every other default answer, resource and prompt no larger than
   before the issue (get_paper by the claim it gained); a list call no larger than the single calls it replaces.
 - What hosts hand the model of the nine tools (name, title, description, input schema) is at most 2,200 tokens, and
-  the whole tools/list at most 5,500 (issue #23's targets; the seven before it took 1,600 and 4,200).
+  the whole tools/list at most 5,700 (issue #23's targets, the second raised once from 5,500 for issue #31's closed
+  input schemas, lists in either form and answers' new fields, and the views issue after it; the seven before #23
+  took 1,600 and 4,200).
 - The leaderboard tools keep those budgets on a hostile archive: a board of 64 long-named metrics, long names and
   titles everywhere, a task of 60 benchmarks, a paper with dozens of results, a 10 MB description.
 """
@@ -38,7 +40,7 @@ pytestmark = pytest.mark.anyio
 
 DEFAULT_BUDGET = 4_000
 MAX_BUDGET = 25_000
-TOOLS_LIST_BUDGET = 5_500
+TOOLS_LIST_BUDGET = 5_700
 TOOLS_FOR_MODEL_BUDGET = 2_200
 # Issue #25's targets: bytes of the text block on the bundled records.
 TARGET_BYTES = {
@@ -231,7 +233,7 @@ async def test_resources_are_under_4000_tokens(case: Case, connect: Connect) -> 
             assert tokens(getattr(content, "text", "")) < DEFAULT_BUDGET, (case.name, uri)
 
 
-async def test_tools_list_is_at_most_5500_tokens_and_the_models_part_at_most_2200(corpus: Corpus, connect: Connect) -> None:
+async def test_tools_list_is_at_most_5700_tokens_and_the_models_part_at_most_2200(corpus: Corpus, connect: Connect) -> None:
     async with connect(corpus) as client:
         tools = [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in (await client.list_tools()).tools]
     assert tokens(orjson.dumps(tools)) <= TOOLS_LIST_BUDGET
@@ -334,7 +336,7 @@ def hostile_boards(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
     write_dump(
         sources / "datasets.json", [dataset("D" * 400, variants=[f"{'Dataset ' * 36}{b}" for b in range(60)], description="x" * (10 << 20))]
     )
-    build_archive([sources], tmp / "archive", snapshot="2025-07-28")
+    build_archive([sources], tmp / "archive", data_date="2025-07-28")
     return Corpus.load([bundled_records_dir()], archive_dir=tmp / "archive")
 
 

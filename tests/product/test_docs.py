@@ -28,6 +28,7 @@ from papercode.core.limits import Limits
 from papercode.edge.app import PapercodeServer
 from papercode.settings import OPTIONS, Settings, options_markdown
 from papercode.verified.materialize import OUTCOMES
+from tests.support import generated
 from tests.support.mcp import TOOL_NAMES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -188,32 +189,17 @@ def _outcomes_markdown() -> str:
     return "\n".join([*rows, *(f"| `{outcome}` | {meaning} |" for outcome, meaning in OUTCOMES.items())]) + "\n"
 
 
-# name -> (the page holding it, what writes it)
-GENERATED: dict[str, tuple[str, Callable[[], str]]] = {
-    "settings": ("docs/settings.md", options_markdown),
-    "outcomes": ("docs/verified-code.md", _outcomes_markdown),
+# name -> what writes it (`generated.SECTIONS` names the page of each)
+GENERATED: dict[str, Callable[[], str]] = {
+    "settings": options_markdown,
+    "outcomes": _outcomes_markdown,
 }
-_SECTION = re.compile(r"<!-- generated: (?P<name>[\w-]+) -->\n(?P<body>.*?)<!-- end generated: (?P=name) -->", re.DOTALL)
-
-
-def _sections(text: str) -> dict[str, str]:
-    return {found["name"]: found["body"] for found in _SECTION.finditer(text)}
 
 
 @pytest.mark.parametrize("name", sorted(GENERATED))
 def test_each_generated_section_is_what_its_generator_writes(name: str) -> None:
     """After changing what a section is generated from, rewrite it with PAPERCODE_UPDATE_SNAPSHOTS=1 and review the diff."""
-    page, generate = GENERATED[name]
-    path = REPO / page
-    text, expected = _text(path), generate()
-    assert name in _sections(text), f"{page} has no section <!-- generated: {name} --> … <!-- end generated: {name} -->"
-    if os.environ.get("PAPERCODE_UPDATE_SNAPSHOTS") and _sections(text)[name] != expected:
-        found = next(match for match in _SECTION.finditer(text) if match["name"] == name)
-        path.write_text(text[: found.start("body")] + expected + text[found.end("body") :], encoding="utf-8")
-        pytest.skip(f"{page}'s generated section {name} rewritten; run again to check it")
-    assert _sections(text)[name] == expected, (
-        f"{page}'s generated section {name} has drifted from the code (PAPERCODE_UPDATE_SNAPSHOTS=1 rewrites it)"
-    )
+    generated.hold(name, GENERATED[name]())
 
 
 @pytest.mark.parametrize("path", LINKED_PAGES, ids=lambda path: str(path.relative_to(REPO)))
@@ -221,10 +207,10 @@ def test_every_generated_section_is_known_and_closed(path: Path) -> None:
     text = _prose(_text(path))  # a marker in a code span is prose about markers
     opened = re.findall(r"<!-- generated: ([\w-]+) -->", text)
     closed = re.findall(r"<!-- end generated: ([\w-]+) -->", text)
-    assert sorted(opened) == sorted(closed) == sorted(_sections(text)), f"{path.name}: a generated section is not closed"
+    assert sorted(opened) == sorted(closed) == sorted(generated.sections(text)), f"{path.name}: a generated section is not closed"
     where = str(path.relative_to(REPO))
-    unknown = [name for name in opened if GENERATED.get(name, ("",))[0] != where]
-    assert not unknown, f"{where}: no generator writes the sections {unknown} there (tests/product/test_docs.py GENERATED)"
+    unknown = [name for name in opened if generated.SECTIONS.get(name, ("",))[0] != where]
+    assert not unknown, f"{where}: no generator writes the sections {unknown} there (tests/support/generated.py SECTIONS)"
 
 
 def test_benchmarks_md_is_what_the_report_writes_from_the_saved_runs() -> None:

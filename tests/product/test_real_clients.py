@@ -23,11 +23,8 @@ from typing import Any
 
 import pytest
 
-from papercode.archive.build import build_archive
-from tests.support.archive_tables import bundled_rows, write_parquet
+from tests.support.archive_layers import build_bundled_archive
 from tests.support.checkout import THIS_CHECKOUT
-from tests.support.leaderboard_tables import sample_catalogues
-from tests.support.leaderboard_tables import write_parquet as write_board_table
 from tests.support.mcp import TOOL_NAMES
 from tests.support.records import BERT_MOUTH, BERT_MOUTH_ORDER, BERT_MOUTH_TITLE, BERTS_ICL, BERTS_ICL_TITLE
 from tests.support.tool_answers import flat_samples
@@ -94,13 +91,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """HOME for the servers and the clients, so nothing reads or writes the real one; in it an archive of the bundled
     papers with the leaderboards' tables, so that every tool has something to answer."""
     home = tmp_path_factory.mktemp("home")
-    sources = home / "tables"
-    papers, links = bundled_rows()
-    write_parquet(sources / "papers.parquet", papers)
-    write_parquet(sources / "links.parquet", links)
-    for name, rows in zip(("evaluations", "methods", "datasets"), sample_catalogues(), strict=True):
-        write_board_table(sources / f"{name}.parquet", rows)
-    build_archive([sources], home / "archive", snapshot="2025-07-28")
+    build_bundled_archive(home)  # home / "archive"
     return home
 
 

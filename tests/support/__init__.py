@@ -4,8 +4,10 @@
 - `records`: records in the published schema, the bundled papers' ids, the synthetic worst-case corpus.
 - `hostile_records`: the hostile record set (every kind of bad file beside good records) and what loading it reports.
 - `mcp`: the protocol eras, the tool names, `connected` (a client on a server of its own; conftest's `connect`).
-- `archive_tables`, `leaderboard_tables`: the archive's and the leaderboards' tables, written in every form.
-- `archive_layers`: two records laid over a small archive that has them too (conftest's `layered`).
+- `archive_tables`, `leaderboard_tables`: the archive's and the leaderboards' tables, written in every form (`serve_tables`:
+  a few evaluation tables built and served beneath a record).
+- `archive_layers`: two records laid over a small archive that has them too (conftest's `layered`); an archive of the
+  bundled papers with the leaderboards' tables.
 - `archive_record`: what an archive build wrote and answered (its paper columns' digests, its answers'), to hold later
   builds to one made before.
 - `hub_stand_in`, `fetching`: the Hugging Face Hub on 127.0.0.1, and `papercode archive fetch` against it.
@@ -13,4 +15,6 @@
 - `fixture_server`: a GitHub stand-in on 127.0.0.1 for downloads of source files.
 - `processes`: real processes waited for, their children listed, ended outright (kill -9), every wait bounded.
 - `tool_answers`: a tool's answer as the edge sends it, asked at the queries layer.
+- `generated`: the generated sections of the docs, the page of each, and their rewrite under PAPERCODE_UPDATE_SNAPSHOTS=1.
+- `python_source`: which strings of a parsed module are docstrings, for the static scans of the code.
 """

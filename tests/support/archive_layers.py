@@ -1,7 +1,9 @@
 """The records laid over a small archive (`--archive`), for the tests of layering and of the answers over both: the
 archive's four papers (`archive_papers`, two of which the records have) written as dumps (`small_archive_sources`)
 and built into their serving form (`build_small_archive`), the two records above them (`layered_records`), and the
-corpus of both (`load_layered`). `tests/conftest.py`'s `layered` fixture builds them once a session.
+corpus of both (`load_layered`). `tests/conftest.py`'s `layered` fixture builds them once a session. And an archive of the
+bundled papers with the leaderboards' tables (`build_bundled_archive`), under the bundled records: every tool has
+something to answer.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from pathlib import Path
 
 from papercode.archive import build_archive
 from papercode.corpus.stages import Corpus
-from tests.support.archive_tables import link_row, paper_row, write_json
+from tests.support import leaderboard_tables
+from tests.support.archive_tables import bundled_rows, link_row, paper_row, write_json, write_parquet
 from tests.support.records import make_record, make_sample, sha_for, write_records
 
 SNAPSHOT = "2025-07-28"  # the small archive's data date, as its build records it
@@ -44,7 +47,7 @@ def small_archive_sources(directory: Path) -> list[Path]:
 
 def build_small_archive(directory: Path, out: Path) -> Path:
     """`archive_papers` written as dumps into `directory` and built into `out` (its serving form)."""
-    build_archive(small_archive_sources(directory), out, snapshot=SNAPSHOT)
+    build_archive(small_archive_sources(directory), out, data_date=SNAPSHOT)
     return out
 
 
@@ -63,3 +66,16 @@ def load_layered(layered: tuple[Path, Path]) -> Corpus:
     """The corpus of (the records, the archive directory beneath them), as `serve --archive` loads it."""
     records, archive = layered
     return Corpus.load([records], archive_dir=archive)
+
+
+def build_bundled_archive(directory: Path) -> Path:
+    """The bundled papers and the leaderboards' tables (`leaderboard_tables.sample_catalogues`: 1902.04094's result on
+    Penn Treebank) written as parquet into `directory / "tables"` and built into `directory / "archive"`, returned."""
+    sources = directory / "tables"
+    papers, links = bundled_rows()
+    write_parquet(sources / "papers.parquet", papers)
+    write_parquet(sources / "links.parquet", links)
+    for name, rows in zip(("evaluations", "methods", "datasets"), leaderboard_tables.sample_catalogues(), strict=True):
+        leaderboard_tables.write_parquet(sources / f"{name}.parquet", rows)
+    build_archive([sources], directory / "archive", data_date=SNAPSHOT)
+    return directory / "archive"

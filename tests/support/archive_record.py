@@ -4,8 +4,8 @@ of search_papers), over archive tables made here (`sources`: generated papers, t
 archive's, and a few with fields missing).
 
 `tests/archive/archive_before_fields.json` is the record of the commit before the paper's fields were declared once
-(`index.fields`); it was made at that commit, from an export of it, with this module (which calls only what that
-commit had):
+(`index.fields`), c5e42ca; it was made at that commit, from an export of it, with this module (which calls only what
+that commit had; `build_archive`'s `data_date` was `snapshot` then):
 
     PYTHONPATH=<that commit's server>:. python -m tests.support.archive_record > tests/archive/archive_before_fields.json
 """
@@ -63,7 +63,7 @@ def answered(corpus: Corpus) -> dict[str, str]:
 
 def record(directory: Path) -> dict[str, Any]:
     """The archive built from `sources` in `directory`: its paper columns' digests and its answers' (over no records)."""
-    build_archive(sources(directory / "tables"), directory / "archive", snapshot=SNAPSHOT)
+    build_archive(sources(directory / "tables"), directory / "archive", data_date=SNAPSHOT)
     build = (directory / "archive" / "current").resolve()
     columns = {str(path.relative_to(build)): _digest(path.read_bytes()) for path in sorted((build / "papers").iterdir())}
     (directory / "records").mkdir()

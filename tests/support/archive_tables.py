@@ -305,9 +305,9 @@ NO_PROCESS = 4_194_304  # above every process id Linux (2**22 at most) and macOS
 
 
 def served_papers(archive: Path) -> dict[str, Row]:
-    """Every paper of the archive's current build as a server reads it (`ArchiveLayer`: its columns, details and
+    """Every paper of the archive's current build as a server reads it (`MappedArchive`: its columns, details and
     abstract), by slug, in build order."""
-    from papercode.index.archive_layer import open_archive
+    from papercode.index.mapped_archive import open_archive
 
     layer = open_archive(archive)
     try:
@@ -402,7 +402,7 @@ def build_recording(sources: list[Path], out: Path, snapshot: str) -> tuple[Any,
 
     setattr(build_module, "ServingWriter", Recording)  # noqa: B010 - for this build only
     try:
-        summary = build_module.build_archive(sources, out, snapshot=snapshot)
+        summary = build_module.build_archive(sources, out, data_date=snapshot)
     finally:
         setattr(build_module, "ServingWriter", ServingWriter)  # noqa: B010
     return summary, records
@@ -410,7 +410,7 @@ def build_recording(sources: list[Path], out: Path, snapshot: str) -> tuple[Any,
 
 def current_manifest(archive: Path) -> Row:
     """The manifest (`archive.json`) of the archive's current build."""
-    from papercode.index.archive_layer import MANIFEST, current_build
+    from papercode.index.mapped_archive import MANIFEST, current_build
 
     build = current_build(archive)
     assert build is not None, f"{archive} has no current build"

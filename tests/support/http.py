@@ -1,7 +1,7 @@
 """A papercode server over HTTP for the tests on real sockets: `http_server` runs `papercode serve`'s HTTP stack in the
-test's own process on a free port, `listening` waits for a `papercode serve` process's startup line, and the requests
-they are sent (`INITIALIZE` with the `ACCEPT` headers, `bearer` for the `TOKEN` a team would give), every wait bounded
-by `WAIT`.
+test's own process on a free port, `papercode_serve` runs it as a process of its own (`listening` waits for its
+startup line; `health` reads its `/healthz`, `wait_ready` waits for `ok`), and the requests they are sent
+(`INITIALIZE` with the `ACCEPT` headers, `bearer` for the `TOKEN` a team would give), every wait bounded by `WAIT`.
 """
 
 from __future__ import annotations
@@ -9,12 +9,16 @@ from __future__ import annotations
 import re
 import select
 import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx2
 
 from papercode.corpus.stages import Corpus
 from papercode.edge.access import StaticTokens, auth_for
@@ -24,6 +28,7 @@ from papercode.edge.http import url_of, uvicorn_server
 from papercode.edge.startup import bind
 from papercode.settings import Settings
 from papercode.verified.materialize import VerifiedCode
+from tests.support.checkout import THIS_CHECKOUT
 
 WAIT = 30  # seconds: the bound on every wait for a server over HTTP
 TOKEN = "team-token-0123456789abcdef"
@@ -50,7 +55,8 @@ async def http_server(
     url = url_of(sock, settings.transport)
     auth = (StaticTokens(tokens), auth_for(url)) if tokens else None
     server = build_server(lambda: corpus, code, auth=auth)
-    add_health_route(server, lambda: {"status": "ok", "papers": len(corpus.index.papers), "last_reload_error": None})
+    health = {"status": "ok", "papers": len(corpus.index.papers), "reloads": 0, "failed_reloads": 0, "last_reload_error": None}
+    add_health_route(server, lambda: health)
     running = uvicorn_server(server, settings, auth)
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(lambda: running.serve(sockets=[sock]))  # the socket listens already: clients may connect at once
@@ -80,3 +86,50 @@ def listening(server: subprocess.Popen[str]) -> Iterator[tuple[subprocess.Popen[
             if server.poll() is None:
                 server.kill()
             server.wait(timeout=WAIT)
+
+
+# `python -m papercode ARGS` with RLIMIT_NOFILE lowered to the first argument (0: unchanged).
+LAUNCH = """
+import resource, runpy, sys
+limit = int(sys.argv.pop(1))
+if limit:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limit, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+sys.argv[0] = "papercode"
+runpy.run_module("papercode", run_name="__main__", alter_sys=True)
+"""
+
+
+@contextmanager
+def papercode_serve(tmp_path: Path, *args: str, fd_limit: int = 0, **environment: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`papercode serve ARGS` (this checkout's) on a free port; yields the process and the URL its startup line names."""
+    server = subprocess.Popen(
+        [sys.executable, "-c", LAUNCH, str(fd_limit), "serve", "--port", "0", *args],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        encoding="utf-8",
+        errors="backslashreplace",
+        env={
+            "HOME": str(tmp_path),
+            "PAPERCODE_CACHE_DIR": str(tmp_path / "cache"),
+            "PAPERCODE_OFFLINE": "1",
+            "PATH": "",
+            **THIS_CHECKOUT,
+            "PYTHONIOENCODING": "utf-8",
+            **environment,
+        },
+    )
+    with listening(server) as started:
+        yield started
+
+
+def health(url: str) -> dict[str, Any]:
+    """What the `/healthz` beside the MCP endpoint `url` answers (whatever its HTTP status)."""
+    return dict(httpx2.get(url.rsplit("/", 1)[0] + "/healthz", timeout=WAIT).json())
+
+
+def wait_ready(url: str) -> None:
+    deadline = time.monotonic() + WAIT
+    while health(url)["status"] != "ok":
+        assert time.monotonic() < deadline, f"not ready within {WAIT} s"
+        time.sleep(0.05)

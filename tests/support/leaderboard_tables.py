@@ -9,12 +9,20 @@ text (`deep_subtasks`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
-from tests.support.archive_tables import write_json
+from papercode.answers import leaderboards, models
+from papercode.archive import build_archive
+from papercode.archive.build import BuildSummary
+from papercode.core.errors import QueryError
+from papercode.corpus.stages import Corpus
+from tests.support.archive_tables import paper_row, write_json
+from tests.support.records import make_record, make_sample, sha_for, write_records
 
 Row = dict[str, Any]
 
@@ -114,6 +122,47 @@ def sample_catalogues() -> tuple[list[Row], list[Row], list[Row]]:
         [method("BERT")],
         [dataset("Penn Treebank")],
     )
+
+
+def serve_tables(
+    directory: Path, evaluations: list[Row], *, methods: list[Row] | None = None, datasets: list[Row] | None = None
+) -> tuple[BuildSummary, Corpus]:
+    """The tables built into an archive beside two papers (`first` and `second`, of arXiv ids 2001.00001 and
+    2001.00002) and served beneath one record (a paper of its own): the build's summary and the corpus."""
+    sources = directory / "sources"
+    papers = [paper_row(f"{which}", f"The {which} paper", arxiv_id=f"2001.0000{i}") for i, which in enumerate(("first", "second"), 1)]
+    write_json(sources / "papers.json", papers)
+    write_dump(sources / "evaluation-tables.json", evaluations)
+    if methods is not None:
+        write_dump(sources / "methods.json", methods)
+    if datasets is not None:
+        write_dump(sources / "datasets.json", datasets)
+    summary = build_archive([sources], directory / "archive", data_date="2025-07-28")
+    record = make_record("2102.00001", "a-record", [make_sample(sha_for("a-record", 1))], title="A record")
+    corpus = Corpus.load([write_records(directory / "records", [record])], archive_dir=directory / "archive")
+    assert corpus.archive_note is None
+    return summary, corpus
+
+
+def board(corpus: Corpus, *args: Any, **named: Any) -> dict[str, Any]:
+    """`get_leaderboard`'s answer as shown, checked to be its model's."""
+    answer = leaderboards.leaderboard_shown(corpus, *args, **named)
+    assert orjson.dumps(answer) == orjson.dumps(models.Leaderboard.model_validate(answer).model_dump(mode="json", exclude_none=True))
+    return answer
+
+
+def describe(corpus: Corpus, kind: str, name: str) -> dict[str, Any]:
+    """`describe`'s answer as shown, checked to be its model's."""
+    answer = leaderboards.describe_shown(corpus, kind, name)
+    assert orjson.dumps(answer) == orjson.dumps(models.Description.model_validate(answer).model_dump(mode="json", exclude_none=True))
+    return answer
+
+
+def refused(call: Callable[[], Any]) -> QueryError:
+    """The error a call is refused with."""
+    with pytest.raises(QueryError) as caught:
+        call()
+    return caught.value
 
 
 def write_dump(path: Path, rows: list[Row]) -> Path:

@@ -1,4 +1,5 @@
-"""The tools' arguments checked: bounds, statuses, repository kinds, list lengths, search filters.
+"""The tools' arguments checked: bounds, statuses, repository kinds, list lengths, search filters, and the one
+reading of an argument that takes several values.
 
 Each check returns the argument as the answers use it, or raises `QueryError` (`invalid_argument`) saying what was
 wrong and what to send instead. What an argument names is found in `resolving`.
@@ -6,11 +7,13 @@ wrong and what to send instead. What an argument names is found in `resolving`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import replace
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from papercode.core.errors import QueryError
-from papercode.core.records import MAX_WORD_CHARS, REPO_KINDS
+from papercode.core.ids import normalize_hex, parse_arxiv_id, parse_slug
+from papercode.core.records import KNOWN_STATUSES, MAX_WORD_CHARS, REPO_KINDS
 from papercode.corpus.stages import Corpus
 from papercode.index.search_queries import SearchFilters
 
@@ -22,6 +25,67 @@ MAX_STATUSES = 20  # a list argument's bound: there are five statuses, and a few
 MAX_STATUS_CHARS = MAX_WORD_CHARS  # a status longer than the records allow cannot match
 MAX_PAPERS_ASKED = 25  # get_paper's list of ids
 MAX_CODES_ASKED = 10  # get_code's list of hashes
+MAX_SPLIT = 100  # a comma-separated string of more parts is no list anyone meant: it is read as one value (and refused)
+
+
+@dataclass(frozen=True)
+class SeveralValues:
+    """An argument that takes one value or several: a JSON list, or a comma-separated string. The string is split only
+    when every part reads as one value (`reads_as_one`): a title holds commas ("BERT has a Mouth, and It Must Speak"),
+    an id never does. One value comes back as the string it was given; several as a list."""
+
+    argument: str
+    example: tuple[str, str]  # two values, for the error that shows both forms
+    reads_as_one: Callable[[str], bool]
+
+    def read(self, value: object) -> str | list[str]:
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            return value
+        if not isinstance(value, str):
+            raise QueryError(
+                "invalid_argument",
+                f"{self.argument} takes a string or a list of strings, not {_json_kind(value)}",
+                f"call again with {self.forms}",
+            )
+        if "," not in value:
+            return value
+        parts = [part.strip() for part in value.split(",", MAX_SPLIT)]
+        values = [part for part in parts if part]
+        if len(parts) > MAX_SPLIT or not values or not all(self.reads_as_one(part) for part in values):
+            return value
+        return values[0] if len(values) == 1 else values
+
+    @property
+    def forms(self) -> str:
+        """Both forms, as the call to make: a JSON list or a comma-separated string."""
+        first, second = self.example
+        return f'{self.argument}=["{first}", "{second}"] (a JSON list) or {self.argument}="{first},{second}" (comma-separated)'
+
+
+_JSON_KINDS = {type(None): "null", bool: "true or false", int: "a number", float: "a number", dict: "an object", list: "a list"}
+
+
+def _json_kind(value: object) -> str:
+    """What a JSON value that is not a string or a list of strings is, in JSON's words."""
+    if isinstance(value, list):
+        odd = [item for item in value if not isinstance(item, str)][:1]
+        return f"a list holding {_JSON_KINDS.get(type(odd[0]), type(odd[0]).__name__)}" if odd else "a list"
+    return _JSON_KINDS.get(type(value), type(value).__name__)
+
+
+def _reads_as_paper_id(text: str) -> bool:
+    # A bare slug without a hyphen may as well be a word of a title: only ids nobody would write in a title split.
+    if parse_arxiv_id(text) is not None:
+        return True
+    slug = parse_slug(text)
+    return slug is not None and ("-" in slug or "/" in text)
+
+
+_STATUS_WORD = re.compile(r"[\w-]+").fullmatch
+
+STATUSES = SeveralValues("status", (KNOWN_STATUSES[0], KNOWN_STATUSES[1]), lambda text: _STATUS_WORD(text) is not None)
+PAPERS = SeveralValues("paper", ("1902.04094", "2406.04823"), _reads_as_paper_id)
+CODE_HASHES = SeveralValues("code_sha256", ("2a890c3f8ff19f47", "013a68b0ac4716fe"), lambda text: normalize_hex(text) is not None)
 
 
 def check_limit(limit: int) -> int:
@@ -39,8 +103,9 @@ def check_count(asked: Sequence[object], most: int, what: str) -> None:
 
 
 def check_statuses(corpus: Corpus, status: str | Sequence[str]) -> list[str]:
-    """One status or several (a list, or comma-separated); statuses seen in the corpus count."""
-    raw = status.split(",", MAX_STATUSES) if isinstance(status, str) else list(status[: MAX_STATUSES + 1])
+    """One status or several (a list, or comma-separated: `STATUSES`); statuses seen in the corpus count."""
+    values = STATUSES.read(status if isinstance(status, str) else list(status[: MAX_STATUSES + 1]))
+    raw = [values] if isinstance(values, str) else values[: MAX_STATUSES + 1]
     if len(raw) > MAX_STATUSES or any(isinstance(value, str) and len(value) > MAX_STATUS_CHARS for value in raw):
         raise QueryError(
             "invalid_argument",
@@ -52,7 +117,9 @@ def check_statuses(corpus: Corpus, status: str | Sequence[str]) -> list[str]:
     unknown = [value for value in wanted if value not in valid]
     if not wanted or unknown:
         what = f"unknown status {quote(', '.join(unknown))}" if unknown else "no status given"
-        raise QueryError("invalid_argument", f"{what}; valid: {', '.join(valid)}", "call again with one or more of the valid statuses")
+        raise QueryError(
+            "invalid_argument", f"{what}; valid: {', '.join(valid)}", f"call again with one of them, or several: {STATUSES.forms}"
+        )
     return list(dict.fromkeys(wanted))
 
 
@@ -77,7 +144,7 @@ def check_search(corpus: Corpus, query: str, filters: SearchFilters) -> SearchFi
     if filters.status:
         filters = replace(filters, status=",".join(check_statuses(corpus, filters.status)))
     for name, text in (("query", query), ("task", filters.task), ("method", filters.method), ("framework", filters.framework)):
-        if text is not None and not text.isascii() and not _encodable(text):  # lone surrogates: only in-process, never on the wire
+        if text is not None and not is_unicode_text(text):  # lone surrogates: only in-process, never on the wire
             raise QueryError("invalid_argument", f"{name} is not valid Unicode text", f"call again with {name} as plain text")
     for name, year in (("year_from", filters.year_from), ("year_to", filters.year_to)):
         if year is not None and not 0 <= year <= MAX_YEAR:  # the year filter holds 4 digits
@@ -87,7 +154,10 @@ def check_search(corpus: Corpus, query: str, filters: SearchFilters) -> SearchFi
     return filters
 
 
-def _encodable(text: str) -> bool:
+def is_unicode_text(text: str) -> bool:
+    """Whether `text` can be written as UTF-8: a lone surrogate cannot (only an in-process caller can send one)."""
+    if text.isascii():
+        return True
     try:
         text.encode()
     except UnicodeEncodeError:

@@ -1,17 +1,19 @@
 """What `get_leaderboard`, `describe` and `get_paper`'s results answer: the archive's leaderboards joined with the harvest.
 
 A benchmark's rows come best first by one of its metrics, in the order the build sorted them (`index.board_columns`); a row's
-paper is the archive paper it joined, or the record that replaces that paper (`index.layers.Ordinals`), so the rows of
+paper is the archive paper it joined, or the record that replaces that paper (`index.overlaid.Ordinals`), so the rows of
 a paper with harvested samples say how many there are and how the best of them ran. Names are resolved as people
-write them (`core.names`), within the task for its benchmarks and metrics. Answers are built as shown
-(`shaping.shown`), as the keyed tools' are.
+write them (`core.names`), within the task for its benchmarks and metrics, an exact spelling first; a task whose name
+others have too is named by its parents' names as well (`Parent > Task`); a name of another kind than asked is
+answered with what it is and the call to make. Answers are built as shown (`shaping.shown`), as the keyed tools' are.
 """
 
 from __future__ import annotations
 
+import difflib
 import functools
-from collections.abc import Sequence
-from typing import Any, Final
+from collections.abc import Callable, Sequence
+from typing import Any, Final, Literal
 
 import numpy as np
 
@@ -21,7 +23,7 @@ from papercode.core.metrics import direction_text
 from papercode.core.names import NameKind, name_key, name_keys, same_numbers
 from papercode.corpus.stages import Corpus
 from papercode.index.board_columns import EXTRA_NO, EXTRA_YES, LIST_SEPARATOR, ROW_OWN_CODE, Boards, Order
-from papercode.index.layers import LayeredIndex, Ordinals
+from papercode.index.overlaid import Ordinals, OverlaidIndex
 from papercode.index.paper_index import PaperRow, best_status
 
 from . import models
@@ -38,7 +40,15 @@ BENCHMARKS_SHOWN: Final = 10  # in describe
 RESULTS_SHOWN: Final = 5  # in get_paper
 RESULT_VALUES: Final = 3  # of a result's metric values, in get_paper
 NAMES_SHOWN: Final = 10  # in an `ambiguous` or `not_found` error
-KINDS: Final = ("task", "method", "dataset")
+PATH: Final = " > "  # between a task's parent's name and its own: `Parent > Task`, where the name alone is not one task's
+KINDS: Final[tuple[NameKind, ...]] = ("task", "method", "dataset")
+# The words for a kind that describe reads as it: plurals, and what people call a method or a dataset.
+KIND_WORDS: Final[dict[str, NameKind]] = {
+    **{word: "task" for word in ("task", "tasks", "subtask", "subtasks")},
+    **{word: "method" for word in ("method", "methods", "model", "models", "architecture", "architectures", "technique", "techniques")},
+    **{word: "dataset" for word in ("dataset", "datasets", "benchmark", "benchmarks")},
+}
+Tool = Literal["describe", "get_leaderboard"]
 ADD_BOARDS: Final = (
     "papercode archive fetch (it downloads pwc-archive/evaluation-tables, methods and datasets too), or papercode archive "
     "build with evaluation-tables.json.gz, methods.json.gz and datasets.json.gz beside the papers and links; then restart "
@@ -57,9 +67,9 @@ def _boards(corpus: Corpus) -> Boards:
     return archive.boards
 
 
-def _layers(corpus: Corpus) -> tuple[LayeredIndex, Ordinals]:
+def _layers(corpus: Corpus) -> tuple[OverlaidIndex, Ordinals]:
     index = corpus.index
-    assert isinstance(index, LayeredIndex) and index.ordinals is not None  # an archive is served: the index is layered
+    assert isinstance(index, OverlaidIndex) and index.ordinals is not None  # an archive is served: the index is overlaid
     return index, index.ordinals
 
 
@@ -77,36 +87,142 @@ def _asked(value: str, what: str) -> str:
     return text
 
 
-def _listed(names: Sequence[str | None]) -> str:
+def _listed(names: Sequence[str | None], total: int | None = None) -> str:
+    """The first `NAMES_SHOWN` of `names` quoted, and how many more there are (of `total`, when only those are given)."""
+    total = len(names) if total is None else total
     quoted = [repr(name) for name in names[:NAMES_SHOWN] if name]
-    return ", ".join(quoted) + (f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else "")
+    return ", ".join(quoted) + (f" and {total - NAMES_SHOWN} more" if total > NAMES_SHOWN else "")
 
 
-def resolve(boards: Boards, kind: NameKind, asked: str) -> int:
-    """The task, method or dataset a name means: `ambiguous` when it names several (unless one is named exactly so),
-    `not_found` with the nearest names otherwise."""
+def resolve(boards: Boards, kind: NameKind, asked: str, *, tool: Tool = "describe") -> int:
+    """The task, method or dataset a name means (`_meant`): `ambiguous` when it names several, listing a name for each
+    that leads to it alone (`_label`); `not_found` saying what it names instead, with the call `tool` is answered by
+    (`_another_kind`), else with the nearest names."""
     text = _asked(asked, kind)
-    column = f"{kind}.name"
-    found = boards.find(kind, text)
-    if kind == "task":  # the task key merges doubled digits: `Atari 2600` must not find `Atari 260`
-        found = [i for i in found if same_numbers(text, boards.strings[column][i] or "")]
-    if len(found) == 1:
-        return found[0]
-    if found:
-        exact = [i for i in found if (boards.strings[column][i] or "").lower() == text.lower()]
-        if len(exact) == 1:
-            return exact[0]
-        names = [boards.strings[column][i] for i in found]
+    meant = _meant(boards, kind, text)
+    if len(meant) == 1:
+        return meant[0]
+    if meant:
         raise QueryError(
-            "ambiguous", f"{text!r} names {len(found)} {kind}s: {_listed(names)}", f"call again with one of these {kind} names"
+            "ambiguous",
+            f"{text!r} names {len(meant)} {kind}s: {_listed([_label(boards, kind, i) for i in meant[:NAMES_SHOWN]], len(meant))}",
+            f"call again with one of these {kind} names",
         )
-    near = [boards.strings[column][i] for i in boards.near(kind, text)]
+    other = {k: found for k in KINDS if k != kind and (found := _meant(boards, k, text))}
+    if other:
+        raise _another_kind(boards, kind, text, other, tool)
+    near = list(dict.fromkeys(_label(boards, kind, i) for i in boards.near(kind, text)))
     nearest = f"; nearest: {_listed(near)}" if near else ""
     raise QueryError(
         "not_found",
         f"no {kind} named {text!r} among the archive's {getattr(boards, kind + 's'):,} {kind}s{nearest}",
         f"call again with one of the nearest names, or search_papers({kind if kind != 'dataset' else 'query'}=...) for papers on it",
     )
+
+
+def _another_kind(boards: Boards, kind: NameKind, text: str, other: dict[NameKind, list[int]], tool: Tool) -> QueryError:
+    """The error for a name of another kind than asked (`other`: what it names of each): which kind it is, and the call
+    to make, `tool`'s own when it can answer (a dataset's benchmarks, for get_leaderboard)."""
+    what = f"no {kind} named {text!r}; it is a " + " and a ".join(other)
+    if "dataset" in other and tool == "get_leaderboard":
+        benchmarked = _by_rows(boards, [b for d in other["dataset"] for b in boards.dataset_boards(d)])
+        if benchmarked:
+            return _benchmarked_in(boards, what, benchmarked)
+        what += " with no benchmarks"
+    first_kind, found = next(iter(other.items()))
+    name = _label(boards, first_kind, found[0])
+    also = f", or search_papers(method={name!r}) for the papers using it" if first_kind == "method" else ""
+    return QueryError("not_found", what, f"call describe(kind={first_kind!r}, name={name!r}){also}")
+
+
+def _benchmarked_in(boards: Boards, what: str, benchmarked: list[int]) -> QueryError:
+    """The error for a dataset named where its tasks' leaderboards are meant: its tasks, and the call to its busiest board."""
+    tasks = list(dict.fromkeys(_label(boards, "task", boards.board(b).task) for b in benchmarked))
+    first = boards.board(benchmarked[0])
+    others = f", or another of its {len(benchmarked)} benchmarks" if len(benchmarked) > 1 else ""
+    return QueryError(
+        "not_found",
+        f"{what}, benchmarked in {'task' if len(tasks) == 1 else 'tasks'} {_listed(tasks)}",
+        f"call get_leaderboard(task={tasks[0]!r}, dataset={first.dataset!r}){others}",
+    )
+
+
+def _meant(boards: Boards, kind: NameKind, text: str) -> list[int]:
+    """What `text` names, narrowed to what its writer meant (one, when that can be told): those spelled exactly so, else
+    so in another case (`_spelled_alike`). A task under a name other tasks have too is named by its parents' names
+    first, `Parent > Task` (`PATH`); of tasks spelled alike, the one whose names from the top are those written wins
+    (the top-level task, for a name alone), and entries alike all the way up cannot be told apart: the first stands
+    for them."""
+    names = boards.strings[f"{kind}.name"]
+    segments = [text]
+    found = boards.find(kind, text)
+    if kind == "task":  # the task key merges doubled digits: `Atari 2600` must not find `Atari 260`
+        found = [i for i in found if same_numbers(text, names[i] or "")]
+        if not found and PATH in text:
+            segments = [segment.strip() for segment in text.split(PATH)]
+            found = _under(boards, segments)
+    if len(found) <= 1:
+        return found
+    spelled = {i: PATH.join(_path(boards, kind, i, len(segments))) for i in found}
+    alike = _spelled_alike(found, spelled.__getitem__, PATH.join(segments))
+    if len(alike) > 1 and kind == "task":
+        first_of_path: dict[tuple[str, ...], int] = {}
+        for i in alike:
+            first_of_path.setdefault(tuple(_path(boards, kind, i, None)), i)
+        anchored = [i for path, i in first_of_path.items() if len(path) == len(segments)]
+        alike = anchored if len(anchored) == 1 else list(first_of_path.values())
+    return alike
+
+
+def _spelled_alike(found: Sequence[int], spelled: Callable[[int], str], text: str) -> list[int]:
+    """Of `found`, those spelled exactly `text`, else those spelled so in another case, else all of them: an exact
+    spelling wins over a case variant (`Accuracy` and `accuracy` are two metrics)."""
+    lower = text.lower()
+    for alike in ([i for i in found if spelled(i) == text], [i for i in found if spelled(i).lower() == lower]):
+        if alike:
+            return alike
+    return list(found)
+
+
+def _path(boards: Boards, kind: NameKind, i: int, levels: int | None) -> list[str]:
+    """The names of `i` and of its parents, `levels` of them at most (None: all), the top first."""
+    names, chain = boards.strings[f"{kind}.name"], [boards.strings[f"{kind}.name"][i] or ""]
+    if kind == "task":
+        parent = boards.ints["task.parent"][i]
+        while parent >= 0 and (levels is None or len(chain) < levels):
+            chain.append(names[parent] or "")
+            parent = boards.ints["task.parent"][parent]
+    return chain[::-1]
+
+
+def _under(boards: Boards, segments: list[str]) -> list[int]:
+    """The tasks named `segments[-1]` whose parents are named, upwards, by the segments before it."""
+    *parents, own = segments
+    if not own or not all(parents):
+        return []
+    names = boards.strings["task.name"]
+    found = []
+    for i in boards.find("task", own):
+        if not same_numbers(own, names[i] or ""):
+            continue
+        chain = _path(boards, "task", i, len(segments))[:-1]
+        if len(chain) == len(parents) and all(name_key("task", p) in name_keys("task", [c]) for p, c in zip(parents, chain, strict=True)):
+            found.append(i)
+    return found
+
+
+def _label(boards: Boards, kind: NameKind, i: int) -> str:
+    """A name that leads to `i` alone: its own, or, for a task under a name others have too, the fewest of its
+    parents' names before it that tell it apart (`Parent > Task`)."""
+    name = boards.strings[f"{kind}.name"][i] or ""
+    if kind != "task" or i not in boards.repeated_task_names:
+        return name
+    path = _path(boards, kind, i, None)
+    for levels in range(1, len(path) + 1):
+        label = PATH.join(path[-levels:])
+        if _meant(boards, kind, label) == [i]:
+            return label
+    return PATH.join(path)
 
 
 def _within(names: Sequence[str], kind: NameKind, asked: str) -> list[int]:
@@ -124,23 +240,27 @@ def _board(boards: Boards, task: int, asked: str) -> int:
     if not found:
         entities = set(boards.find("dataset", text))
         found = [b for b in ids if boards.ints["board.dataset_id"][b] in entities]
-    exact = [b for b in found if (boards.strings["board.dataset"][b] or "").lower() == text.lower()]
-    if len(found) == 1 or len(exact) == 1:
-        return (exact or found)[0]
-    task_name = boards.strings["task.name"][task]
+    found = _spelled_alike(found, lambda b: boards.strings["board.dataset"][b] or "", text)
+    if len(found) == 1:
+        return found[0]
+    task_name = _label(boards, "task", task)
     if found:
         raise QueryError(
             "ambiguous",
             f"{text!r} names {len(found)} benchmarks of {task_name!r}: {_listed([boards.strings['board.dataset'][b] for b in found])}",
             "call again with one of these datasets",
         )
+    elsewhere = _by_rows(boards, [b for d in _meant(boards, "dataset", text) for b in boards.dataset_boards(d)])
+    if elsewhere:  # a dataset benchmarked in other tasks
+        raise _benchmarked_in(boards, f"{task_name!r} has no benchmark on {text!r}; it is a dataset", elsewhere)
     wanted = name_key("dataset", text)
     nearest: list[str] = sorted(datasets, key=lambda name: -_shared(name_key("dataset", name), wanted))
     listed = _listed(nearest) if datasets else ""
     raise QueryError(
         "not_found",
         f"{task_name!r} has no benchmark on {text!r}" + (f"; its benchmarks: {listed}" if listed else " (it has no benchmarks)"),
-        f"call get_leaderboard(task={task_name!r}) for its benchmarks, or describe(dataset, {text!r}) for the tasks evaluated on it",
+        f"call get_leaderboard(task={task_name!r}) for its benchmarks, or describe(kind='dataset', name={text!r}) for the tasks "
+        "evaluated on it",
     )
 
 
@@ -153,7 +273,7 @@ def _metric(boards: Boards, metrics: range, asked: str | None) -> int:
     if asked is None:
         return metrics.start
     text = _asked(asked, "metric")
-    found = _within(names, "metric", text)
+    found = _spelled_alike(_within(names, "metric", text), names.__getitem__, text)
     if len(found) == 1:
         return metrics[found[0]]
     if found:
@@ -186,7 +306,7 @@ def leaderboard_shown(
         raise QueryError(
             "invalid_argument", f"limit must be 1..{MAX_ROWS}, got {limit}", f"call again with a limit between 1 and {MAX_ROWS}"
         )
-    t = resolve(boards, "task", task)
+    t = resolve(boards, "task", task, tool="get_leaderboard")
     if order is not None and order not in ("asc", "desc"):
         raise QueryError(
             "invalid_argument", f"order must be asc or desc, not {str(order)[:20]!r}", "call again with order asc or desc, or without it"
@@ -408,7 +528,7 @@ def _benchmarks(corpus: Corpus, boards: Boards, task: int, limit: int, cursor: s
                 best=_best(corpus, boards, view.rows.start, view.metrics),
             )
         )
-    children = [boards.strings["task.name"][c] or "" for c in boards.children(task)]
+    children = [_label(boards, "task", c) for c in boards.children(task)]
     end = offset + len(page)
     note = None
     if not ordered:
@@ -453,17 +573,39 @@ def _best(corpus: Corpus, boards: Boards, row_start: int, metrics: range) -> str
 def describe_shown(corpus: Corpus, kind: str, name: str) -> dict[str, Any]:
     """A task, method or dataset of the archive (`models.Description`, as shown)."""
     boards = _boards(corpus)
-    if kind not in KINDS:
-        raise QueryError(
-            "invalid_argument",
-            f"kind must be task, method or dataset, not {str(kind)[:20]!r}",
-            "call again with kind task, method or dataset",
-        )
-    if kind == "task":
+    read = _kind(kind, name)
+    if read == "task":
         return _describe_task(boards, resolve(boards, "task", name))
-    if kind == "method":
+    if read == "method":
         return _describe_method(corpus, boards, resolve(boards, "method", name))
     return _describe_dataset(boards, resolve(boards, "dataset", name))
+
+
+# Kinds describe does not answer, and the tool that does: (what to say, the call to make with the name).
+_ANSWERED_ELSEWHERE: Final = {
+    "paper": ("papers are found with search_papers", "call search_papers(query={name!r}), then get_paper with its id"),
+    "metric": ("metrics are a benchmark's columns", "call get_leaderboard(task=...) with the task it measures"),
+    "repository": ("repositories are looked up with find_papers_for_repo", "call find_papers_for_repo(repo={name!r})"),
+}
+_ELSEWHERE_WORDS: Final = {"papers": "paper", "article": "paper", "metrics": "metric", "repo": "repository", "repos": "repository"}
+
+
+def _kind(kind: str, name: str) -> NameKind:
+    """The kind `kind` means (`KIND_WORDS`, any case); invalid_argument naming the tool that answers another (a paper, a
+    metric, a repository), or the nearest kind."""
+    word = " ".join(str(kind).lower().split())
+    read = KIND_WORDS.get(word)
+    if read is not None:
+        return read
+    given = str(kind)[:20]
+    elsewhere = _ANSWERED_ELSEWHERE.get(_ELSEWHERE_WORDS.get(word, word))
+    if elsewhere is not None:
+        what, call = elsewhere
+        text = str(name)[:NAME_CHARS] if isinstance(name, str) else ""
+        raise QueryError("invalid_argument", f"describe takes kind task, method or dataset, not {given!r}: {what}", call.format(name=text))
+    near = difflib.get_close_matches(word, KIND_WORDS, n=1, cutoff=0.6)
+    guess = f"kind={KIND_WORDS[near[0]]!r}" if near else "kind task, method or dataset"
+    raise QueryError("invalid_argument", f"kind must be task, method or dataset, not {given!r}", f"call again with {guess}")
 
 
 def _description(text: str | None) -> str | None:
@@ -481,14 +623,14 @@ def _count(value: int) -> int | None:
 def _describe_task(boards: Boards, t: int) -> dict[str, Any]:
     strings = boards.strings
     parent = boards.ints["task.parent"][t]
-    children = [strings["task.name"][c] or "" for c in boards.children(t)]
+    children = [_label(boards, "task", c) for c in boards.children(t)]
     ids = _by_rows(boards, boards.task_boards(t))
     return shown(
         kind="task",
         name=strings["task.name"][t],
         description=_description(strings["task.description"][t]),
         area=strings["task.area"][t],
-        parent=strings["task.name"][parent] if parent >= 0 else None,
+        parent=_label(boards, "task", parent) if parent >= 0 else None,
         subtasks=children[:SUBTASKS_SHOWN] or None,
         benchmarks=[_benchmark_ref(boards, b, with_task=False) for b in ids[:BENCHMARKS_SHOWN]] or None,
         more_benchmarks=len(ids) - BENCHMARKS_SHOWN if len(ids) > BENCHMARKS_SHOWN else None,
@@ -499,7 +641,7 @@ def _describe_task(boards: Boards, t: int) -> dict[str, Any]:
 
 def _benchmark_ref(boards: Boards, b: int, *, with_task: bool) -> dict[str, Any]:
     view = boards.board(b)
-    return shown(task=boards.strings["task.name"][view.task] if with_task else None, dataset=view.dataset, rows=len(view.rows))
+    return shown(task=_label(boards, "task", view.task) if with_task else None, dataset=view.dataset, rows=len(view.rows))
 
 
 def _describe_method(corpus: Corpus, boards: Boards, i: int) -> dict[str, Any]:
@@ -577,7 +719,7 @@ def _result(boards: Boards, g: int) -> dict[str, Any]:
         order: Order = "asc" if boards.lower_is_better(m) else "desc"
         rank = boards.rank_at(m, order, boards.place_of(m, order, local)) or None
     return shown(
-        task=boards.strings["task.name"][view.task],
+        task=_label(boards, "task", view.task),
         dataset=view.dataset,
         model=boards.strings["row.model"][g],
         values=_values(boards, view.metrics[:RESULT_VALUES], local),

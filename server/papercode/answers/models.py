@@ -50,6 +50,10 @@ class Query(Answer):
     resolved: str | None = Field(default=None, description="Absent: as asked")
 
 
+class PaperQuery(Query):
+    by_title: bool | None = Field(default=None, description="true: asked is its title")
+
+
 class PaperRef(Answer):
     arxiv_id: str | None = None
     slug: str | None = Field(default=None, description="When there is no arXiv id")
@@ -84,7 +88,7 @@ class RepoSamples(Answer):
 
 
 class HarvestedCode(Answer):
-    query: Query
+    query: PaperQuery
     paper: PaperRef
     counts: SampleCounts
     matched: int | None = Field(default=None, description="Absent: counts.total")
@@ -123,9 +127,12 @@ class PaperHit(PaperRef):
 
 class SearchResult(Answer):
     query: str
+    match: Literal["any"] | None = Field(default=None, description="any: no paper has all the words. Absent: all")
+    unmatched: list[str] | None = Field(default=None, description="Words no paper has")
     total: int
     hits: list[PaperHit]
     next_cursor: str | None = None
+    note: str | None = None  # with no hits: why, and the call to make next
 
 
 class RepoLink(Answer):
@@ -168,7 +175,7 @@ class PaperAnswer(Answer):
     arxiv_id: str | None = None
     slug: str | None = Field(default=None, description="When there is no arXiv id")
     title: str | None = None
-    query: Query | None = None
+    query: PaperQuery | None = None
     authors: list[str] | None = None
     n_authors: int | None = None
     date: str | None = None

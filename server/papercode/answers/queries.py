@@ -10,18 +10,23 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import fields
 from typing import Any
+
+import orjson
 
 from papercode.core.errors import QueryError
 from papercode.corpus.stages import Corpus
 from papercode.index.paper_index import PaperRow, SampleRow, best_status
+from papercode.index.ranking import Ranking
 from papercode.index.search_documents import paper_texts
 from papercode.index.search_queries import SearchFilters
+from papercode.index.text_analysis import query_terms
 from papercode.verified.materialize import SampleOutcome
 
 from . import leaderboards, models
 from .checks import MAX_ID_CHARS, MAX_PAPERS_ASKED, check_count, check_limit, check_repo_kind, check_search, check_statuses
-from .resolving import SEARCH_NEXT, FoundCode, full_text, not_found, query_shown, resolve_paper, resolve_repo
+from .resolving import SEARCH_NEXT, FoundCode, archive_unserved, full_text, not_found, query_shown, resolve_paper, resolve_repo
 from .shaping import (
     ABSTRACT_CHARS,
     CODE_LINKS_SHOWN,
@@ -53,6 +58,11 @@ SEARCH_AUTHORS = 3
 SEARCH_TASKS = 5
 LIST_AUTHORS = 3  # a paper in a list answer: its first authors and code links
 LIST_CODE_LINKS = 3
+# What a search that found nothing in the records alone suggests: the archive beneath them (576,261 papers on the Hub).
+ARCHIVE_FOR_MORE = (
+    "ask the operator to run `papercode archive fetch`, then `papercode serve --archive`, to search the 576k papers "
+    "of the Papers-with-Code archive"
+)
 
 
 def harvested_code_shown(
@@ -153,10 +163,11 @@ def search_papers(
     filters = check_search(corpus, query, filters or SearchFilters())
     page_query = {"tool": "search", "query": " ".join(query.split()), "filters": filters, "limit": limit}
     offset = corpus.pager.decode(page_query, cursor)
-    total, hits = full_text(corpus).search(query, filters, offset, limit, paper_texts(corpus.index))
+    engine = full_text(corpus)
+    page = engine.search(query, filters, offset, limit, paper_texts(corpus.index))
     index = corpus.index
     results = []
-    for hit in hits:
+    for hit in page.hits:
         paper = index.papers[hit.paper]
         details = paper.details()
         results.append(
@@ -172,8 +183,43 @@ def search_papers(
             )
         )
     return models.SearchResult(
-        query=query, total=total, hits=results, next_cursor=page_cursor(corpus, page_query, offset, len(results), total)
+        query=query,
+        match="any" if page.any_word else None,
+        unmatched=list(page.unmatched) or None,
+        total=page.total,
+        hits=results,
+        next_cursor=page_cursor(corpus, page_query, offset, len(results), page.total),
+        note=None if page.total else _no_hits(corpus, engine, query, filters),
     )
+
+
+def _no_hits(corpus: Corpus, engine: Ranking, query: str, filters: SearchFilters) -> str:
+    """Why a search found nothing, and the call that fits: without the filter that emptied it, or, when its words
+    match no paper, the archive's papers (when it is not served) or other words. (Fewer words never help: a search
+    whose papers lack a word falls back to papers with any.)"""
+    words = bool(query_terms(query))
+    given = {field.name: value for field in fields(filters) if (value := getattr(filters, field.name)) is not None and value != ""}
+    with_words = " with these words" if words else ""
+    if given and engine.count(query, SearchFilters()):
+        emptied = [name for name, value in given.items() if not engine.count(query, SearchFilters(**{name: value}))]
+        if emptied:
+            named = " or ".join(_filter_shown(name, given[name]) for name in emptied)
+            return f"no paper{with_words} matches {named}. Next: call again without {' and '.join(emptied)}"
+        together = ", ".join(_filter_shown(name, value) for name, value in given.items())
+        return f"no paper{with_words} matches these filters together ({together}). Next: call again with fewer of them"
+    papers = len(corpus.index.papers)
+    what = f"no paper of this corpus of {papers:,} papers has any of these words" if words else "this corpus has no papers"
+    if corpus.archive is not None:
+        return f"{what}. Next: check the spelling, or search with other words (of a title, an author, a task or a method)"
+    unserved = archive_unserved(corpus)
+    if unserved is not None:  # asked for, not served: why, and what to run
+        reason, archive_next = unserved
+        return f"{what} ({reason}). Next: {archive_next + '; or ' if archive_next else ''}search with other words"
+    return f"{what}. Next: {ARCHIVE_FOR_MORE}; or search with other words"
+
+
+def _filter_shown(name: str, value: object) -> str:
+    return f"{name}={orjson.dumps(value).decode()}"
 
 
 def paper_detail_shown(corpus: Corpus, paper_id: str) -> dict[str, Any]:
@@ -205,25 +251,27 @@ def paper_detail_shown(corpus: Corpus, paper_id: str) -> dict[str, Any]:
 
 
 def paper_list_shown(corpus: Corpus, asked: Sequence[str]) -> dict[str, Any]:
-    """Several papers at once (`models.PaperAnswer` with `papers`, as shown): a compact entry each, in the order asked;
-    an id that finds no paper is marked in place (`error`, with the next step once in `note`). The entries end
+    """Several papers at once (`models.PaperAnswer` with `papers`, as shown): a compact entry each, in the order asked
+    (with its `query` when a title named it); an id that finds no paper is marked in place (`error`, with the next step once in `note`). The entries end
     before `shaping.LIST_ENTRY_BYTES`: those after are counted in `left_out`."""
     check_count(asked, MAX_PAPERS_ASKED, "paper ids")
     papers: list[PaperRow] = []
 
     def entry(position: int) -> dict[str, Any]:
-        paper, _ = resolve_paper(corpus, asked[position])
+        paper, query = resolve_paper(corpus, asked[position])
         papers.append(paper)
-        return _paper_entry(corpus, paper)
+        return _paper_entry(corpus, paper, query if "by_title" in query else None)
 
     entries, left_out, note = list_entries(asked, entry, "get_paper")
     return shown(papers=entries, left_out=left_out or None, note=note, attribution=attribution_of(corpus, papers))
 
 
-def _paper_entry(corpus: Corpus, paper: PaperRow) -> dict[str, Any]:
+def _paper_entry(corpus: Corpus, paper: PaperRow, query: dict[str, Any] | None) -> dict[str, Any]:
+    """A paper in a list answer, in brief; `query` only when the paper was named by its title."""
     details = paper.details()
     return shown(
         **paper_ref(paper),
+        query=query,
         authors=authors_shown(details.authors, LIST_AUTHORS) or None,
         n_authors=paper.n_authors,
         date=paper.date,

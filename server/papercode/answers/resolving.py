@@ -6,61 +6,138 @@ Identifiers are parsed by `core.ids`, the one resolver; here they are looked up,
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from papercode.core.errors import QueryError
 from papercode.core.ids import SHA_PREFIX_LENGTH, normalize_hex, normalize_repo, parse_arxiv_id, parse_slug
 from papercode.corpus.stages import Corpus
 from papercode.index.paper_index import PaperRow, SampleRow
 from papercode.index.ranking import Ranking
+from papercode.index.text_analysis import title_words
 
 from . import models
-from .checks import MAX_CODES_ASKED, MAX_ID_CHARS, check_count, quote
+from .checks import MAX_CODES_ASKED, MAX_ID_CHARS, check_count, is_unicode_text, quote
 
 MIN_SHA_PREFIX = 8
 MAX_SHA_CHARS = 64  # a whole sha256 in hex: anything longer is not a code hash
 SEARCH_NEXT = "use search_papers with words from the title"
+# A title's words as a phrase of the title field: the papers compared whole (BM25 ranks a title of just these words
+# before longer titles holding them).
+MAX_TITLE_CANDIDATES = 32
+_TITLES_LISTED = 5
 _REPO_NEXT = "pass owner/name or a repository URL (GitHub, GitLab, Bitbucket or Hugging Face)"
 
 
-def resolve_paper(corpus: Corpus, asked: str) -> tuple[PaperRow, dict[str, str]]:
-    """The one id resolver: arXiv ids in every pasted form, and Papers-with-Code slugs. With the paper, the
-    answer's `query` (`models.Query`, as shown)."""
+def resolve_paper(corpus: Corpus, asked: str) -> tuple[PaperRow, dict[str, Any]]:
+    """The one paper resolver: arXiv ids in every pasted form, Papers-with-Code slugs, and, for text that names no
+    paper by an id, a paper's whole title (`_paper_titled`). With the paper, the answer's `query`
+    (`models.PaperQuery`, as shown)."""
+    found = _id_of(corpus, asked)
+    if isinstance(found, _Title):
+        return _paper_titled(corpus, asked, found)
+    index = corpus.index
+    if found.slug:
+        paper = index.paper_by_slug(found.key)
+        assert paper is not None  # `_id_of` found it
+        return paper, query_shown(asked, paper.key)
+    paper = index.paper_by_arxiv(found.key)
+    if paper is None:
+        raise not_found(corpus, f"no paper with arXiv id {found.key} in this corpus of {len(index.papers):,} papers", SEARCH_NEXT)
+    return paper, query_shown(asked, found.key)
+
+
+def searches_titles(corpus: Corpus, asked: str) -> bool:
+    """Whether resolving `asked` searches the titles (it names no paper by an id): the edge resolves it off the event
+    loop then, since a search is not a keyed lookup. A parse and at most one key looked up: no paper's row is read."""
+    try:
+        return isinstance(_id_of(corpus, asked), _Title)
+    except QueryError:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class _Id:
+    """An arXiv id (canonical: its paper looked up next), or the slug of a paper."""
+
+    key: str
+    slug: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Title:
+    """Text that names no paper by an id, to be looked up as a title: as given, or a slug's (which found no paper)."""
+
+    text: str
+    slug: str | None
+
+
+def _id_of(corpus: Corpus, asked: str) -> _Id | _Title:
+    """The id `asked` is (an arXiv id is never a title, found or not), or the text to look up as a title."""
     text = asked.strip()
     if not text or len(text) > MAX_ID_CHARS:
         raise QueryError(
             "invalid_argument",
             "paper id is empty" if not text else f"paper id is over {MAX_ID_CHARS} characters",
-            "pass an arXiv id like 1902.04094 or a Papers-with-Code slug",
+            "pass an arXiv id like 1902.04094, a Papers-with-Code slug or a paper's title",
         )
-    index = corpus.index
     arxiv = parse_arxiv_id(text)
     if arxiv is not None:
-        paper = index.paper_by_arxiv(arxiv.canonical)
-        if paper is None:
-            raise not_found(corpus, f"no paper with arXiv id {arxiv.canonical} in this corpus of {len(index.papers):,} papers", SEARCH_NEXT)
-        return paper, query_shown(asked, arxiv.canonical)
+        return _Id(arxiv.canonical, slug=False)
     slug = parse_slug(text)
-    if slug is None:
+    if slug is not None and corpus.index.by_slug.get(slug) is not None:
+        return _Id(slug, slug=True)
+    # A slug of a URL or a path is looked up as its words, anything else as written.
+    return _Title(slug if slug is not None and slug != text.lower() else text, slug)
+
+
+def _paper_titled(corpus: Corpus, asked: str, title: _Title) -> tuple[PaperRow, dict[str, Any]]:
+    """The one paper whose title is `title`'s words (case, accents, punctuation and spacing aside), found through the
+    search index's title field; `not_found` or `ambiguous` otherwise, with the search to make."""
+    words = title_words(title.text) if is_unicode_text(title.text) else []
+    if not words:
         raise QueryError(
             "invalid_argument",
-            f"{quote(text)} is not an arXiv id or a paper slug",
+            f"{quote(title.text)} is not an arXiv id, a paper slug or a title",
             "pass an id like 1902.04094, arXiv:1902.04094v2, an arxiv.org URL or /paper/<slug>; or " + SEARCH_NEXT,
         )
-    paper = index.paper_by_slug(slug)
-    if paper is None:
-        raise not_found(corpus, f"no paper with slug {slug} in this corpus of {len(index.papers):,} papers", SEARCH_NEXT)
-    return paper, query_shown(asked, paper.key)
+    papers = corpus.index.papers
+    named = [paper for paper in full_text(corpus).titled(title.text, MAX_TITLE_CANDIDATES) if title_words(papers.title[paper]) == words]
+    search_next = f"call search_papers(query={json.dumps(title.text, ensure_ascii=False)})"
+    if not named:
+        what = f"slug {title.slug} or title" if title.slug is not None else "title"
+        raise not_found(corpus, f"no paper with {what} {quote(title.text)} in this corpus of {len(papers):,} papers", search_next)
+    if len(named) > 1:
+        keys = [papers.key(paper) for paper in named]
+        listed = ", ".join(keys[:_TITLES_LISTED]) + (" …" if len(keys) > _TITLES_LISTED else "")
+        raise QueryError(
+            "ambiguous",
+            f"{len(keys)} papers have the title {quote(title.text)}: {listed}",
+            f"call again with one of these ids, or {search_next}",
+        )
+    paper = papers[named[0]]
+    return paper, {"asked": asked, "resolved": paper.key, "by_title": True}
 
 
 def not_found(corpus: Corpus, what: str, next_step: str) -> QueryError:
     """A lookup found nothing; when the archive asked for is not served (it might have had it), the answer says why
     and what to run."""
-    if corpus.archive_note is None:
+    unserved = archive_unserved(corpus)
+    if unserved is None:
         return QueryError("not_found", what, next_step)
-    reason, _, archive_next = corpus.archive_note.partition(". Next: ")
+    reason, archive_next = unserved
     return QueryError("not_found", f"{what} ({reason})", f"{archive_next}; or {next_step}" if archive_next else next_step)
+
+
+def archive_unserved(corpus: Corpus) -> tuple[str, str] | None:
+    """Why the archive asked for is not served, and what to run ("" when nothing would help); None when it is served
+    or was not asked for."""
+    if corpus.archive_note is None:
+        return None
+    reason, _, archive_next = corpus.archive_note.partition(". Next: ")
+    return reason, archive_next
 
 
 def query_shown(asked: str, resolved: str) -> dict[str, str]:

@@ -1,8 +1,8 @@
 """The model twins of the answers built as shown: each the shown answer validated into its answer model.
 
 The keyed tools build their answers as shown (`shaping.shown`) and never through their models; these twins give the
-same answers as models, for what reads them as objects (tests, `benchmarks/archive_serve_shards.py`), and
-tests/answers/test_fast_paths.py proves each equal to its shown answer.
+same answers as models, for the tests that read them as objects, and tests/answers/test_fast_paths.py proves each
+equal to its shown answer.
 """
 
 from __future__ import annotations

@@ -1,17 +1,21 @@
-"""`papercode archive`: build Code-with-Papers records from the Papers-with-Code archive (the Hugging Face
-mirror's parquet files, or the original JSON dumps), and fetch that mirror.
+"""The Papers-with-Code archive built once into the form every server maps: `papercode archive build / fetch / verify`.
+
+The build reads the archive's tables (the Hugging Face mirror's parquet files, or the original JSON dumps: papers, code
+links and, when given, the leaderboards' tables) and writes its serving form, search index included, into a build
+directory of its own (`builds`); `index.mapped_archive` opens it at every start. `fetch` downloads the mirror.
 
 Nothing here imports pyarrow or huggingface_hub until a command needs them (`pip install 'papercode[archive]'`).
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from papercode.core.lazy import loaded_on_first_use
 
 from .builds import ArchiveBusy
 from .location import NotAnArchive, default_archive_dir
-from .manifest import BadManifest, check_snapshot
+from .manifest import BadManifest, check_data_date
 
 if TYPE_CHECKING:  # what `__getattr__` loads on first use, named for the type checker and linters
     from .build import BuildSummary, build_archive
@@ -20,18 +24,14 @@ if TYPE_CHECKING:  # what `__getattr__` loads on first use, named for the type c
 # The build's modules load on first use: `serve` reads where the archive is (`location`) and its manifest on every
 # start, and has no use for the rest.
 _LAZY = {
-    "BuildSummary": "build",
-    "build_archive": "build",
-    "BadInput": "tables",
-    "MissingDependency": "tables",
+    "BuildSummary": ".build",
+    "build_archive": ".build",
+    "BadInput": ".tables",
+    "MissingDependency": ".tables",
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f".{module}", __name__), name)
+__getattr__ = loaded_on_first_use(__name__, _LAZY)
 
 
 __all__ = [
@@ -42,6 +42,6 @@ __all__ = [
     "MissingDependency",
     "NotAnArchive",
     "build_archive",
-    "check_snapshot",
+    "check_data_date",
     "default_archive_dir",
 ]

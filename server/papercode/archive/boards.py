@@ -21,6 +21,7 @@ from typing import Any, Final
 
 import msgspec
 import numpy as np
+import orjson
 
 from papercode.core.days import day_number
 from papercode.core.metrics import MAX_VALUE_CHARS, lower_is_better, parse_value
@@ -29,7 +30,7 @@ from papercode.index.board_columns import BOARDS, EXTRA_NO, EXTRA_UNKNOWN, EXTRA
 from papercode.index.mapped import ColumnWriter, FileFacts
 
 from .catalogues import Benchmark, Cuts, DatasetEntry, MethodEntry, TaskEntry, clean_name, dataset_of, method_of, raw_rows, tasks_of
-from .rows import Tally, repo_url
+from .rows import Tally, quoted, repo_url, visible
 from .tables import TableFile
 
 MAX_METRICS: Final = 64  # metrics a board keeps (the real ones have a few; past this a table is not one people read)
@@ -153,6 +154,8 @@ class CatalogueReader:
 
 def write_catalogued(reader: CatalogueReader, build: Path, warnings: Tally) -> Catalogued:
     """Write into `build/boards` every column of the leaderboards that needs no paper; what the join needs of them."""
+    for reason, count in reader.cuts.warned.items():  # what reading left out, before what the layout does
+        warnings.add(reason, "leaderboard tables", reader.cuts.examples[reason], count)
     writer = ColumnWriter(build / BOARDS)
     try:
         layout = _Layout(reader, writer, warnings)
@@ -258,6 +261,7 @@ class _Layout:
         writer.ints("board.metrics", offsets(len(board.metrics) for board in boards))
         names = [metric for board in boards for metric in board.metrics]
         writer.packed("metric.name", names)
+        # for servers of earlier versions, which read the direction here (a server now decides it from the name)
         writer.ints("metric.lower", array("B", (lower_is_better(metric) for metric in names)))
         writer.ints("metric.values", offsets(len(board.benchmark.rows) for board in boards for _ in board.metrics))
 
@@ -307,7 +311,12 @@ class _Layout:
                     at = columns.get(key)
                     if at is None:
                         continue
-                    shown, parsed = _value(value)
+                    shown, parsed, warned = _value(value)
+                    if warned is not None:
+                        where = f"task {self.reader.tasks[board.task].name!r}, benchmark {board.benchmark.dataset!r}"
+                        self.warnings.add(warned, where, f"a metric value {quoted(value)} shown as {shown!r}")
+                    if not shown:  # nothing anyone could see: not reported
+                        continue
                     texts[at + i] = shown
                     if parsed is None:
                         unparsed += 1
@@ -408,22 +417,30 @@ def _tell_apart(benchmarks: list[Benchmark]) -> None:
 
 
 @functools.lru_cache(maxsize=1 << 16)  # values repeat across rows (`-`, `88.5`, ...)
-def _parsed_text(value: str) -> tuple[str, float | None]:
-    shown = " ".join(value.split())
+def _parsed_text(value: str) -> tuple[str, float | None, str | None]:
+    seen = visible(value)
+    shown = " ".join(seen.split())
     if len(shown) > MAX_VALUE_CHARS:
         shown = shown[: MAX_VALUE_CHARS - 1] + "…"
-    return shown, parse_value(value)
+    return shown, parse_value(seen), "hidden_characters_removed" if len(seen) != len(value) else None
 
 
-def _value(value: Any) -> tuple[str, float | None]:
-    """A metric value as shown (as typed, bounded) and its number."""
+def _value(value: Any) -> tuple[str, float | None, str | None]:
+    """A metric value as shown (as typed, bounded), its number, and the warning it is worth (None, or its reason): a
+    value typed with characters no one sees is shown without them; one that is not text or a number (a list, an
+    object, true or false) is shown as JSON, never as a Python repr, and is not a number."""
     if type(value) is str:
         return _parsed_text(value)
     if isinstance(value, bool) or not isinstance(value, int | float):
-        shown = clean_name(str(value)) or "?"
-        return shown[:MAX_VALUE_CHARS], None
+        shown = " ".join(visible(orjson.dumps(value, default=_json_text, option=orjson.OPT_NON_STR_KEYS).decode()).split())
+        return (shown if len(shown) <= MAX_VALUE_CHARS else shown[: MAX_VALUE_CHARS - 1] + "…"), None, "value_as_json"
     number = parse_value(value)
-    return (repr(value) if isinstance(value, float) else str(value))[:MAX_VALUE_CHARS], number
+    return (repr(value) if isinstance(value, float) else str(value))[:MAX_VALUE_CHARS], number, None
+
+
+def _json_text(value: Any) -> str:
+    """What a value JSON has no type for (bytes, a decimal from a parquet file) is shown as: its text."""
+    return value.decode("utf-8", "replace") if isinstance(value, bytes | bytearray) else str(value)
 
 
 def _sort(

@@ -26,16 +26,16 @@ from papercode.core.holds import hold
 from papercode.core.ids import parse_slug
 from papercode.core.paths import RealPath
 from papercode.core.records import MAX_LIST_ENTRIES
-from papercode.index.archive_layer import FORMAT, FORMAT_VERSION, MANIFEST, current_build
 from papercode.index.fields import CodeLinkRow
 from papercode.index.mapped import FileFacts
+from papercode.index.mapped_archive import FORMAT, FORMAT_VERSION, MANIFEST, current_build
 
 from . import location
 from .boards import BoardsSummary
 from .boards_child import BoardsBeside, read_here, start_beside
 from .build_progress import ArchiveBuildProgress
 from .builds import NewBuild
-from .manifest import check_snapshot, commit_dates, papercode_manifest
+from .manifest import check_data_date, commit_dates, papercode_manifest
 from .results_join import join_results
 from .rows import (
     LICENCE,
@@ -82,8 +82,8 @@ class BuildSummary:
     """What a build wrote and what it dropped. `manifest()` is the `archive.json` it wrote."""
 
     archive_dir: Path
-    snapshot: str
-    snapshot_basis: str
+    data_date: str
+    data_date_basis: str
     sources: list[TableFile]
     papers_from_abstracts: int = 0  # records written from a papers row
     papers_from_links: int = 0  # records written for a paper only the links table names
@@ -112,8 +112,8 @@ class BuildSummary:
             "format_version": FORMAT_VERSION,
             "build_id": self.build_id,
             "built_at": self.built_at,
-            "snapshot": self.snapshot,
-            "snapshot_basis": self.snapshot_basis,
+            "snapshot": self.data_date,
+            "snapshot_basis": self.data_date_basis,
             "licence": LICENCE,
             "licence_url": LICENCE_URL,
             "counts": {
@@ -156,7 +156,7 @@ def build_archive(
     sources: Sequence[str | os.PathLike[str]],
     out_dir: str | os.PathLike[str] | RealPath | None = None,
     *,
-    snapshot: str | None = None,
+    data_date: str | None = None,
     commit_dates: Mapping[str, str] | None = None,
     progress: ArchiveBuildProgress | None = None,
 ) -> BuildSummary:
@@ -164,7 +164,7 @@ def build_archive(
     (default: `location.default_archive_dir()`; taken as its real path, `location.real_archive_dir`, unless it is
     one already), replacing the archive there only once the new one is complete.
 
-    `snapshot` (YYYY-MM-DD) overrides the date of the data; else it is the dataset commit's date when
+    `data_date` (YYYY-MM-DD) overrides the date of the data; else it is the dataset commit's date when
     `commit_dates` (commit sha -> YYYY-MM-DD) or the previous manifest knows it, else the newest source file's
     modification date (UTC). Raises `tables.BadInput` / `tables.MissingDependency` before anything is
     written, `location.NotAnArchive` / `builds.ArchiveBusy` for the output, and `BadInput` for a file that turns
@@ -173,15 +173,15 @@ def build_archive(
     """
     started = time.monotonic()
     chosen = out_dir if isinstance(out_dir, RealPath) else location.real_archive_dir(None if out_dir is None else Path(out_dir))
-    if snapshot is not None:
-        check_snapshot(snapshot)
+    if data_date is not None:
+        check_data_date(data_date)
     if not sources:
         raise ValueError("no sources given: pass the archive's files or directories")
     files = [classify(path) for path in find_sources([Path(source) for source in sources], skip=[chosen.real])]
     out = location.checked_out_dir(chosen)
     _reject_sources_inside(files, chosen)
     _fill_commit_dates(files, {**_previous_commit_dates(out), **(commit_dates or {})})
-    day_of_data, basis = (snapshot, BASIS_GIVEN) if snapshot else _snapshot_of(files)
+    day_of_data, basis = (data_date, BASIS_GIVEN) if data_date else _data_date_of(files)
     summary = BuildSummary(out, day_of_data, basis, files)
     ordered = [f for f in files if f.table == "links"] + [f for f in files if f.table == "papers"]
     catalogues = [f for f in files if f.table in CATALOGUE_TABLES]
@@ -275,7 +275,7 @@ def _fill_commit_dates(files: list[TableFile], known: Mapping[str, str]) -> None
             source.commit_date = known.get(source.commit)
 
 
-def _snapshot_of(files: list[TableFile]) -> tuple[str, str]:
+def _data_date_of(files: list[TableFile]) -> tuple[str, str]:
     dates = [source.commit_date for source in files if source.commit_date]
     undated = [source.mtime for source in files if not source.commit_date]
     if undated:

@@ -1,10 +1,10 @@
 """An archive directory's builds: each written apart, made current by one rename, removed once no server uses it.
 
-The layout is `index.archive_layer`'s: `current` (a symlink) names the build being served, `builds/<id>/` holds each.
+The layout is `index.mapped_archive`'s: `current` (a symlink) names the build being served, `builds/<id>/` holds each.
 A build is written into `builds/.building-<id>-<pid>` (the pid of the process writing it), renamed to `builds/<id>`
 once complete, and made current by renaming a new symlink over `current`: one `rename(2)`, so a server starting at
 any moment sees the old build or the new one, whole. Builds no longer current are removed when no server holds them
-(a server holds a shared lock on the build it serves: see `index.archive_layer.open_archive`); one still in use stays,
+(a server holds a shared lock on the build it serves: see `index.mapped_archive.open_archive`); one still in use stays,
 and the next build (or `papercode archive` command) removes it once its servers are gone. Builds of one archive
 directory exclude each other with a lock on its `.lock` file; what a killed build left (`.building-…` of a process
 that is no longer running) is removed by the next.
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Final
 
 from papercode.core import liveness
-from papercode.index.archive_layer import BUILDS, CURRENT, build_id_is_valid, current_build
+from papercode.index.mapped_archive import BUILDS, CURRENT, build_id_is_valid, current_build
 
 LOCK: Final = ".lock"
 _BUILDING: Final = ".building-"
@@ -36,7 +36,7 @@ class ArchiveBusy(Exception):
 
 
 def new_build_id() -> str:
-    """A build's id: when it started (UTC, to the second), then random hex (`archive_layer.build_id_is_valid`)."""
+    """A build's id: when it started (UTC, to the second), then random hex (`mapped_archive.build_id_is_valid`)."""
     return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}"
 
 

@@ -15,6 +15,7 @@ as JSON text is decoded as a dump's would be. Subtasks past `SUBTASK_DEPTH` leve
 from __future__ import annotations
 
 import functools
+import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -22,8 +23,10 @@ from typing import Any, Final
 
 import msgspec
 
+from papercode.core.days import latest_day
+
 from .dumps import EXPANSION, PIECE_BYTES, DumpError, array_pieces, check_expansion, cut_deep, gunzipped_chunks, plain_chunks
-from .rows import Tally, day, flag, text
+from .rows import URL_PROBLEMS, Tally, day, flag, quoted, text, visible, web_url
 from .tables import CUT_DEPTH, BadInput, TableFile, arrow
 
 SUBTASK_DEPTH: Final = 32  # levels of subtasks kept below a top-level task (the real archive nests a few)
@@ -46,10 +49,26 @@ _ONE = msgspec.json.Decoder()
 
 @dataclass(slots=True)
 class Cuts:
-    """What was cut for being nested too deep: subtask entries (with everything below them), and other values."""
+    """What reading the tables cut: subtask entries nested too deep (with everything below them) and other values
+    nested so; and what the build's summary warns of (`warned`: each reason's count, `examples`: its first), a part
+    of a value left out by the server's rules (`CUT_REASONS`)."""
 
     subtasks: int = 0
     values: int = 0
+    warned: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, str] = field(default_factory=dict)
+
+    def warn(self, reason: str, example: str) -> None:
+        self.warned[reason] = self.warned.get(reason, 0) + 1
+        self.examples.setdefault(reason, example)
+
+
+# What `Cuts.warn` counts, each a warning of the build's summary.
+CUT_REASONS: Final = {
+    "hidden_characters_removed": "control, bidi or zero-width characters or terminal escapes taken out of a name or text",
+    "bad_homepage": "a dataset's homepage no client can follow safely (not http(s), ...), written without it",
+    "future_result_date": "a result dated after today, written without its date",
+}
 
 
 @dataclass(slots=True)
@@ -318,7 +337,7 @@ def tasks_of(raw: dict[str, Any], out: list[TaskEntry], cuts: Cuts, rejected: Ta
         if depth > SUBTASK_DEPTH:
             cuts.subtasks += 1 + _subtasks_below(entry, cuts)
             continue
-        name = clean_name(entry.get("task"))
+        name = clean_name(entry.get("task"), cuts=cuts)
         if name is None:
             below = _subtasks_below(entry, cuts)
             rejected.add(
@@ -329,9 +348,9 @@ def tasks_of(raw: dict[str, Any], out: list[TaskEntry], cuts: Cuts, rejected: Ta
         out.append(
             TaskEntry(
                 name=name,
-                description=_description(entry.get("description")),
-                categories=_names(nested(entry.get("categories"), cuts)),
-                synonyms=_names(nested(entry.get("synonyms"), cuts)),
+                description=_description(entry.get("description"), cuts),
+                categories=_names(nested(entry.get("categories"), cuts), cuts),
+                synonyms=_names(nested(entry.get("synonyms"), cuts), cuts),
                 parent=parent,
                 benchmarks=_benchmarks(nested(entry.get("datasets"), cuts), cuts, rejected, f"{where}, task {name!r}"),
             )
@@ -358,12 +377,13 @@ def _benchmarks(value: Any, cuts: Cuts, rejected: Tally, where: str) -> list[Ben
     if type(value) is not list:
         return out
     stack: list[tuple[Any, int, int]] = [(item, -1, 0) for item in reversed(value)]
+    today = latest_day().isoformat()  # a result dated after it is dated in the future everywhere
     while stack:
         item, parent, depth = stack.pop()
         item = nested(item, cuts)
         if type(item) is not dict:
             continue
-        name = clean_name(item.get("dataset"))
+        name = clean_name(item.get("dataset"), cuts=cuts)
         if name is None:
             rejected.add("no_dataset_name", where, f"a benchmark with dataset {_shown(item.get('dataset'))}")
             continue
@@ -374,9 +394,9 @@ def _benchmarks(value: Any, cuts: Cuts, rejected: Tally, where: str) -> list[Ben
         out.append(
             Benchmark(
                 dataset=name,
-                description=_description(item.get("description")),
-                metrics=_names(nested(sota.get("metrics"), cuts), most=None, chars=METRIC_CHARS),
-                rows=[_result(row, cuts) for row in rows if type(row) is dict] if type(rows) is list else [],
+                description=_description(item.get("description"), cuts),
+                metrics=_names(nested(sota.get("metrics"), cuts), cuts, most=None, chars=METRIC_CHARS),
+                rows=[_result(row, cuts, today) for row in rows if type(row) is dict] if type(rows) is list else [],
                 parent=parent,
             )
         )
@@ -389,7 +409,7 @@ def _benchmarks(value: Any, cuts: Cuts, rejected: Tally, where: str) -> list[Ben
     return out
 
 
-def _result(row: dict[str, Any], cuts: Cuts) -> ResultRow:
+def _result(row: dict[str, Any], cuts: Cuts, today: str) -> ResultRow:
     # Every result of the archive passes here: the usual shapes are taken as they are, the rest through the checks.
     get = row.get
     metrics = get("metrics")
@@ -411,10 +431,14 @@ def _result(row: dict[str, Any], cuts: Cuts) -> ResultRow:
         type(date) is str and len(date) == 10 and date[4] == "-" == date[7] and "01" <= date[5:7] <= "12" and "01" <= date[8:] <= "31"
     ):
         date = day(date)
+    model = clean_name(get("model_name"), MODEL_CHARS, cuts)
+    if date is not None and date > today:
+        cuts.warn("future_result_date", f"the result of {model!r} dated {date}: written without its date")
+        date = None
     paper_url = get("paper_url")
     return ResultRow(
-        model=clean_name(get("model_name"), MODEL_CHARS),
-        paper_title=clean_name(get("paper_title")),
+        model=model,
+        paper_title=clean_name(get("paper_title"), cuts=cuts),
         paper_url=paper_url if type(paper_url) is str and paper_url else None,
         paper_date=date,
         code_links=urls,
@@ -422,7 +446,7 @@ def _result(row: dict[str, Any], cuts: Cuts) -> ResultRow:
         metrics={
             named: value
             for key, value in metrics.items()
-            if value is not None and value != "" and type(key) is str and (named := _clean_name(key, METRIC_CHARS)) is not None
+            if value is not None and value != "" and (named := clean_name(key, METRIC_CHARS, cuts)) is not None
         }
         if type(metrics) is dict
         else {},
@@ -433,30 +457,30 @@ def _result(row: dict[str, Any], cuts: Cuts) -> ResultRow:
 
 
 def method_of(raw: dict[str, Any], cuts: Cuts) -> MethodEntry | None:
-    name = clean_name(raw.get("name"))
+    name = clean_name(raw.get("name"), cuts=cuts)
     if name is None:
         return None
     paper = nested(raw.get("paper"), cuts)
     paper_title = paper_url = None
     if type(paper) is dict:
-        paper_title, paper_url = clean_name(paper.get("title")), text(paper.get("url"))
+        paper_title, paper_url = clean_name(paper.get("title"), cuts=cuts), text(paper.get("url"))
     elif type(paper) is str:
         paper_url = paper
     collections: list[str] = []
     found = nested(raw.get("collections"), cuts)
     for item in found if type(found) is list else ():
         item = nested(item, cuts)
-        if type(item) is dict and (collection := clean_name(item.get("collection") or item.get("name"))):
-            area = clean_name(item.get("area"))
+        if type(item) is dict and (collection := clean_name(item.get("collection") or item.get("name"), cuts=cuts)):
+            area = clean_name(item.get("area"), cuts=cuts)
             collections.append(f"{collection} ({area})" if area else collection)
-        elif type(item) is str and (collection := clean_name(item)):
+        elif type(item) is str and (collection := clean_name(item, cuts=cuts)):
             collections.append(collection)
     return MethodEntry(
         name=name,
-        full_name=clean_name(raw.get("full_name")),
-        description=_description(raw.get("description")),
+        full_name=clean_name(raw.get("full_name"), cuts=cuts),
+        description=_description(raw.get("description"), cuts),
         year=_count(raw.get("introduced_year")),
-        paper_title=paper_title or clean_name(raw.get("source_title")),
+        paper_title=paper_title or clean_name(raw.get("source_title"), cuts=cuts),
         paper_url=paper_url or text(raw.get("source_url")),
         collections=list(dict.fromkeys(collections))[:LIST_ITEMS],
         papers=_count(raw.get("num_papers")),
@@ -464,22 +488,24 @@ def method_of(raw: dict[str, Any], cuts: Cuts) -> MethodEntry | None:
 
 
 def dataset_of(raw: dict[str, Any], cuts: Cuts) -> DatasetEntry | None:
-    name = clean_name(raw.get("name"))
+    name = clean_name(raw.get("name"), cuts=cuts)
     if name is None:
         return None
     tasks = nested(raw.get("tasks"), cuts)
     task_names = [
-        task for item in (tasks if type(tasks) is list else ()) if (task := clean_name(item.get("task") if type(item) is dict else item))
+        task
+        for item in (tasks if type(tasks) is list else ())
+        if (task := clean_name(item.get("task") if type(item) is dict else item, cuts=cuts))
     ]
     return DatasetEntry(
         name=name,
-        full_name=clean_name(raw.get("full_name")),
-        description=_description(raw.get("description")),
-        homepage=text(raw.get("homepage")),
-        modalities=_names(nested(raw.get("modalities"), cuts)),
+        full_name=clean_name(raw.get("full_name"), cuts=cuts),
+        description=_description(raw.get("description"), cuts),
+        homepage=_homepage(raw.get("homepage"), name, cuts),
+        modalities=_names(nested(raw.get("modalities"), cuts), cuts),
         tasks=list(dict.fromkeys(task_names))[:LIST_ITEMS],
-        languages=_names(nested(raw.get("languages"), cuts)),
-        variants=_names(nested(raw.get("variants"), cuts)),
+        languages=_names(nested(raw.get("languages"), cuts), cuts),
+        variants=_names(nested(raw.get("variants"), cuts), cuts),
         papers=_count(raw.get("num_papers")),
     )
 
@@ -487,34 +513,62 @@ def dataset_of(raw: dict[str, Any], cuts: Cuts) -> DatasetEntry | None:
 # -- values ----------------------------------------------------------------------------------
 
 
-def clean_name(value: Any, most: int = NAME_CHARS) -> str | None:
-    """A name: a non-empty string, its white space runs made one space, cut to `most` characters."""
+def _homepage(value: Any, dataset: str, cuts: Cuts) -> str | None:
+    """A dataset's homepage, when a client can follow it safely (`rows.web_url`, as a paper's `url_abs`)."""
+    if not text(value):
+        return None
+    url, problem = web_url(value)
+    if url is None:
+        what = URL_PROBLEMS[problem or "malformed"]
+        cuts.warn("bad_homepage", f"homepage of dataset {dataset!r} ({what}), written without it: {quoted(value)}")
+    return url
+
+
+def clean_name(value: Any, most: int = NAME_CHARS, cuts: Cuts | None = None) -> str | None:
+    """A name: a non-empty string without characters no one sees (`rows.visible`; counted in `cuts`), its white space
+    runs made one space, cut to `most` characters."""
     if type(value) is not str:
         return None
-    return _clean_name(value, most)
+    name, unseen = _clean_name(value, most)
+    if unseen and cuts is not None:
+        cuts.warn("hidden_characters_removed", f"{quoted(value)} read as {name!r}" if name else f"{quoted(value)}: nothing left, left out")
+    return name
 
 
 @functools.lru_cache(maxsize=1 << 16)  # metric and model names repeat across a table's rows
-def _clean_name(value: str, most: int) -> str | None:
-    name = " ".join(value.split()) if not value.isprintable() or "  " in value or value != value.strip() else value
+def _clean_name(value: str, most: int) -> tuple[str | None, bool]:
+    """(the name, whether characters no one sees were taken out of it)."""
+    if value.isprintable() and "  " not in value and value == value.strip():
+        name, unseen = value, False
+    else:
+        seen = visible(value)
+        name, unseen = " ".join(seen.split()), len(seen) != len(value)
     if not name:
-        return None
-    return name if len(name) <= most else name[: most - 1] + "…"
+        return None, unseen
+    return (name if len(name) <= most else name[: most - 1] + "…"), unseen
 
 
-def _names(value: Any, most: int | None = LIST_ITEMS, chars: int = NAME_CHARS) -> list[str]:
+def _names(value: Any, cuts: Cuts, most: int | None = LIST_ITEMS, chars: int = NAME_CHARS) -> list[str]:
     if type(value) is str:
         value = [value]
     if type(value) is not list:
         return []
-    names = list(dict.fromkeys(name for item in value if (name := clean_name(item, chars)) is not None))
+    names = list(dict.fromkeys(name for item in value if (name := clean_name(item, chars, cuts)) is not None))
     return names if most is None else names[:most]
 
 
-def _description(value: Any) -> str | None:
+_BREAKS = re.compile("\r\n?|[\x0b\x0c\x1c-\x1f\x85\u2028\u2029]")  # line breaks a description may hold: each one `\n`
+
+
+def _description(value: Any, cuts: Cuts) -> str | None:
     if type(value) is not str:
         return None
     described: str = value[: DESCRIPTION_CHARS * 2].strip()
+    if not described.isprintable():
+        seen = visible(described)
+        if len(seen) != len(described):
+            cuts.warn("hidden_characters_removed", f"a description {quoted(described)} read without them")
+        described = _BREAKS.sub("\n", seen).strip()
     if not described:
         return None
     return (

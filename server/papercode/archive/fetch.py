@@ -38,7 +38,7 @@ from typing import Any, Final
 
 import httpx2
 
-from .manifest import COMMIT, check_snapshot
+from .manifest import COMMIT, check_data_date
 from .tables import MissingDependency
 
 # The leaderboards, methods and datasets: the archive builds and serves without them, so a Hub (or a cache) that
@@ -255,7 +255,7 @@ def _cached_commit(cache: Path, dataset: str) -> str | None:
 def _day_of(moment: Any) -> str | None:
     """The date of the dataset's last commit as the Hub gave it, when it is a day that has been."""
     try:
-        return check_snapshot(moment.astimezone(UTC).date().isoformat())
+        return check_data_date(moment.astimezone(UTC).date().isoformat())
     except (AttributeError, TypeError, ValueError):
         return None
 

@@ -1,7 +1,7 @@
 """Where an archive lives, and what a build may write into.
 
 An archive directory (`--out`, `--archive-dir`) is papercode's own: `current` (a symlink) names the build being
-served and `builds/` holds each build (`index.archive_layer` declares the layout, `builds` switches builds in it).
+served and `builds/` holds each build (`index.mapped_archive` declares the layout, `builds` switches builds in it).
 A build writes into a directory only when it does not exist yet, is empty, or is an archive papercode wrote and
 holds nothing papercode did not write: one of this layout, or one of format 1 (`archive.json` with papercode's format
 marker and its `records/` shards), whose files the build removes once its own build is current. Anything else given
@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from papercode.core.paths import RealPath, given_path, xdg_base
-from papercode.index.archive_layer import BUILDS, CURRENT, MANIFEST, build_id_is_valid
+from papercode.index.mapped_archive import BUILDS, CURRENT, MANIFEST, build_id_is_valid
 
 from .builds import BUILDING_NAME, LINKING_NAME, LOCK
 from .manifest import papercode_manifest

@@ -1,7 +1,7 @@
 """An archive's manifest, `archive.json`: papercode's mark on a directory it wrote, and what a build remembers.
 
 Only a directory whose manifest carries papercode's format marker is ever replaced or removed (`location`). The format
-itself (marker, version, the bounded read) is declared with the serving form, in `index.archive_layer`; what a build
+itself (marker, version, the bounded read) is declared with the serving form, in `index.mapped_archive`; what a build
 takes from a previous manifest is checked here: a date must be a real day, not after today (`core.days`); a dataset
 commit, 40 lower-case hex characters.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from papercode.core.days import checked_day, is_day
-from papercode.index.archive_layer import MANIFEST, ManifestProblem, load_manifest
+from papercode.index.mapped_archive import MANIFEST, ManifestProblem, load_manifest
 
 COMMIT: Final = re.compile(r"[0-9a-f]{40}")  # a dataset commit, as the Hub names it
 
@@ -22,7 +22,7 @@ COMMIT: Final = re.compile(r"[0-9a-f]{40}")  # a dataset commit, as the Hub name
 BadManifest = ManifestProblem  # a manifest this papercode does not read: `path: why`, one line
 
 
-def check_snapshot(text: object) -> str:
+def check_data_date(text: object) -> str:
     """`text` when it is a real day written YYYY-MM-DD, not after today; ValueError otherwise."""
     return checked_day(text)
 

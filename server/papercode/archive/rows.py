@@ -267,7 +267,12 @@ def flag(value: object) -> int | None:
 # which says what is wrong, and accepts every URL the plain shape does.
 
 _PLAIN_URL = re.compile(r"https?://[a-z0-9.-]*\.[a-z]{2,63}/[A-Za-z0-9_~!$&'()*+,;=:@-][.A-Za-z0-9_~!$&'()*+,;=:@/?#-]*").fullmatch
-_HIDDEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2028\u2029\u2060-\u2069\ufeff]").search
+# Characters no one sees, or that change how what follows is shown: controls but white space, bidi controls and marks,
+# zero-width and other invisible format characters, Unicode tags. A URL must hold none of them, nor white space.
+_UNSEEN_CLASS: Final = (
+    "\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\xad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ufff9-\ufffb\U000e0000-\U000e007f"
+)
+_HIDDEN = re.compile(f"[\x09-\x0d\x1c-\x1f\x85\u2028\u2029{_UNSEEN_CLASS}]").search
 _SPACE = re.compile(r"\s").search
 _URL_PARTS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):(?://(?P<authority>[^/?#]*))?(?P<rest>.*)", re.DOTALL).fullmatch
 _HOST_NAME = re.compile(r"(?:[a-z0-9-]+\.)+[a-z]{2,63}").fullmatch  # labels of letters, digits and `-`; a top level of letters
@@ -346,6 +351,18 @@ def link_key(url: str) -> str:
 
 
 # -- texts and lists ---------------------------------------------------------------------------
+
+# A terminal's escape sequences (CSI, as `ESC [ 31 m`, and OSC, as `ESC ] 8 ;; url BEL`; a lone ESC and the next
+# character otherwise; the one-byte CSI): taken out whole, so that no `[31m` is left behind.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -~]?|\x9b[0-?]*[ -/]*[@-~]")
+_UNSEEN = re.compile(f"[{_UNSEEN_CLASS}]")
+
+
+def visible(text: str) -> str:
+    """`text` without terminal escape sequences and without the characters no one sees or that reorder what follows
+    (`_UNSEEN_CLASS`: controls but white space, bidi controls, zero-width characters); its white space as it was."""
+    return _UNSEEN.sub("", _ESCAPES.sub("", text)) if not text.isprintable() else text
+
 
 _TEXT_FIELDS: Final = ("title", "abstract", "proceeding")
 _LIST_FIELDS: Final = ("authors", "tasks", "methods")

@@ -1,7 +1,7 @@
 """The archive's serving form, written as its papers stream in: what every server maps at start instead of building.
 
 For each paper the build keeps (`ServingWriter.add`), in order: its paper columns (`index.mapped`, as
-`index.archive_layer` reads them), its abstract, and its search document, handed to tantivy's indexing threads at once
+`index.mapped_archive` reads them), its abstract, and its search document, handed to tantivy's indexing threads at once
 (they index on both cores while this thread reads the next rows). What needs every paper (the arXiv id and slug keys,
 sorted; the repositories' paper lists) is written at the end, from a few compact arrays.
 
@@ -26,7 +26,6 @@ import orjson
 from papercode.core.days import year_of
 from papercode.core.ids import paper_key
 from papercode.core.names import title_key
-from papercode.index.archive_layer import ARCHIVE_BASE, ARCHIVED, COLUMNS, KEY_COLUMNS, REPO_COLUMNS, SEARCH
 from papercode.index.columns import ordered_links
 from papercode.index.fields import (
     NONE,
@@ -42,6 +41,7 @@ from papercode.index.fields import (
     readers,
 )
 from papercode.index.mapped import ColumnWriter, FileFacts, PackedWriter, file_facts
+from papercode.index.mapped_archive import ARCHIVE_BASE, ARCHIVED, COLUMNS, KEY_COLUMNS, REPO_COLUMNS, SEARCH
 from papercode.index.search_documents import INDEXED_LIST_SEPARATOR, SearchDocument
 from papercode.index.search_schema import LOCK_FILES
 from papercode.index.search_writer import IndexWriting
@@ -238,7 +238,7 @@ class ServingWriter:
         return added
 
     def _write_repositories(self) -> None:
-        """Each repository's papers, official first, then by paper key; the names sorted (`ArchiveLayer.papers_for_repo`)."""
+        """Each repository's papers, official first, then by paper key; the names sorted (`MappedArchive.papers_for_repo`)."""
         names = sorted(self._repo_names, key=self._repo_names.__getitem__)  # by number
         keys = self._keys
         entries = sorted(

@@ -30,12 +30,15 @@ if TYPE_CHECKING:
 def add_parser(subparsers: Any) -> dict[str, argparse.ArgumentParser]:
     """Add `archive build`, `archive fetch` and `archive verify` to papercode's subcommands
     (`parser.add_subparsers(...)`); returns their parsers by command, for the settings that apply to them."""
-    archive = subparsers.add_parser("archive", help="build records from the Papers-with-Code archive (or fetch it from Hugging Face)")
+    archive = subparsers.add_parser(
+        "archive", help="build the Papers-with-Code archive into its serving form (or fetch it from Hugging Face)"
+    )
     actions = archive.add_subparsers(dest="archive_command", required=True, metavar="{build,fetch,verify}")
     build = actions.add_parser(
         "build",
         help="build the archive from local files",
-        description="Build Code-with-Papers records from the Papers-with-Code archive: the Hugging Face mirror's parquet files "
+        description="Build the Papers-with-Code archive into the form every papercode serve --archive maps (its columns, keys "
+        "and search index, in a build directory of its own), from the Hugging Face mirror's parquet files "
         "(<dataset>/data/train-*.parquet, or copies made through pandas) or the original JSON dumps (.json, .json.gz), in any mix. "
         "Each file's table is told by its columns: papers-with-abstracts and links-between-papers-and-code, and optionally "
         "evaluation-tables, methods and datasets (the leaderboards get_leaderboard and describe answer from).",
@@ -77,7 +80,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
     try:
         sources, commit_dates = _fetched(command, settings) if args.archive_command == "fetch" else (list(args.sources), {})
-        summary = build_archive(sources, settings.archive_dir, snapshot=settings.snapshot, commit_dates=commit_dates)
+        summary = build_archive(sources, settings.archive_dir, data_date=settings.data_date, commit_dates=commit_dates)
     except (Exception, KeyboardInterrupt) as exc:
         failed = _failure(command, exc)
         if failed is None:
@@ -132,8 +135,8 @@ def _failure(command: str, exc: BaseException) -> _Failed | None:
 
 def verify(archive_dir: Path) -> int:
     """`papercode archive verify`: every file of the current build against its size and sha256; the exit code."""
-    from papercode.index.archive_layer import ArchiveUnavailable, open_archive
     from papercode.index.mapped import verify as verify_files
+    from papercode.index.mapped_archive import ArchiveUnavailable, open_archive
 
     try:
         archive = open_archive(archive_dir)
@@ -163,7 +166,7 @@ def print_summary(summary: BuildSummary, chosen: RealPath) -> None:
     out = sys.stdout.write
     through = f", given as {chosen.given}" if str(chosen.given) != str(summary.archive_dir) else ""
     out(f"archive: {summary.archive_dir}, build {summary.build_id} ({summary.bytes_written / 1e6:,.1f} MB{through})\n")
-    out(f"snapshot: {summary.snapshot} ({summary.snapshot_basis})\n")
+    out(f"snapshot: {summary.data_date} ({summary.data_date_basis})\n")
     out(
         f"papers: {summary.papers:,} written ({summary.papers_from_abstracts:,} from {summary.paper_rows:,} papers rows, "
         f"{summary.papers_from_links:,} named only by links)\n"

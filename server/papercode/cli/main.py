@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import faulthandler
 import gc
 import logging
 import os
@@ -40,6 +41,7 @@ from papercode.verified.sources import LocalClones, SourceFetcher
 from papercode.verified.store import WRITING_PREFIX, CodeStore
 
 from . import archive as archive_command
+from . import memory
 from .failure import fail
 from .hostconfig import HOSTS, snippet
 from .progress import LoadProgress, MaterializeProgress
@@ -113,8 +115,16 @@ def gc_policy() -> None:
     gc.set_threshold(100_000, 50, 100)
 
 
+def fatal_signals_logged() -> None:
+    """A death Python cannot catch leaves its tracebacks on stderr, not nothing: above all SIGBUS, when a file of the
+    archive a server maps is cut short under it (docs/archive.md). Not over a handler already on (pytest's)."""
+    if not faulthandler.is_enabled():
+        faulthandler.enable(file=2, all_threads=True)  # fd 2 itself: sys.stderr may be a wrapper
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     gc_policy()
+    fatal_signals_logged()
     args = build_parser().parse_args(argv)
     command = f"archive {args.archive_command}" if args.command == "archive" else args.command
     try:
@@ -232,10 +242,15 @@ def build_live_server(settings: Settings, auth: tuple[StaticTokens, AuthSettings
     def announce(stage: Stage, seconds: float) -> None:  # what is ready, on stderr beside the startup line
         sys.stderr.write(f"papercode: {ready_line(stage, seconds)}\n")
 
+    async def give_memory_back(_: object) -> None:  # the corpus replaced (or the one that failed) is gone by now
+        await anyio.to_thread.run_sync(memory.return_free_memory)
+
     live.on_stage(announce)
-    server = build_server(live, verified_code(settings), auth=auth, ready_timeout=settings.ready_timeout)
+    server = build_server(live, verified_code(settings), auth=auth, ready_timeout=settings.ready_timeout, views=not settings.no_views)
     live.on_swap(server.notify_corpus_changed)
     live.on_failure(server.notify_reload_failed)
+    live.on_swap(give_memory_back)
+    live.on_failure(give_memory_back)
     return server, live
 
 
@@ -278,6 +293,7 @@ def _serve(settings: Settings) -> int:
     except StartupError as error:
         return fail(str(error))
     auth = (StaticTokens(tokens), auth_for(url_of(sock, settings.transport))) if sock is not None and tokens else None
+    memory.fix_mapping_threshold()
     server, live = build_live_server(settings, auth)
     if sock is not None:
         add_health_route(server, live.health)
@@ -344,7 +360,7 @@ def check(settings: Settings) -> int:
             out(f"archive: {corpus.archive_note}\n")
         else:
             out(
-                f"archive: build {archive.build_id} ({len(archive):,} papers, data of {archive.manifest.snapshot}), {settings.archive_dir.shown}\n"
+                f"archive: build {archive.build_id} ({len(archive):,} papers, data of {archive.manifest.data_date}), {settings.archive_dir.shown}\n"
             )
     _print_grouped(
         ((problem.severity, problem.code), f"{problem.where()}: {problem.reason}") for problem in [*report.problems, *store.problems]

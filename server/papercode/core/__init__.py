@@ -1,1 +1,1 @@
-"""Shared types every layer uses: identifiers, errors, the record schema, load reports, limits and cursors."""
+"""Types and rules every layer shares: ids, errors, the record schema, orders, load reports, limits, cursors, scratch files."""

@@ -3,14 +3,19 @@
 `parse_value` reads the number out of a value as it was entered (`88.5`, `88.5%`, `1.2M`, `12.3 ± 0.4`, `1,024`);
 a value it cannot read (`-`, `n/a`, a word) is None: answers show it as given and rank it last.
 
-`lower_is_better` is the one table of metric names whose smaller values are better (errors, losses, distances,
-times...): every other metric is ranked higher-is-better. A name matches when one of its words, or a run of its
-words, is in the table; case, punctuation and parentheses do not matter (`Top-1 Error Rate`, `FID (50k)`,
-`Inference Time (ms)`, `bits/dim`).
+`lower_is_better` decides which way a metric is better from its name, by the one table of words here: a server asks
+it when it answers (never a build), so a change to the table ranks every build right without a rebuild. A name is
+read up to its condition (`TPR@FPR=1%`, `FPR at 95% TPR`: what follows `@` or the word `at` says where it was
+measured, not what). Higher is better when a word or run of words of `HIGHER_IS_BETTER` is in it (a reduction, a
+speedup, a throughput, a rate free of something: `Error reduction (%)`, `Latency speedup`, `Error-free rate`); else
+lower is better when one of `LOWER_IS_BETTER` is (errors, losses, distances, times, costs, average ranks, false
+positive and collision rates, memory), or its unit is a time or a size (`Speed (ms)`, `(GB)`); higher otherwise.
+Case, punctuation and parentheses do not matter (`Top-1 Error Rate`, `FID (50k)`, `Inference Time (ms)`, `bits/dim`).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Final
@@ -72,15 +77,40 @@ LOWER_IS_BETTER: Final = frozenset(
         "gflops",
         "macs",
         "model size",
-        # ranks (a smaller rank is better)
+        "memory",
+        # ranks (a smaller rank is better; `Rank-1` alone is an accuracy)
         "mean rank",
         "median rank",
+        "average rank",
+        "avg rank",
+        "average ranking",
         "medr",
         "meanr",
+        # how often it goes wrong
+        "fpr",
+        "fpr95",
+        "false positive rate",
+        "false positives",
+        "false negative rate",
+        "fnr",
+        "false alarm rate",
+        "collision",
+        "collisions",
+        "collision rate",
     }
 )
-_LONGEST: Final = max(len(entry.split()) for entry in LOWER_IS_BETTER)
+# Whole words (or runs of words) that make a metric higher-is-better whatever else it names: how much of a cost was
+# saved (`Error reduction`, `Latency speedup`, `Speedup over runtime`), work per time (`Throughput (images/time)`), or
+# how often something bad did not happen (`Error-free rate`).
+HIGHER_IS_BETTER: Final = frozenset({"reduction", "speedup", "speed up", "throughput", "free", "improvement", "gain"})
+_LONGEST: Final = max(len(entry.split()) for entry in LOWER_IS_BETTER | HIGHER_IS_BETTER)
 _WORDS = re.compile(r"[a-z0-9]+")
+_CONDITION = re.compile(r"@|\bat\b", re.IGNORECASE)  # what follows says where a metric was measured (`TPR@FPR=1%`)
+# A unit of time or size, alone in parentheses or per something (`(ms)`, `(ms/image)`, `(GB)`): not `(MS-COCO)`.
+_COST_UNIT = re.compile(
+    r"\(\s*(?:ms|msec|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|kb|mb|gb|tb|kib|mib|gib|bytes)\s*(?:[/)]|per\b)",
+    re.IGNORECASE,
+)
 
 # A number as typed: a sign, digits (thousands separated by commas, or not), a fraction, an exponent; then an
 # optional magnitude (k, M, B, G, T) and percent sign; then nothing, or something that does not continue the number
@@ -118,12 +148,23 @@ def parse_value(value: object) -> float | None:
     return number if math.isfinite(number) else None
 
 
+@functools.lru_cache(maxsize=1 << 14)  # every answer of a board asks it of a few names
 def lower_is_better(name: str) -> bool:
-    """Whether smaller values of the metric `name` are better (`LOWER_IS_BETTER`); higher is better otherwise."""
-    words = _WORDS.findall(name.lower())
+    """Whether smaller values of the metric `name` are better (see the module's docstring); higher is better otherwise."""
+    measured = _CONDITION.split(name, maxsplit=1)[0]
+    if not _WORDS.search(measured.lower()):  # nothing before its condition: the name as a whole
+        measured = name
+    words = _WORDS.findall(measured.lower())
+    if _names_one_of(words, HIGHER_IS_BETTER):
+        return False
+    return _names_one_of(words, LOWER_IS_BETTER) or _COST_UNIT.search(measured) is not None
+
+
+def _names_one_of(words: list[str], table: frozenset[str]) -> bool:
+    """Whether one of `words`, or a run of them, is in `table`."""
     for size in range(1, _LONGEST + 1):
         for start in range(len(words) - size + 1):
-            if " ".join(words[start : start + size]) in LOWER_IS_BETTER:
+            if " ".join(words[start : start + size]) in table:
                 return True
     return False
 

@@ -27,7 +27,7 @@ import anyio.to_thread
 from papercode.core.errors import QueryError
 from papercode.core.load_report import without_paths
 
-from .stages import Corpus, Stage
+from .stages import NOT_SERVED, Corpus, Stage
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,8 @@ class LiveCorpus:
         self._on_stage: list[Callable[[Stage, float], None]] = []
         self.last_error: str | None = None
         self.load_error: str | None = None  # why the first load stopped short (no paths); cleared by a reload that succeeds
-        self.reloads = 0
+        self.reloads = 0  # reloads swapped in
+        self.failed_reloads = 0
 
     # -- what is ready ------------------------------------------------------------------------------
 
@@ -168,12 +169,18 @@ class LiveCorpus:
         raise self.not_ready(need)
 
     def health(self) -> dict[str, object]:
-        """What `GET /healthz` says: readiness and counts only (no paths, no corpus details)."""
+        """What `GET /healthz` says: readiness and counts only (no paths, no corpus details). "degraded": complete, and
+        serving what it served before the last reload, which failed."""
         stage = self._stage
-        complete = stage is not None and stage.corpus.search is not None
+        if stage is not None and stage.corpus.search is not None:
+            status = "ok" if self.last_error is None else "degraded"
+        else:
+            status = "failed" if self.load_error is not None else "loading"
         return {
-            "status": "ok" if complete else "failed" if self.load_error is not None else "loading",
+            "status": status,
             "papers": len(stage.corpus.index.papers) if stage is not None else 0,
+            "reloads": self.reloads,
+            "failed_reloads": self.failed_reloads,
             "last_reload_error": self.last_error,
             **({"load_error": self.load_error} if self.load_error is not None else {}),
         }
@@ -243,8 +250,7 @@ class LiveCorpus:
             except Exception as exc:  # keep serving the old corpus whatever went wrong
                 failure: str | None = f"{type(exc).__name__}: {exc}"
             else:
-                fatal = [p for p in fresh.index.report.problems if p.code in _FATAL_CODES] if fresh is not None else []
-                failure = "; ".join(f"{p.path}: {p.reason}" for p in fatal) or (None if fresh is not None else "no complete corpus")
+                failure = "no complete corpus" if fresh is None else self._why_not_served(fresh)
             if failure is None and fresh is not None:
                 self._advance(Stage("complete", fresh, None))
                 self.last_error = self.load_error = None
@@ -253,11 +259,26 @@ class LiveCorpus:
             else:
                 log.error("reload failed, still serving the previous index: %s", failure)  # the operator's log: paths in full
                 self.last_error = failure = self._shown(failure or "", fresh)  # what /healthz and clients see: none
+                self.failed_reloads += 1
         if failure is None and fresh is not None:
             await _tell(self._on_swap, fresh)
         else:
             await _tell(self._on_failure, failure or "")
         return failure is None
+
+    def _why_not_served(self, fresh: Corpus) -> str | None:
+        """Why `fresh` must not replace what is served (None: it may): the records could not be read at all, or the
+        archive being served could not be opened again. Either would drop what the server serves and call it a success."""
+        fatal = [problem for problem in fresh.index.report.problems if problem.code in _FATAL_CODES]
+        if fatal:
+            return "; ".join(f"{problem.path}: {problem.reason}" for problem in fatal)
+        served = self._stage.corpus.archive if self._stage is not None else None
+        if served is not None and fresh.archive is None:
+            reason, _, next_step = (fresh.archive_note or "").partition(". Next: ")
+            reason = reason.removeprefix(NOT_SERVED) or "it is no longer served"
+            failure = f"the archive could not be opened again ({reason}); its build {served.build_id} is still served"
+            return f"{failure}. Next: {next_step}" if next_step else failure
+        return None
 
     def _shown(self, failure: str, fresh: Corpus | None) -> str:
         """`failure` as anyone outside may read it: records directories by name, no absolute path."""

@@ -45,7 +45,7 @@ from papercode import __version__
 from papercode.core import scratch
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport
-from papercode.index.archive_layer import current_build_id
+from papercode.index.mapped_archive import current_build_id
 from papercode.index.paper_index import PaperIndex
 from papercode.index.search import SearchEngine, SearchFile
 from papercode.index.search_schema import ENGINE_VERSION

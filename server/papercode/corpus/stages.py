@@ -4,7 +4,7 @@
 records are built, and the corpus is handed over twice: as soon as keyed lookups work (the
 search index is still being built, in another process for a large corpus), then complete.
 An intact snapshot of other records (they changed since) is served meanwhile, marked stale.
-With an archive, each stage of the records is laid over it (`index.layers`, `index.overlay`): the archive is opened,
+With an archive, each stage of the records is laid over it (`index.overlaid`, `index.overlay`): the archive is opened,
 never built, and an archive that cannot be served leaves the records served alone, with the reason (`archive_note`).
 This is the only module that composes a `Corpus` from its parts.
 """
@@ -22,9 +22,9 @@ from papercode.core.holds import hold
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport, ProgressCallback
 from papercode.core.paging import Pager
-from papercode.index.archive_layer import ArchiveLayer, ArchiveUnavailable, current_build_id, open_archive
-from papercode.index.layers import LayeredIndex, compose
-from papercode.index.overlay import LayeredSearch, OverlayProblem
+from papercode.index.mapped_archive import ArchiveUnavailable, MappedArchive, current_build_id, open_archive
+from papercode.index.overlaid import OverlaidIndex, compose
+from papercode.index.overlay import OverlaidSearch, OverlayProblem
 from papercode.index.paper_index import PaperIndex
 from papercode.index.ranking import Ranking
 from papercode.index.search import SearchEngine
@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 
 
 ARCHIVE_NEXT = "run `papercode archive fetch` (downloads it) or `papercode archive build SOURCE...` (from files you have)"
+NOT_SERVED = "the archive is not served: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,9 +57,9 @@ class Corpus:
         return cls(index=index, search=search, pager=Pager(index.fingerprint), records_key=records_key, archive_note=archive_note)
 
     @property
-    def archive(self) -> ArchiveLayer | None:
+    def archive(self) -> MappedArchive | None:
         """The archive served beneath the records, if any."""
-        return self.index.archive if isinstance(self.index, LayeredIndex) else None
+        return self.index.archive if isinstance(self.index, OverlaidIndex) else None
 
     @classmethod
     def load(
@@ -126,7 +127,7 @@ def open_stages(
 class _Archive:
     """The archive asked for, as a start found it: opened, or why not; and the build `current` named."""
 
-    layer: ArchiveLayer | None = None
+    mapped: MappedArchive | None = None
     note: str | None = None
     build_id: str | None = None
 
@@ -137,14 +138,12 @@ def _open_archive(archive_dir: Path | None) -> _Archive | None:
         return None
     build_id = current_build_id(archive_dir)
     try:
-        layer = open_archive(archive_dir)
+        mapped = open_archive(archive_dir)
     except ArchiveUnavailable as exc:
-        note = f"the archive is not served: {exc}. Next: {ARCHIVE_NEXT}"
-        log.warning("%s", note)
-        return _Archive(None, note, build_id)
-    log.info("archive build %s opened (%d papers)", layer.build_id, len(layer))
+        return _Archive(None, _not_served(exc), build_id)
+    log.info("archive build %s opened (%d papers)", mapped.build_id, len(mapped))
     hold("archive-opened")
-    return _Archive(layer, None, layer.build_id)
+    return _Archive(mapped, None, mapped.build_id)
 
 
 def over_archive(records: Corpus, archive: _Archive | None) -> Corpus:
@@ -153,19 +152,24 @@ def over_archive(records: Corpus, archive: _Archive | None) -> Corpus:
     if archive is None:
         return records
     key = None if records.records_key is None else snapshot.with_archive(records.records_key, archive.build_id)
-    if archive.layer is None:
+    if archive.mapped is None:
         return replace(records, records_key=key, archive_note=archive.note)
-    index = compose(records.index, archive.layer)
+    index = compose(records.index, archive.mapped)
     search = None
     if records.search is not None:
-        assert isinstance(index, LayeredIndex) and index.ordinals is not None and isinstance(records.search, SearchEngine)
+        assert isinstance(index, OverlaidIndex) and index.ordinals is not None and isinstance(records.search, SearchEngine)
         try:
-            search = LayeredSearch(archive.layer, records.index, records.search, index.ordinals)
+            search = OverlaidSearch(archive.mapped, records.index, records.search, index.ordinals)
         except OverlayProblem as exc:
-            note = f"the archive is not served: {exc}"
-            log.warning("%s", note)
-            return replace(records, records_key=key, archive_note=note)
+            return replace(records, records_key=key, archive_note=_not_served(exc))
     return Corpus.compose(index, search, key)
+
+
+def _not_served(problem: ArchiveUnavailable) -> str:
+    """The note a corpus without the archive asked for carries (logged here once)."""
+    note = f"{NOT_SERVED}{problem}. Next: {problem.next_step or ARCHIVE_NEXT}"
+    log.warning("%s", note)
+    return note
 
 
 def _stages(
@@ -203,7 +207,7 @@ def _stages(
             yield Stage("keyed", corpus, None)
         else:
             yield Stage("complete", corpus, None)  # served first; the snapshot is written when the caller asks for more
-            assert isinstance(corpus.search, SearchEngine)  # the records' own: a layered one is never snapshotted
+            assert isinstance(corpus.search, SearchEngine)  # the records' own: an overlaid one is never snapshotted
             snapshot.save(path, key, corpus.index, corpus.search)
 
 

@@ -1,2 +1,5 @@
-"""The MCP and transport edge: tools, resources and prompts over `answers`, stdio and HTTP serving, client notices,
-stderr logs, and the workarounds of the SDK and uvicorn (`compat`)."""
+"""Everything that speaks MCP or HTTP: tools, resources and prompts over `answers`, stdio and HTTP serving.
+
+Here too: what clients are told (`notices`), stderr logs, the errors the SDK raises given papercode's shape, and the
+workarounds of the SDK and uvicorn, one module each (`compat`).
+"""

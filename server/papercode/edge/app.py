@@ -4,7 +4,7 @@ Each handler validates nothing itself: it calls one function in `answers` and tu
 into compact JSON (text) plus structured content. Errors are shaped once, in `server`: every tool
 error the model reads starts with a machine code and ends with the next step. One module per
 concern: `server` (the server class), `tools`, `resources`, `prompt_handlers`, `completion_handlers`, `schema`
-(what tools/list shows).
+(what tools/list shows), `views` (the MCP Apps views).
 """
 
 from __future__ import annotations
@@ -22,11 +22,13 @@ from papercode.corpus.reload import LiveCorpus
 from papercode.verified.materialize import VerifiedCode
 from papercode.verified.store import CodeStore
 
+from .compat.handshake_extensions import handshake_extensions
 from .completion_handlers import register_completions
 from .prompt_handlers import register_prompts
 from .resources import register_resources
 from .server import READY_TIMEOUT_SECONDS, CorpusSource, PapercodeServer
 from .tools import PapercodeTools
+from .views import tool_meta, views_extension
 
 INSTRUCTIONS = (
     "papercode answers from an offline corpus of Code-with-Papers records: papers (Papers-with-Code archive) "
@@ -53,10 +55,13 @@ def build_server(
     *,
     auth: tuple[TokenVerifier, AuthSettings] | None = None,
     ready_timeout: float = READY_TIMEOUT_SECONDS,
+    views: bool = True,
 ) -> PapercodeServer:
     """The papercode MCP server answering from whatever corpus `source` returns, with verified
-    code from `code` (by default none is stored and nothing is fetched)."""
+    code from `code` (by default none is stored and nothing is fetched), and the MCP Apps views unless `views` is
+    False (`--no-views`)."""
     verifier, auth_settings = auth if auth else (None, None)
+    extensions = [views_extension()] if views else []
     server = PapercodeServer(
         "papercode",
         title=TITLE,
@@ -68,11 +73,14 @@ def build_server(
         auth=auth_settings,
         live=source if isinstance(source, LiveCorpus) else None,
         ready_timeout=ready_timeout,
+        extensions=extensions,
     )
+    if extensions:  # a handshake-era client sees them too
+        server.middleware.append(handshake_extensions({extension.identifier: extension.settings() for extension in extensions}))
     verified = code or VerifiedCode(CodeStore(None))
     server.client_log.greeting = lambda: overview.load_notice(source(), verified.store.problems)
     server.background.append(verified.keep_current)
-    PapercodeTools(source, verified, server.readiness).register(server)
+    PapercodeTools(source, verified, server.readiness).register(server, tool_meta() if views else None)
     register_resources(server, source, verified)
     register_prompts(server, source)
     register_completions(server, source)

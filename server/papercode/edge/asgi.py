@@ -1,4 +1,4 @@
-"""Raw ASGI messages, as the HTTP layers in front of the SDK's app read and write them: a request's body read and
+"""Raw ASGI messages, as the HTTP middleware in front of the SDK's app reads and writes them: a request's body read and
 replayed, the JSON-RPC requests in it, a header, and a `send` that closes the connection after its response."""
 
 from __future__ import annotations

@@ -9,7 +9,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 Health = Callable[[], Mapping[str, object]]
-"""What `/healthz` answers: `{"status": "ok" | "loading" | "failed", …}` (200 when ok, else 503)."""
+"""What `/healthz` answers: `{"status": "ok" | "degraded" | "loading" | "failed", …}` (200 while it serves the
+complete corpus: ok, or degraded when the last reload failed and the corpus before it still serves; else 503)."""
+SERVING = frozenset({"ok", "degraded"})
 
 
 def add_health_route(server: MCPServer, health: Health) -> None:
@@ -18,4 +20,4 @@ def add_health_route(server: MCPServer, health: Health) -> None:
     @server.custom_route("/healthz", methods=["GET"])  # type: ignore[untyped-decorator]  # the SDK leaves it untyped
     async def healthz(request: Request) -> Response:
         answer = dict(health())
-        return JSONResponse(answer, status_code=200 if answer.get("status") == "ok" else 503)
+        return JSONResponse(answer, status_code=200 if answer.get("status") in SERVING else 503)

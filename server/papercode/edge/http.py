@@ -1,6 +1,6 @@
 """Serving the MCP server over HTTP (streamable HTTP or SSE) with uvicorn, safe to expose to a team.
 
-The SDK's app is served behind papercode's layers, outermost first, each a workaround of `compat` (whose docstring
+The SDK's app is served behind papercode's middleware, outermost first, each a workaround of `compat` (whose docstring
 says what it works around and what would let it go):
 
 - `quiet_after_answer`: an error raised after the answer went out is one line in the log;
@@ -49,7 +49,7 @@ def url_of(sock: socket.socket, transport: str) -> str:
 
 
 def guarded(app: ASGIApp, settings: Settings, auth: Auth | None) -> ASGIApp:
-    """`app` behind the checks that come before any layer reads a request: its token (with `auth`, the
+    """`app` behind the checks that come before any middleware reads a request: its token (with `auth`, the
     verifier and settings `build_server` gave the SDK), then the time its body may take."""
     timed = BodyTimeout(app)
     if auth is None:

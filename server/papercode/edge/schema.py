@@ -12,11 +12,13 @@ from mcp.types import Tool
 
 
 def compact_tool(tool: Tool) -> Tool:
-    """`tool` as listed: its description on one line, its input and output schemas compacted."""
+    """`tool` as listed: its description on one line, its input and output schemas compacted; the input schema closed
+    (`additionalProperties: false`: a call with an argument the tool does not take is refused, `guesses`), so a host
+    that validates catches a misnamed argument first."""
     return tool.model_copy(
         update={
             "description": " ".join((tool.description or "").split()),
-            "input_schema": compact_schema(tool.input_schema),
+            "input_schema": compact_schema(tool.input_schema) | {"additionalProperties": False},
             "output_schema": compact_schema(rooted(tool.output_schema), output=True),
         }
     )

@@ -3,7 +3,8 @@
 - tools/list shows each tool compacted (`schema.compact_tool`), listed once per set of tools;
 - a tool error reads `<code>: … Next: …` instead of `Error executing tool …`; an unknown tool, a prompt's mistaken
   arguments and an overlong resource URI are protocol errors (invalid params), before anything is called
-  (`compat.unknown_tool`, `compat.prompt_arguments`, `compat.resource_uri_length`);
+  (`compat.unknown_tool`, `compat.prompt_arguments`, `compat.resource_uri_length`); an argument a tool does not take
+  is refused, not dropped as the SDK would; both name the nearest names and the call to make (`guesses`);
 - a call that arrives while the live corpus is loading waits for what it needs (bounded, with progress);
 - connected clients hear about reloads the way each protocol era allows (`notices`).
 """
@@ -37,6 +38,7 @@ from .compat.prompt_arguments import check_prompt_arguments
 from .compat.resource_uri_length import check_uri_length
 from .compat.set_level import SetLevelRoute
 from .compat.unknown_tool import unknown_tool
+from .guesses import unknown_arguments, unknown_tool_message
 from .notices import ClientLog
 from .schema import compact_tool
 
@@ -95,7 +97,7 @@ class PapercodeServer(MCPServer):
         self.ready_timeout = ready_timeout
         self.background: list[Callable[[], Coroutine[Any, Any, None]]] = []  # run while serving (`running`), e.g. keeping `stored` current
         self._listed: list[Tool] | None = None  # tools/list as the model sees it; rebuilt when the tools change
-        self._tool_names: frozenset[str] = frozenset()
+        self._takes: dict[str, tuple[str, ...]] = {}  # each listed tool's arguments, in its schema's order
 
     # -- tools/list and what it names -------------------------------------------------------------
 
@@ -110,14 +112,15 @@ class PapercodeServer(MCPServer):
     async def list_tools(self) -> list[Tool]:
         if self._listed is None:
             self._listed = [compact_tool(tool) for tool in await super().list_tools()]
-            self._tool_names = frozenset(tool.name for tool in self._listed)
+            self._takes = {tool.name: tuple(tool.input_schema.get("properties", {})) for tool in self._listed}
         return list(self._listed)
 
-    async def is_tool(self, name: str) -> bool:
-        """Whether tools/list names `name` (the SDK would answer an unknown name with a failed call)."""
+    async def tools_taking(self) -> dict[str, tuple[str, ...]]:
+        """Each tool tools/list names, with the arguments its input schema lists (the SDK would answer an unknown name
+        with a failed call, and drop an argument a tool does not take)."""
         if self._listed is None:
             await self.list_tools()
-        return name in self._tool_names
+        return self._takes
 
     # -- readiness --------------------------------------------------------------------------------
 
@@ -194,8 +197,12 @@ class PapercodeServer(MCPServer):
     # -- calls ------------------------------------------------------------------------------------
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
-        if not await self.is_tool(name):
-            raise unknown_tool(name)
+        tools = await self.tools_taking()
+        if name not in tools:
+            raise unknown_tool(unknown_tool_message(name, arguments or {}, tools))
+        refused = unknown_arguments(name, tools[name], arguments or {})
+        if refused is not None:  # seen here, in the raw arguments: the SDK's validation drops what a tool does not take
+            return _failed(refused)
         try:
             if self.live is not None and self.live.state != "complete":
                 await self._ready(TOOL_NEEDS.get(name, "index"), context)
@@ -218,7 +225,8 @@ class PapercodeServer(MCPServer):
 
     async def read_resource(self, uri: Any, context: Context | None = None) -> Any:
         check_uri_length(uri)
-        await self._ready_or_refuse("search" if str(uri).startswith("paper://") else "index", context)  # paper:// has the abstract
+        if not str(uri).startswith("ui://"):  # a view is static: it never waits for the corpus
+            await self._ready_or_refuse("search" if str(uri).startswith("paper://") else "index", context)  # paper:// has the abstract
         contents = await super().read_resource(uri, context)
         if isinstance(contents, list):
             contents.extend(_verified_code(contents))

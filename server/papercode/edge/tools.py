@@ -7,8 +7,8 @@ and answer on the event loop: a hop to a worker thread and back costs more than 
 docs/decisions/stdio-edge.md). They are get_harvested_code_for_paper (its `stored` flags come from the
 hashes the code store holds in memory, `CodeStore.holds`, once its start-up scan is done; before, they are a file
 check per showable sample, so the call runs in a worker thread), get_paper (its abstract is a slice of the abstracts file kept beside the
-full-text index, a memory map: a few microseconds),
-find_papers_for_repo, corpus_stats (unless the code store has bad files to look at again: then in a worker thread), and
+full-text index, a memory map: a few microseconds), both when an id names the paper (a title is a search of the
+index: in a worker thread), find_papers_for_repo, corpus_stats (unless the code store has bad files to look at again: then in a worker thread), and
 the first page of list_samples_by_status, describe and an unfiltered get_leaderboard (a page of a board's stored
 order, mapped). What can take longer runs in a
 worker thread: search_papers (a plain function, which the SDK runs in one), a later page of list_samples_by_status
@@ -19,7 +19,7 @@ board), and get_code's store reads and downloads (for a list of hashes, side by 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, NamedTuple
 
 import anyio.to_thread
@@ -66,25 +66,43 @@ def _each(read: Callable[[object], object]) -> Callable[[object], object]:
     return lambda value: [read(item) for item in value] if isinstance(value, list) else read(value)
 
 
+def _several(values: checks.SeveralValues, item: Callable[[object], object] | None = None, *, optional: bool = False) -> BeforeValidator:
+    """How an argument that takes several values is read: each item as `item` reads it, then `values.read` (a JSON list,
+    or a comma-separated string of ids); a bad one is refused naming both forms. Null is an optional one left out."""
+    each = _each(item) if item is not None else None
+
+    def read(value: object) -> object:
+        if value is None and optional:
+            return None
+        return values.read(each(value) if each is not None else value)
+
+    return BeforeValidator(read)
+
+
+# The one schema shape of an argument that takes several values: a string (comma-separated) or a list of strings.
+Several = str | list[str]
+SEVERAL = "; several: a list or comma-separated"
 _ID_TEXT = "arXiv id in any form (1902.04094, arXiv:1902.04094v2, URL, hep-th/9901001) or paper slug"
 PaperId = Annotated[str, BeforeValidator(_id_from_number), Field(description=_ID_TEXT)]
 PaperIds = Annotated[
-    str | Annotated[list[str], Field(min_length=1, max_length=checks.MAX_PAPERS_ASKED)],
-    BeforeValidator(_each(_id_from_number)),
-    Field(description=f"{_ID_TEXT}; or a list of up to {checks.MAX_PAPERS_ASKED}"),
+    Several,
+    _several(checks.PAPERS, _id_from_number),
+    Field(description=f"{_ID_TEXT}{SEVERAL} (up to {checks.MAX_PAPERS_ASKED})"),
 ]
 Limit = Annotated[int, Field(ge=1, le=checks.MAX_LIMIT)]
 Cursor = Annotated[str | None, Field(description="From next_cursor")]
-Statuses = Annotated[
-    str | list[str],
-    Field(description=f"{STATUS_CHOICES_TEXT}; several: a list or comma-separated"),
-]
+Statuses = Annotated[Several, _several(checks.STATUSES), Field(description=f"{STATUS_CHOICES_TEXT}{SEVERAL}")]
 RepoKind = Annotated[str | None, Field(description=REPO_KIND_CHOICES_TEXT)]
 CodeHashes = Annotated[
-    str | Annotated[list[str], Field(min_length=1, max_length=checks.MAX_CODES_ASKED)],
-    BeforeValidator(_each(_text_from_number)),
-    Field(description=f"A sample's code_sha256 (16 hex), or a unique prefix of 8+; or a list of up to {checks.MAX_CODES_ASKED}"),
+    Several,
+    _several(checks.CODE_HASHES, _text_from_number),
+    Field(description=f"A sample's code_sha256 (16 hex), or a unique prefix of 8+{SEVERAL} (up to {checks.MAX_CODES_ASKED})"),
 ]
+
+
+StatusFilter = Annotated[Several | None, _several(checks.STATUSES, optional=True)]  # its description says what it keeps
+
+
 SearchQuery = Annotated[
     str, BeforeValidator(_id_from_number), Field(description="Plain words, e.g. 'bert generative in-context'; empty to browse newest first")
 ]
@@ -92,7 +110,8 @@ SearchQuery = Annotated[
 
 def reply(answer: BaseModel | dict[str, Any]) -> CallToolResult:
     """An answer as structured content and the same as compact JSON text. A dict is an answer already as shown
-    (`shaping.shown`: the keyed tools build theirs so, and skip the model and its dump)."""
+    (`shaping.shown`: the keyed tools build theirs so, and skip the model and its dump; `answers` says which tools
+    build which)."""
     structured = answer if isinstance(answer, dict) else answer.model_dump(mode="json", exclude_none=True)
     text = orjson.dumps(structured).decode()
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=structured)
@@ -147,15 +166,19 @@ class PapercodeTools:
             ToolRegistration(self.describe, "Task, method or dataset", READ_ONLY),
         ]
 
-    def register(self, server: MCPServer) -> None:
+    def register(self, server: MCPServer, meta: Mapping[str, dict[str, Any]] | None = None) -> None:
+        """Each tool added to `server`, with its `_meta` from `meta` by name (the views': `views.tool_meta`)."""
+        named = meta or {}
         for tool in self.registrations():
-            server.add_tool(tool.fn, title=tool.title, description=tool.description, annotations=tool.annotations)
+            server.add_tool(
+                tool.fn, title=tool.title, description=tool.description, annotations=tool.annotations, meta=named.get(tool.fn.__name__)
+            )
 
     async def get_harvested_code_for_paper(
         self,
         *,
         arxiv_id: PaperId,
-        status: Annotated[Statuses | None, Field(description="Only these statuses (list or comma-separated)")] = None,
+        status: Annotated[StatusFilter, Field(description=f"Only samples of this status{SEVERAL}")] = None,
         repo_kind: RepoKind = None,
         limit: Limit = 25,
         cursor: Cursor = None,
@@ -168,8 +191,10 @@ class PapercodeTools:
                 corpus, arxiv_id, status=status, repo_kind=repo_kind, limit=limit, cursor=cursor, stored=stored
             )
 
-        # Until the store has been scanned, `stored` is a file check per sample: in a worker thread.
-        return reply(answer(stored) if stored is not None else await anyio.to_thread.run_sync(answer, self.code.is_stored))
+        # Until the store has been scanned, `stored` is a file check per sample, and a title is a search: in a worker thread.
+        if stored is not None and not resolving.searches_titles(corpus, arxiv_id):
+            return reply(answer(stored))
+        return reply(await anyio.to_thread.run_sync(answer, stored or self.code.is_stored))
 
     async def list_samples_by_status(
         self,
@@ -207,7 +232,7 @@ class PapercodeTools:
         method: Annotated[str | None, Field(description="Method name, e.g. BERT")] = None,
         framework: Annotated[str | None, Field(description="pytorch, tf, jax, ...")] = None,
         has_samples: Annotated[bool | None, Field(description="Only papers with (true) or without (false) code samples")] = None,
-        status: Annotated[str | None, Field(description="Only papers with a sample of this status (several: comma-separated)")] = None,
+        status: Annotated[StatusFilter, Field(description=f"Only papers with a sample of this status{SEVERAL}")] = None,
         official_code: Annotated[bool | None, Field(description="Only papers with (true) or without (false) an official repo")] = None,
         year_from: int | None = None,
         year_to: int | None = None,
@@ -216,7 +241,8 @@ class PapercodeTools:
     ) -> Annotated[CallToolResult, models.SearchResult]:
         """Ranked full-text search of titles, abstracts, authors, tasks and methods; filters combine.
         Next: get_harvested_code_for_paper or get_paper."""
-        filters = SearchFilters(task, method, framework, has_samples, status, official_code, year_from, year_to)
+        statuses = ",".join(status) if isinstance(status, list) else status  # SearchFilters holds them comma-separated
+        filters = SearchFilters(task, method, framework, has_samples, statuses, official_code, year_from, year_to)
         return reply(queries.search_papers(self.source(), query, filters, limit, cursor))
 
     async def get_paper(self, *, paper: PaperIds) -> Annotated[CallToolResult, models.PaperAnswer]:
@@ -225,6 +251,8 @@ class PapercodeTools:
         in brief, in order. Next: get_harvested_code_for_paper."""
         corpus = self.source()
         if isinstance(paper, str):
+            if resolving.searches_titles(corpus, paper):  # a title, not an id: a search, in a worker thread
+                return reply(await anyio.to_thread.run_sync(queries.paper_detail_shown, corpus, paper))
             return reply(queries.paper_detail_shown(corpus, paper))
         # Up to 25 papers, each a lookup and its display fields decoded: in a worker thread.
         return reply(await anyio.to_thread.run_sync(queries.paper_list_shown, corpus, paper))
@@ -265,9 +293,7 @@ class PapercodeTools:
         metric: Annotated[str | None, Field(description="Default: the benchmark's first")] = None,
         order: Annotated[str | None, Field(description="asc or desc; default: the metric's direction")] = None,
         has_code: Annotated[bool | None, Field(description="Only rows with (true) or without (false) code")] = None,
-        status: Annotated[
-            str | None, Field(description="Only rows whose paper has a harvested sample of this status (several: comma-separated)")
-        ] = None,
+        status: Annotated[StatusFilter, Field(description=f"Only rows whose paper has a harvested sample of this status{SEVERAL}")] = None,
         limit: Annotated[int, Field(ge=1, le=leaderboards.MAX_ROWS)] = 10,
         cursor: Cursor = None,
     ) -> Annotated[CallToolResult, models.Leaderboard]:

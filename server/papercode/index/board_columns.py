@@ -1,14 +1,16 @@
 """The archive's leaderboards, tasks, methods and datasets as a server reads them: mapped columns, no object per row.
 
 `papercode archive build` writes them into the build's `boards/` directory (`archive.boards`) when the archive's
-evaluation tables, methods or datasets are among its sources; `ArchiveLayer` opens them when the manifest lists them.
+evaluation tables, methods or datasets are among its sources; `MappedArchive` opens them when the manifest lists them.
 The layout is declared here, once, for the writer and the reader:
 
 - tasks (`task.*`): name, description, area, parent task, paper count, their benchmarks (`task.boards`: offsets into
   the boards, which are laid out task by task) and subtasks (`task.children` offsets into `task.child`);
 - benchmarks (`board.*`): task, dataset name, dataset entity, parent benchmark (a subdataset's), their rows
   (`board.rows` offsets: rows are laid out board by board) and metrics (`board.metrics` offsets into `metric.*`);
-- metrics (`metric.*`): name, whether lower is better (`core.metrics`), where their values start (`metric.values`);
+- metrics (`metric.*`): name, where their values start (`metric.values`), and whether lower is better as the build
+  decided (`metric.lower`, which earlier servers read; a server now decides from the name, `core.metrics`, so that a
+  change to that table needs no rebuild: both orders are stored);
 - values, one per (metric, row of its board), metric by metric: the number (`value.num`, NaN when none), the text as
   typed (`value.text`, missing when not reported); and for each order (`desc`, `asc`) the board's rows best first
   (`order.<o>`: a row's place in its board), the rank at each place (`rank.<o>`, 0: unranked), and each row's place
@@ -23,7 +25,9 @@ The layout is declared here, once, for the writer and the reader:
 from __future__ import annotations
 
 import bisect
+import functools
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +35,7 @@ from typing import Final, Literal, cast
 
 import numpy as np
 
+from papercode.core.metrics import lower_is_better
 from papercode.core.names import NameKind, name_key
 
 from .mapped import ColumnProblem, FileFacts, MappedColumns
@@ -154,6 +159,7 @@ class Boards:
         self.values = len(self.num)
         self.row_code = np.frombuffer(ints["row.code"], dtype=np.uint8)
         self.row_paper = np.frombuffer(ints["row.paper"], dtype=np.int32)
+        self._lower: dict[int, bool] = {}
         self._check()
 
     def _check(self) -> None:
@@ -231,7 +237,20 @@ class Boards:
         return range(offsets[metric], offsets[metric + 1])
 
     def lower_is_better(self, metric: int) -> bool:
-        return bool(self.ints["metric.lower"][metric])
+        """Whether a board-metric ranks lower first, decided now from its name (`core.metrics`), not by its build;
+        remembered for the metrics asked (a name is decoded from its column: microseconds, where a call is tens)."""
+        lower = self._lower.get(metric)
+        if lower is None:
+            lower = self._lower[metric] = lower_is_better(self.strings["metric.name"][metric] or "")
+        return lower
+
+    @functools.cached_property
+    def repeated_task_names(self) -> frozenset[int]:
+        """The tasks whose name another task has too (a subtask named as a top-level task, a task its own subtask):
+        answers name them by their parents' names as well."""
+        names = list(self.strings["task.name"])
+        counts = Counter(names)
+        return frozenset(i for i, name in enumerate(names) if counts[name] > 1)
 
     def value(self, metric: int, local_row: int) -> tuple[str | None, float | None]:
         """(the value as typed, its number) of a row (its place in its board) for a board-metric."""
@@ -240,9 +259,11 @@ class Boards:
         return self.text[at], None if math.isnan(number) else number
 
     def ordered(self, metric: int, order: Order, start: int, stop: int) -> tuple[Sequence[int], Sequence[int]]:
-        """(the rows at places start..stop-1 of a board-metric's order, as places in the board; their ranks, 0: none)."""
-        base = self.ints["metric.values"][metric]
-        return self.order[order][base + start : base + stop], self.rank[order][base + start : base + stop]
+        """(the rows at places start..stop-1 of a board-metric's order, as places in the board; their ranks, 0: none).
+        Places past the board's rows are none: the next metric's values follow in the same columns."""
+        values = self.values_of(metric)
+        first, last = values.start + min(start, len(values)), values.start + min(stop, len(values))
+        return self.order[order][first:last], self.rank[order][first:last]
 
     def place_of(self, metric: int, order: Order, local_row: int) -> int:
         return self.place[order][self.ints["metric.values"][metric] + local_row]

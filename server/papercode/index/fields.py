@@ -12,7 +12,7 @@ made from them, in order:
 - the columns (`columns.PaperColumns`, `columns.SampleColumns`): a column a field (a paper's samples: `start` and
   `end`), and a row read from them in one step;
 - the records' build (`ingest.builder`): each field read from a record, or copied in bulk from the other process's part;
-- the archive's build and its reader (`archive.serving`, `archive_layer.ArchiveLayer`): a paper field with a `row`
+- the archive's build and its reader (`archive.serving`, `mapped_archive.MappedArchive`): a paper field with a `row`
   reader is a file of the build's `papers/` directory, as `index.mapped` writes it: `<name>` packed strings (`Text`),
   `<name>.i` int32 (`Int32`, `NONE`: none), `blob` packed bytes (`Details`); a field without one is the same for every
   archive paper: none, or the build's data date (`Interned(data_date=True)`); archive papers have no samples;

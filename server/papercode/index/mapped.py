@@ -12,13 +12,17 @@ A column is one or three files, named for what they hold:
 
 `ColumnWriter` streams them to disk (a column can grow value by value, as a build reads its rows) and returns each
 file's size and sha256, which the archive's manifest keeps: `MappedColumns` checks every size at open (a cut or
-missing file is refused at once), and `verify` checks every byte against the sha256 (the build's and `papercode
-archive verify`'s job, not a start's).
+missing file is refused at once; `check_sizes` does the same for files others read), and `verify` checks every byte
+against the sha256 (the build's and `papercode archive verify`'s job, not a start's; `first_damage` when something
+failed to read them and only a check can say whether they are damaged).
+
+A map is released as the objects reading it are: at once when nothing reads it any more, or when the last call
+still reading a column of it ends. Nothing closes a map under a reader, and none waits for a garbage collection,
+as long as no reference cycle holds a column (`index.overlaid` keeps none).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import mmap
 import operator
@@ -194,7 +198,8 @@ def _write_file(path: Path, data: bytes) -> FileFacts:
 
 
 class MappedColumns:
-    """The columns of a directory, mapped read-only. Every file the manifest lists must be there with its size."""
+    """The columns of a directory, mapped read-only. Every file the manifest lists must be there with its size:
+    `ColumnProblem` otherwise; an `OSError` that says nothing of the files (too many open files) is raised as it is."""
 
     def __init__(self, directory: Path, files: Mapping[str, FileFacts]) -> None:
         self.directory = directory
@@ -204,11 +209,10 @@ class MappedColumns:
             self._maps[name] = _map(directory / name, facts.bytes)
 
     def close(self) -> None:
-        maps, self._maps = self._maps, {}
-        for mapped in maps.values():
-            if isinstance(mapped, mmap.mmap):
-                with contextlib.suppress(BufferError):  # a view of it is still held by a column in use: it goes with that
-                    mapped.close()
+        """Let the maps go. Each is unmapped, and its descriptor closed, once no column reads it: at once for a map
+        nothing reads, when the call reading it ends for one still read. Closing a map here instead would fail for
+        one a column views (`BufferError`) and pull a `.data` file from under a call still slicing it."""
+        self._maps = {}
 
     def _get(self, file: str) -> mmap.mmap | bytes:
         try:
@@ -240,12 +244,26 @@ def _map(path: Path, size: int) -> mmap.mmap | bytes:
     """`path` mapped read-only (an empty file as b"", which mmap refuses); `ColumnProblem` unless it has `size` bytes."""
     try:
         with open(path, "rb") as stream:
-            actual = os.fstat(stream.fileno()).st_size
-            if actual != size:
-                raise ColumnProblem(f"{path.name} has {actual:,} bytes, not the {size:,} its manifest says (cut short or replaced)")
+            _check_size(path.name, os.fstat(stream.fileno()).st_size, size)
             return mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
-    except OSError as exc:
-        raise ColumnProblem(f"{path.name} cannot be read: {exc.strerror or exc}") from None
+    except FileNotFoundError:
+        raise ColumnProblem(f"{path.name} is missing") from None
+
+
+def _check_size(name: str, actual: int, size: int) -> None:
+    if actual != size:
+        raise ColumnProblem(f"{name} has {actual:,} bytes, not the {size:,} its manifest says (cut short or replaced)")
+
+
+def check_sizes(directory: Path, files: Mapping[str, FileFacts]) -> None:
+    """Every file of `files` in `directory` with its size, as `MappedColumns` checks those it maps, for files read
+    otherwise (the search index): `ColumnProblem` when one is missing or of another size."""
+    for name, facts in files.items():
+        try:
+            actual = os.stat(directory / name).st_size
+        except FileNotFoundError:
+            raise ColumnProblem(f"{name} is missing") from None
+        _check_size(name, actual, facts.bytes)
 
 
 def file_facts(path: Path) -> FileFacts:
@@ -263,12 +281,26 @@ def verify(directory: Path, files: Mapping[str, FileFacts]) -> list[str]:
     problems = []
     for name, facts in files.items():
         try:
-            found = file_facts(directory / name)
+            problem = _damage(directory, name, facts)
         except OSError as exc:
-            problems.append(f"{name}: cannot be read: {exc.strerror or exc}")
-            continue
-        if found != facts:
-            problems.append(
-                f"{name}: its bytes are not those the build wrote ({'size' if found.bytes != facts.bytes else 'sha256'} differs)"
-            )
+            problem = f"{name}: cannot be read: {exc.strerror or exc}"
+        if problem is not None:
+            problems.append(problem)
     return problems
+
+
+def first_damage(directory: Path, files: Mapping[str, FileFacts]) -> str | None:
+    """The first file of `files` that is missing or whose bytes are not those its manifest lists (None: all intact).
+    An `OSError` that says nothing of the files (too many open files, a permission) is raised: no verdict."""
+    return next((problem for name, facts in files.items() if (problem := _damage(directory, name, facts))), None)
+
+
+def _damage(directory: Path, name: str, facts: FileFacts) -> str | None:
+    """What is wrong with the bytes of file `name` (None: they are the build's)."""
+    try:
+        found = file_facts(directory / name)
+    except FileNotFoundError:
+        return f"{name}: missing"
+    if found == facts:
+        return None
+    return f"{name}: its bytes are not those the build wrote ({'size' if found.bytes != facts.bytes else 'sha256'} differs)"

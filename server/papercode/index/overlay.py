@@ -12,7 +12,9 @@ as the searcher is open (its files stay mapped), so nothing of it outlives the p
 Guards: tantivy must find the archive's index compatible and of this schema, and the commit must add one segment and
 merge none (the archive is built with few segments, so its segments never reach a merge level; a merge would not harm
 its files, only cost time): otherwise `OverlayProblem`, and the server serves the records alone, saying why. (An archive
-segment whose every paper a record replaces is dropped by the commit: that is no merge.)
+segment whose every paper a record replaces is dropped by the commit: that is no merge.) The same when the index cannot
+be read at all: its files are then checked against the manifest's sha256, and the reason says "damaged" only when that
+check finds a file that is not the build's, else what stopped it (too many open files, a permission).
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ from papercode.core import scratch
 from papercode.core.holds import hold
 
 from .abstracts import ABSTRACTS
-from .archive_layer import ARCHIVE_BASE, ArchiveLayer
-from .layers import Ordinals
+from .mapped import first_damage
+from .mapped_archive import ARCHIVE_BASE, SEARCH, UNOPENABLE_NEXT, ArchiveUnavailable, MappedArchive
+from .overlaid import Ordinals
 from .paper_index import PaperIndex
 from .ranking import Ranking
 from .search import SearchEngine
@@ -46,8 +49,9 @@ _OVERLAY_HEAP: Final = 64 << 20  # the records are few: one small segment
 _NOT_LINKED: Final = frozenset({"meta.json", ".managed.json", ABSTRACTS, *LOCK_FILES})  # copied, tantivy's own, or not tantivy's
 
 
-class OverlayProblem(RuntimeError):
-    """The archive's index cannot take an overlay (another schema or tantivy version, or it would be merged)."""
+class OverlayProblem(ArchiveUnavailable):
+    """The archive's index cannot take an overlay (damaged, another schema or tantivy version, or it would be merged),
+    or cannot be read."""
 
 
 def overlay_parent() -> Path | None:
@@ -59,32 +63,34 @@ def overlay_parent() -> Path | None:
     return _MEMORY_FILES
 
 
-class LayeredSearch(Ranking):
+class OverlaidSearch(Ranking):
     """Search over the archive's index with the records' papers laid over it (see the module docstring)."""
 
-    def __init__(self, archive: ArchiveLayer, records: PaperIndex, records_search: SearchEngine, ordinals: Ordinals) -> None:
-        self._archive, self._records_search, self._layers = archive, records_search, ordinals
+    def __init__(self, archive: MappedArchive, records: PaperIndex, records_search: SearchEngine, ordinals: Ordinals) -> None:
+        self._archive, self._records_search, self._numbering = archive, records_search, ordinals
         overlay = scratch.directory(OVERLAY_PREFIX, overlay_parent())
         try:
             self._searcher = _overlay(archive, overlay.path, records, records_search, ordinals)
+        except (OverlayProblem, OSError, ValueError) as exc:  # tantivy's errors are ValueErrors
+            raise _checked(archive, exc) from None
         finally:
             overlay.remove()  # the searcher has every file open and mapped
 
     def abstract(self, paper: int) -> str | None:
-        if paper < self._layers.records:
+        if paper < self._numbering.records:
             return self._records_search.abstract(paper)
-        if paper >= len(self._layers):
+        if paper >= len(self._numbering):
             return None
         abstracts = self._archive.abstracts
-        return None if abstracts is None else abstracts.get(self._layers.archive_paper(paper))
+        return None if abstracts is None else abstracts.get(self._numbering.archive_paper(paper))
 
     def _ordinals(self, values: list[int]) -> list[int]:
-        of_archive = self._layers.of_archive
+        of_archive = self._numbering.of_archive
         return [value if value < ARCHIVE_BASE else of_archive(value - ARCHIVE_BASE) for value in values]
 
 
 def _overlay(
-    archive: ArchiveLayer, directory: Path, records: PaperIndex, records_search: SearchEngine, ordinals: Ordinals
+    archive: MappedArchive, directory: Path, records: PaperIndex, records_search: SearchEngine, ordinals: Ordinals
 ) -> tantivy.Searcher:
     source = archive.search_dir
     archive_segments = _segments(source)
@@ -93,13 +99,11 @@ def _overlay(
             os.symlink(os.path.join(source, entry.name), directory / entry.name)
     shutil.copyfile(source / "meta.json", directory / "meta.json")
     if not tantivy.Index.is_compatible(str(directory)):
-        raise OverlayProblem(
-            "the archive's search index was written by another tantivy version. Next: rebuild it (papercode archive build)"
-        )
+        raise OverlayProblem("the archive's search index was written by another tantivy version")
     try:
         index = open_index(tantivy.Index(SCHEMA, path=str(directory)))
     except ValueError as exc:
-        raise OverlayProblem(f"the archive's search index has another schema ({exc}). Next: rebuild it (papercode archive build)") from None
+        raise OverlayProblem(f"the archive's search index has another schema ({exc})") from None
     writer = index.writer(heap_size=_OVERLAY_HEAP, num_threads=1)
     if ordinals.replaced:
         values = [ARCHIVE_BASE + a for a in sorted(ordinals.replaced)]
@@ -119,12 +123,32 @@ def _overlay(
     new = [documents for segment, documents in _segments(directory).items() if segment not in archive_segments]
     if new != ([added] if added else []):
         raise OverlayProblem(
-            f"laying the records over the archive's index merged its segments (new segments of {new} documents, not "
-            f"one of {added}). Next: rebuild the archive (papercode archive build)"
+            f"laying the records over the archive's index merged its segments (new segments of {new} documents, not one of {added})"
         )
     return searcher
 
 
 def _segments(directory: Path) -> dict[str, int]:
     """The segments of the index in `directory`, as its `meta.json` lists them: id -> documents (deleted ones too)."""
-    return {segment["segment_id"]: segment["max_doc"] for segment in orjson.loads((directory / "meta.json").read_bytes())["segments"]}
+    try:
+        return {segment["segment_id"]: segment["max_doc"] for segment in orjson.loads((directory / "meta.json").read_bytes())["segments"]}
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"meta.json lists no segments ({exc!r})") from None
+
+
+def _checked(archive: MappedArchive, failure: OverlayProblem | OSError | ValueError) -> OverlayProblem:
+    """Why the overlay failed, as a check of the search index's files against the manifest tells it: damaged when a
+    file is not the build's; else the failure itself (a guard's reason, or the error that stopped tantivy)."""
+    files = {
+        name: facts for name, facts in archive.manifest.files.items() if name.startswith(f"{SEARCH}/") and name != f"{SEARCH}/{ABSTRACTS}"
+    }
+    try:
+        damage = first_damage(archive.build, files)
+    except OSError:  # the check could not read them either: no verdict
+        damage = None
+    if damage is not None:
+        return OverlayProblem(f"the archive's build {archive.build_id} is damaged: {damage}")
+    if isinstance(failure, OverlayProblem):
+        return failure
+    reason = failure.strerror if isinstance(failure, OSError) and failure.strerror else str(failure)
+    return OverlayProblem(f"the search index of the archive's build {archive.build_id} cannot be opened: {reason}", UNOPENABLE_NEXT)

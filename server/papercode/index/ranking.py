@@ -1,9 +1,10 @@
-"""Ranking over one tantivy searcher: what the records' own engine (`search.SearchEngine`) and the layered one
-(`overlay.LayeredSearch`) share.
+"""Ranking over one tantivy searcher: what the records' own engine (`search.SearchEngine`) and the overlaid one
+(`overlay.OverlaidSearch`) share.
 
 A query ranks by BM25 (tantivy prunes to the top k with block-max WAND) in two tiers, papers with the words in the
-title first; no words browse newest first. Searches share no lock: tantivy's searcher is safe across threads and
-releases the GIL.
+title first; when no paper has every word, papers with any of them, and the page says so and which words no paper
+has. No words browse newest first. Searches share no lock: tantivy's searcher is safe across threads and releases the
+GIL.
 """
 
 from __future__ import annotations
@@ -25,6 +26,20 @@ class SearchHit:
     snippet: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class SearchPage:
+    """One page of a search: how many papers matched, the page's hits, and how the words matched."""
+
+    total: int
+    hits: list[SearchHit]
+    any_word: bool = False  # no paper has every word of the query: papers with any of them
+    unmatched: tuple[str, ...] = ()  # the query's words no paper has, in any field (filters aside)
+
+
+def _no_texts(paper: int) -> dict[str, str]:
+    return {}
+
+
 class Ranking:
     """Search over one tantivy searcher (`search`). A subclass sets `_searcher`, says where the abstracts are
     (`abstract`) and how a document's `paper` value becomes a paper (`_ordinals`)."""
@@ -38,24 +53,39 @@ class Ranking:
         """The papers of these `paper` values (the records' own index: the same numbers)."""
         return values
 
-    def search(
-        self, query: str, filters: SearchFilters, offset: int, limit: int, texts: Callable[[int], dict[str, str]]
-    ) -> tuple[int, list[SearchHit]]:
-        """(total matches, one page of hits): ranked for a query, newest first for a browse; a hit's snippet is cut
-        from its abstract or from `texts(paper)` (`search_documents.paper_texts`)."""
+    def search(self, query: str, filters: SearchFilters, offset: int, limit: int, texts: Callable[[int], dict[str, str]]) -> SearchPage:
+        """One page: ranked for a query, newest first for a browse; a hit's snippet is cut from its abstract or from
+        `texts(paper)` (`search_documents.paper_texts`)."""
         conditions = filter_queries(filters)
-        words = [query_tokens(word) for word in query_terms(query)]
+        terms = query_terms(query)
+        words = [query_tokens(term) for term in terms]
         if not words:
-            return self._browse(conditions, offset, limit)
+            return SearchPage(*self._browse(conditions, offset, limit))
         searchable = [tokens for tokens in words if tokens]
         if len(searchable) == len(words):  # every word can match: papers with them all
             total, hits = self._match(searchable, tantivy.Occur.Must, conditions, offset=offset, limit=limit, texts=texts)
-            if total or len(words) == 1:
-                return total, hits
-        if not searchable:
-            return 0, []
+            if total:
+                return SearchPage(total, hits)
+            if len(words) == 1:
+                return SearchPage(0, [], unmatched=self._unmatched(terms, words))
+        unmatched = self._unmatched(terms, words)
+        if len(unmatched) == len(set(terms)):  # no word matches anything: nor can any of them
+            return SearchPage(0, [], any_word=len(words) > 1, unmatched=unmatched)
         # No paper has every word: fall back to any word, still ranked by BM25.
-        return self._match(searchable, tantivy.Occur.Should, conditions, offset=offset, limit=limit, texts=texts)
+        total, hits = self._match(searchable, tantivy.Occur.Should, conditions, offset=offset, limit=limit, texts=texts)
+        return SearchPage(total, hits, any_word=True, unmatched=unmatched)
+
+    def count(self, query: str, filters: SearchFilters) -> int:
+        """How many papers `search` finds for this query and these filters (its `total`)."""
+        return self.search(query, filters, 0, 0, _no_texts).total
+
+    def _unmatched(self, terms: list[str], words: list[list[str]]) -> tuple[str, ...]:
+        """The terms (as typed, each once) that no paper has in any field; `words`: each term's tokens."""
+        found: dict[str, bool] = {}
+        for term, tokens in zip(terms, words, strict=True):
+            if term not in found:
+                found[term] = bool(tokens) and bool(self._searcher.search(in_any_field(tokens), 1, count=False).hits)
+        return tuple(term for term, matched in found.items() if not matched)
 
     def _browse(self, conditions: list[tantivy.Query], offset: int, limit: int) -> tuple[int, list[SearchHit]]:
         query = all_of(conditions) if conditions else tantivy.Query.all_query()
@@ -96,6 +126,15 @@ class Ranking:
 
     def _papers(self, addresses: list[tantivy.DocAddress]) -> list[int]:
         return self._ordinals(cast(list[int], self._searcher.fast_field_values("paper", addresses))) if addresses else []
+
+    def titled(self, title: str, most: int) -> list[int]:
+        """Up to `most` papers whose title holds the words of `title` in its order, best first (BM25 on the title
+        alone, so a title of just these words comes before longer ones): the candidates for a paper named by its
+        title, which the caller compares whole."""
+        tokens = query_tokens(title)
+        if not tokens:
+            return []
+        return self._papers([address for _, address in self._searcher.search(in_field("title", tokens), most, count=False).hits])
 
     def scored(self, query: str, limit: int) -> list[tuple[int, float]]:
         """The papers with every word of `query` in any field, best first, each with its BM25 score as ranked

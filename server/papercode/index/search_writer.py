@@ -11,6 +11,7 @@ import contextlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from stat import S_IMODE
 
 import tantivy
 
@@ -52,11 +53,22 @@ class IndexWriting:
         self._writer.wait_merging_threads()
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self._directory / ".tantivy-writer.lock")
+        _readable_as_the_rest(self._directory)
 
     def abandon(self) -> None:
         self._abstracts.close()
         with contextlib.suppress(Exception):
             self._writer.rollback()
+
+
+def _readable_as_the_rest(directory: Path) -> None:
+    """tantivy writes `meta.json` and `.managed.json` through temporary files, which are made 0600: each file of the
+    index gets the mode of the abstracts file beside it, made as any file is (0666 less the umask), so that a server
+    run by another user can read an archive's index as it reads the rest of the build."""
+    mode = S_IMODE(os.stat(directory / ABSTRACTS).st_mode)
+    for entry in os.scandir(directory):
+        if entry.is_file(follow_symlinks=False) and S_IMODE(entry.stat(follow_symlinks=False).st_mode) != mode:
+            os.chmod(entry.path, mode)
 
 
 def write_index(directory: Path, documents: Iterable[SearchDocument], count: int) -> None:

@@ -2,7 +2,8 @@
 
 The index cuts a paper's text with `text_analyzer(indexing=True)` (registered under `ANALYZER`, see
 `search_schema.open_index`); a query's words are cut by the same steps (`query_tokens`), so a word matches what the
-index made of it. A query is plain words (`query_terms`): nothing a user types is parsed as query syntax.
+index made of it. A query is plain words (`query_terms`): nothing a user types is parsed as query syntax. A paper named
+by its title is compared whole by the same steps but the stemmer (`title_words`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def text_analyzer(*, indexing: bool, stems: bool = True) -> tantivy.TextAnalyzer
 
 
 _QUERY_ANALYZER = text_analyzer(indexing=False)
+_TITLE_ANALYZER = text_analyzer(indexing=False, stems=False)
 
 
 def query_terms(query: str) -> list[str]:
@@ -47,3 +49,9 @@ def query_tokens(word: str) -> list[str]:
     if any(len(token.encode()) >= MAX_TOKEN_BYTES for token in tokens):
         return []
     return tokens
+
+
+def title_words(title: str) -> list[str]:
+    """A title's words as titles are compared whole: case, accents and punctuation aside, each word as written (no
+    stem: "Transformers" is not "Transformer")."""
+    return _TITLE_ANALYZER.analyze(title)

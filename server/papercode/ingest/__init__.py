@@ -1,1 +1,1 @@
-"""The cold build: find and decode record files, keep one record per paper, and build the index (in two processes)."""
+"""The records' cold build: record files found, decoded and admitted, one per paper, into an index built on both cores."""

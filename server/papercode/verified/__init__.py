@@ -1,1 +1,1 @@
-"""Verified code: the harvest recipe, the hash-addressed store, checked sources, and materialising samples."""
+"""Code proven by its hash: the harvest recipe, the hash-addressed store, checked sources, materialised samples."""

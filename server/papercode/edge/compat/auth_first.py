@@ -1,13 +1,13 @@
-"""With tokens, a request's token is checked before any layer reads the request, and a request without a valid one
+"""With tokens, a request's token is checked before any middleware reads the request, and a request without a valid one
 is refused from its headers alone, with the SDK's own 401, and its connection closed.
 
 Works around: mcp 2.3.0 checks bearer tokens inside its ASGI app (`RequireAuthMiddleware` on its MCP routes), so
-the layers papercode puts in front of that app (`session_limit`, `in_flight_ids`) read a request's body before its
+the middleware papercode puts in front of that app (`session_limit`, `in_flight_ids`) read a request's body before its
 token is checked; and its 401 leaves the connection open (no `Connection: close`), with the body unread, so an
 unauthenticated client that sent its headers and one byte of its body holds a connection and a file descriptor as
 long as it keeps sending.
 Canary: `test_the_sdks_401_leaves_the_connection_open` fails the day the SDK's 401 closes the connection.
-Goes when: the SDK's 401 closes the connection and no layer of papercode's reads a request before the SDK's app
+Goes when: the SDK's 401 closes the connection and no middleware of papercode's reads a request before the SDK's app
 (`session_limit` and `in_flight_ids` gone, see theirs).
 
 The check is the SDK's (`BearerAuthBackend` over the token verifier the SDK's app is configured with), and the

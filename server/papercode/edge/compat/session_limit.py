@@ -5,7 +5,7 @@ Works around: mcp 2.3.0's `StreamableHTTPSessionManager`, at its `max_sessions`,
 client out for as long as the idle timeout.
 Canary: `test_the_sdk_refuses_a_session_past_its_cap` fails the day the SDK makes room instead.
 Goes when: the SDK closes the least recently used session at its cap (or lets the server choose which to close);
-the SDK's own `max_sessions` then takes `--max-sessions`, and this layer goes.
+the SDK's own `max_sessions` then takes `--max-sessions`, and this middleware goes.
 
 Closing goes through the protocol itself: a DELETE for that session, with the new request's credentials. The SDK's
 cap stays as a backstop, set above this one.

@@ -5,9 +5,10 @@ Works around: mcp 2.3.0's `MCPServer.call_tool` answers an unknown tool name wit
 "Unknown tool: …"), which a model reads as the tool having run and failed; MCP lists an unknown tool among the
 protocol errors (-32602).
 Canary: `test_the_sdk_answers_an_unknown_tool_with_a_failed_call` fails the day the SDK raises a protocol error.
-Goes when: the SDK answers an unknown tool with -32602 itself (its message then says `not_found` or is left as is).
+Goes when: the SDK answers an unknown tool with -32602 itself (papercode's message, `guesses.unknown_tool_message`,
+then goes with it or is left out).
 
-The server tells an unknown name apart by tools/list (`PapercodeServer.is_tool`) before anything is called.
+The server tells an unknown name apart by tools/list (`PapercodeServer.tools_taking`) before anything is called.
 """
 
 from __future__ import annotations
@@ -16,6 +17,6 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
 
 
-def unknown_tool(name: str) -> MCPError:
-    """The protocol error for a call to `name`, which tools/list does not name."""
-    return MCPError(INVALID_PARAMS, f"not_found: unknown tool {repr(name)[:80]}; call tools/list for the available tools")
+def unknown_tool(message: str) -> MCPError:
+    """The protocol error for a call to a tool tools/list does not name, saying `message`."""
+    return MCPError(INVALID_PARAMS, message)

@@ -1,10 +1,10 @@
 """The records above the archive, as one index: a record replaces the archive's row for the same paper.
 
-`compose(records, archive)` makes the `PaperIndex` a server answers from: the records layer (`PaperIndex`, built from
-Code-with-Papers records, with every sample) as it is, and the archive layer (`ArchiveLayer`, opened read-only) beneath
+`compose(records, archive)` makes the `PaperIndex` a server answers from: the records' index (`PaperIndex`, built from
+Code-with-Papers records, with every sample) as it is, and the archive (`MappedArchive`, opened read-only) beneath
 it. Papers are numbered as one index would number them: the records' papers first (0..R-1), then the archive's, in
 its order, without those a record replaces (`Ordinals`). A record replaces the archive's row with its arXiv id or its
-slug: that row is never returned, and its arXiv id and slug lead to the record (`LayeredKeys`). Samples, counts and
+slug: that row is never returned, and its arXiv id and slug lead to the record (`OverlaidKeys`). Samples, counts and
 listings are the records' own: archive papers have none.
 
 Nothing here copies the archive: a paper is read from its mapped columns when a query asks for it.
@@ -20,14 +20,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, NoReturn
 
-from .archive_layer import ArchiveLayer
 from .columns import PaperColumns
 from .fields import PaperRow
+from .mapped_archive import MappedArchive
 from .paper_index import PaperIndex, PaperSources
 
 
 class Ordinals:
-    """The numbering of the layered papers: the records' R papers, then every archive paper no record replaces.
+    """The numbering of the overlaid papers: the records' R papers, then every archive paper no record replaces.
 
     `replaced` maps each replaced archive paper to the record that replaces it. A visible archive paper `a` is paper
     `R + a - (replaced papers below a)`; the inverse finds `a` by bisection over `replaced[i] - i`, the number of
@@ -55,17 +55,17 @@ class Ordinals:
         return a not in self.replaced
 
     def archive_paper(self, ordinal: int) -> int:
-        """The archive paper behind a layered ordinal at or after `records`."""
+        """The archive paper behind an overlaid ordinal at or after `records`."""
         k = ordinal - self.records
         return k + bisect.bisect_right(self._visible_before, k)
 
 
-class LayeredPapers:
+class OverlaidPapers:
     """Every paper, records' first: `papers[i]` for ordinals 0..len-1, as `PaperColumns` answers them."""
 
     def __init__(self, records: PaperColumns, archive: PaperColumns, ordinals: Ordinals) -> None:
         self._records, self._archive, self._ordinals = records, archive, ordinals
-        self.title = _LayeredColumn(self, "title")
+        self.title = _OverlaidColumn(records, archive, ordinals, "title")
 
     def __len__(self) -> int:
         return len(self._ordinals)
@@ -88,27 +88,29 @@ class LayeredPapers:
         return self._records.key(i) if i < records else self._archive.key(self._ordinals.archive_paper(i))
 
 
-class _LayeredColumn(Sequence[Any]):
-    """One paper column across both layers (the ones answers read directly: `title`)."""
+class _OverlaidColumn(Sequence[Any]):
+    """One paper column across the records and the archive (the ones answers read directly: `title`).
 
-    def __init__(self, papers: LayeredPapers, name: str) -> None:
-        self._papers, self._name = papers, name
+    It holds the two, not the `OverlaidPapers` it belongs to: a reference back would make a cycle, which only a full
+    collection frees, and the replaced archive's maps (and their descriptors) would outlive a reload until one ran."""
+
+    def __init__(self, records: PaperColumns, archive: PaperColumns, ordinals: Ordinals, name: str) -> None:
+        self._records, self._archive, self._ordinals, self._name = records, archive, ordinals, name
 
     def __len__(self) -> int:
-        return len(self._papers)
+        return len(self._ordinals)
 
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(len(self)))]
-        papers = self._papers
-        ordinals = papers._ordinals
+        ordinals = self._ordinals
         if 0 <= i < ordinals.records:
-            return getattr(papers._records, self._name)[i]
-        return getattr(papers._archive, self._name)[ordinals.archive_paper(i if i >= 0 else i + len(self))]
+            return getattr(self._records, self._name)[i]  # looked up each time: the records' columns are packed after a build
+        return getattr(self._archive, self._name)[ordinals.archive_paper(i if i >= 0 else i + len(self))]
 
 
-class LayeredKeys:
-    """An arXiv id or slug to its layered paper: a record's first, then the archive's (a replaced row leads to the record)."""
+class OverlaidKeys:
+    """An arXiv id or slug to its overlaid paper: a record's first, then the archive's (a replaced row leads to the record)."""
 
     def __init__(self, records: Any, archive: Any, ordinals: Ordinals) -> None:
         self._records, self._archive, self._ordinals = records, archive, ordinals
@@ -122,15 +124,15 @@ class LayeredKeys:
 
 
 @dataclass(frozen=True, slots=True)
-class LayeredIndex(PaperIndex):
+class OverlaidIndex(PaperIndex):
     """A `PaperIndex` over the records and the archive beneath them (see the module docstring)."""
 
     records: PaperIndex | None = None
-    archive: ArchiveLayer | None = None
+    archive: MappedArchive | None = None
     ordinals: Ordinals | None = None
 
     def __reduce__(self) -> NoReturn:
-        raise TypeError("a layered index is composed when the archive is opened; snapshot its records layer instead")
+        raise TypeError("an overlaid index is composed when the archive is opened; snapshot the records' own index instead")
 
     def papers_for_repo(self, repo: str) -> list[int] | None:
         """Papers whose code links or samples name `repo`: the records' and the visible archive papers', official
@@ -166,7 +168,7 @@ class LayeredIndex(PaperIndex):
         return sorted(both)[:most]
 
 
-def replacements(records: PaperIndex, archive: ArchiveLayer) -> dict[int, int]:
+def replacements(records: PaperIndex, archive: MappedArchive) -> dict[int, int]:
     """Archive paper -> the record paper that replaces it (the same arXiv id, else the same slug)."""
     replaced: dict[int, int] = {}
     papers = records.papers
@@ -186,7 +188,7 @@ def replacements(records: PaperIndex, archive: ArchiveLayer) -> dict[int, int]:
     return replaced
 
 
-def compose(records: PaperIndex, archive: ArchiveLayer | None) -> PaperIndex:
+def compose(records: PaperIndex, archive: MappedArchive | None) -> PaperIndex:
     """The index a server answers from: `records` alone, or above `archive`."""
     if archive is None:
         return records
@@ -195,11 +197,11 @@ def compose(records: PaperIndex, archive: ArchiveLayer | None) -> PaperIndex:
     values = {spec.name: getattr(records, spec.name) for spec in fields(PaperIndex) if spec.init}
     fingerprint = hashlib.sha256(b"layered\0" + records.fingerprint + b"\0" + archive.build_id.encode()).digest()
     values.update(
-        papers=LayeredPapers(records.papers, archive.papers, ordinals),
-        by_arxiv=LayeredKeys(records.by_arxiv, archive.by_arxiv, ordinals),
-        by_slug=LayeredKeys(records.by_slug, archive.by_slug, ordinals),
+        papers=OverlaidPapers(records.papers, archive.papers, ordinals),
+        by_arxiv=OverlaidKeys(records.by_arxiv, archive.by_arxiv, ordinals),
+        by_slug=OverlaidKeys(records.by_slug, archive.by_slug, ordinals),
         fingerprint=fingerprint,
-        snapshots=records.snapshots | {archive.manifest.snapshot},
+        snapshots=records.snapshots | {archive.manifest.data_date},
         sources=PaperSources(archive_start=len(records.papers), archive_replaced=len(replaced)),
     )
-    return LayeredIndex(**values, records=records, archive=archive, ordinals=ordinals)
+    return OverlaidIndex(**values, records=records, archive=archive, ordinals=ordinals)

@@ -9,7 +9,9 @@ by every server on the machine.
 The layout of an archive directory is declared here, once, for the build that writes it and the server that reads it:
 `current` (a symlink) names the build being served, `builds/<id>/` holds each build, `archive.json` in it is the
 manifest. A server holds a shared lock on the build it opened for as long as it serves it, so a build never removes
-one a live server uses.
+one a live server uses. Opening a build checks the size of every file its manifest lists: a file cut short or missing
+is "damaged" (`ArchiveUnavailable`), while an error of the system (too many open files, a permission) says nothing of
+the files and is named as it is, with what to fix.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from .abstracts import ABSTRACTS, Abstracts
 from .board_columns import BOARDS, Boards
 from .columns import PaperColumns, StringTable
 from .fields import NONE, PAPER_FIELDS, Details, Field, Int32, Interned, Ordinal, SampleIds, Text
-from .mapped import ColumnProblem, FileFacts, MappedColumns
+from .mapped import ColumnProblem, FileFacts, MappedColumns, check_sizes
 from .packed import SortedKeys
 
 FORMAT: Final = "papercode-archive"
@@ -57,7 +59,15 @@ REPO_COLUMNS: Final = ("repo.names", "repo.offsets", "repo.papers", "repo.offici
 
 
 class ArchiveUnavailable(Exception):
-    """No archive can be served from this directory: the reason, in one line, with the next step."""
+    """No archive can be served from this directory: the reason, in one line; `next_step` when the next step is not
+    to fetch or build one."""
+
+    def __init__(self, reason: str, next_step: str | None = None) -> None:
+        super().__init__(reason)
+        self.next_step = next_step
+
+
+UNOPENABLE_NEXT: Final = "fix what the error says (too many open files: raise ulimit -n), then send the server SIGHUP or start it again"
 
 
 class ManifestProblem(ArchiveUnavailable):
@@ -98,7 +108,7 @@ class Manifest:
     """What a build's `archive.json` says, checked."""
 
     build_id: str
-    snapshot: str  # the date of the data, YYYY-MM-DD
+    data_date: str  # the date of the data, YYYY-MM-DD ("snapshot" in the manifest)
     papers: int
     files: dict[str, FileFacts]  # every file of the build (relative path -> size and sha256)
     search_segments: int
@@ -122,12 +132,12 @@ class Manifest:
         lacking = [file for file in map(column_file, ARCHIVED) if file not in files]
         if lacking:  # built before a field was declared (`index.fields`): of another format, whatever its number
             raise ArchiveUnavailable(f"the archive is of another format: its build has no {lacking[0]}, which this papercode serves")
-        snapshot = raw.get("snapshot")
-        if not is_day(snapshot) or not build_id_is_valid(build_id) or papers < 0:
+        data_date = raw.get("snapshot")
+        if not is_day(data_date) or not build_id_is_valid(build_id) or papers < 0:
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} has a malformed build id, date or count")
         if any(not _inside(name) for name in files):
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} names files outside its build")
-        return cls(build_id, str(snapshot), papers, files, segments, raw)
+        return cls(build_id, str(data_date), papers, files, segments, raw)
 
 
 def column_file(field: Field) -> str:
@@ -178,7 +188,7 @@ class Repeated(Sequence[Any]):
         return self.value
 
 
-class ArchiveLayer:
+class MappedArchive:
     """One archive build, opened read-only: its papers (ordinals 0..papers-1, in build order), their keys, the
     repositories their code links name, their abstracts, and where its search index is."""
 
@@ -192,6 +202,8 @@ class ArchiveLayer:
         self.abstracts: Abstracts | None = None
         self.boards: Boards | None = None  # the leaderboards, tasks, methods and datasets: only when the build has them
         try:
+            mapped = (COLUMNS + "/", BOARDS + "/")  # checked as they are mapped
+            check_sizes(build, {name: facts for name, facts in manifest.files.items() if not name.startswith(mapped)})
             self._columns = MappedColumns(build, {name: facts for name, facts in manifest.files.items() if name.startswith(COLUMNS + "/")})
             if any(name.startswith(BOARDS + "/") for name in manifest.files):
                 self.boards = Boards(build, manifest.files)
@@ -207,7 +219,7 @@ class ArchiveLayer:
         columns, prefix, count = self._columns, COLUMNS + "/", self.manifest.papers
         assert columns is not None
         strings = StringTable()
-        strings.values = [self.manifest.snapshot]  # string id 0: the build's data date
+        strings.values = [self.manifest.data_date]  # string id 0: the build's data date
         papers = PaperColumns(strings)
         for field in PAPER_FIELDS:
             if isinstance(field.kind, SampleIds):
@@ -292,7 +304,7 @@ def _paper_column(columns: MappedColumns, field: Field, count: int) -> Sequence[
     raise TypeError(f"PaperRow.{field.name}: an archive paper cannot do without a {type(kind).__name__}")
 
 
-def open_archive(archive_dir: Path) -> ArchiveLayer:
+def open_archive(archive_dir: Path) -> MappedArchive:
     """The current build of the archive in `archive_dir`, opened; `ArchiveUnavailable` (with what to run) otherwise.
 
     Never writes: the directory may be another user's, or a read-only volume.
@@ -315,9 +327,12 @@ def open_archive(archive_dir: Path) -> ArchiveLayer:
                 os.close(lock)
             raise
         try:
-            return ArchiveLayer(build, manifest, lock=lock)  # the layer's lock from here: it releases it if it fails
-        except (ColumnProblem, ValueError) as exc:
+            return MappedArchive(build, manifest, lock=lock)  # the mapped archive's lock from here: it releases it if it fails
+        except (ColumnProblem, ValueError) as exc:  # what a check of its files found
             raise ArchiveUnavailable(f"the archive's build {build.name} is damaged: {exc}") from None
+        except OSError as exc:  # no verdict on its files: the system would not open them
+            reason = f"the archive's build {build.name} cannot be opened: {exc.strerror or exc}"
+            raise ArchiveUnavailable(reason, UNOPENABLE_NEXT) from None
     raise ArchiveUnavailable("the archive kept changing while it was opened (builds in quick succession?)")
 
 
