@@ -752,6 +752,15 @@ def test_an_archive_without_the_tables_builds_serves_and_the_tools_say_how_to_ad
     assert error.code == "not_found" and "--archive" in error.next_step
 
 
+def test_describe_without_the_catalogues_speaks_of_what_it_was_asked_not_of_leaderboards(tmp_path: Path) -> None:
+    plain = build(tmp_path, catalogues=False)
+    records_only = Corpus.load([Path(plain.corpus.index.report.roots[0])])
+    for corpus, served in ((records_only, "and none is served"), (plain.corpus, "the archive served has no")):
+        error = refused(lambda corpus=corpus: describe(corpus, "method", "BERT"))
+        assert error.code == "not_found" and "tasks, methods and datasets" in error.detail and served in error.detail
+        assert "leaderboard" not in str(error).lower()
+
+
 def test_the_leaderboards_are_files_of_the_build_listed_with_their_sha256(built: Built) -> None:
     files = built.summary.manifest()["files"]
     boards = {name: facts for name, facts in files.items() if name.startswith("boards/")}

@@ -538,6 +538,8 @@ async def test_get_code_never_returns_code_text_without_a_store(corpus: Corpus) 
     for sha in shas:
         got = await code_answer(corpus, sha)
         assert "code" not in got and got["withheld"] in ("licence_restricted", "not_materialized")
+        if got["withheld"] == "not_materialized":  # the one way to it: the command that stores it, for its repository
+            assert f"`papercode materialize --fetch --repo {got['matches'][0]['repo']}`" in got["note"], got["note"]
 
 
 @pytest.mark.anyio

@@ -242,7 +242,7 @@ def every_command(where: Place, tmp_path: Path) -> list[Command]:
             "materialize --archive",  # the paper only the archive has: found, so the archive is served; no code to store
             ["materialize", "--archive", *where.archive_dir, *code_dir, "--repos", str(empty), "--paper", ARCHIVE_ONLY],
             1,
-            lambda result: result.stdout.startswith("materialized 0 samples"),
+            lambda result: result.stdout.startswith("0 samples: 0 stored now in "),
         ),
         Command(
             "config --archive",

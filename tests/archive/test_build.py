@@ -40,6 +40,7 @@ from tests.support.archive_tables import (
     write_json,
     write_parquet,
 )
+from tests.support.build_phases import PHASE, without_phases
 
 SNAPSHOT = "2025-07-28"
 INSTALL = "pip install 'papercode[archive]'"
@@ -50,12 +51,12 @@ Run = Callable[..., tuple[int, str, str]]
 
 @pytest.fixture
 def run(capsys: pytest.CaptureFixture[str]) -> Iterator[Run]:
-    """`papercode ARGS` in-process: (exit code, stdout, stderr)."""
+    """`papercode ARGS` in-process: (exit code, stdout, stderr less a build's phase lines)."""
 
     def papercode(*args: str | Path) -> tuple[int, str, str]:
         code = cli.main([str(arg) for arg in args])
         out, err = capsys.readouterr()
-        return code, out, err
+        return code, out, without_phases(err)
 
     yield papercode
 
@@ -712,12 +713,37 @@ class _Terminal(StringIO):
         return True
 
 
-def test_progress_is_drawn_on_a_terminal_only() -> None:
-    quiet = StringIO()
-    progress = ArchiveBuildProgress(1_000, quiet, interval=0)
-    progress.update(500, "papers.json.gz", 10, 5)
+def test_progress_off_a_terminal_is_one_line_a_phase() -> None:
+    piped = StringIO()
+    progress = ArchiveBuildProgress(1_000, piped, interval=0)
+    progress.update(0, "reading links.json.gz", 0, 0)  # as the build starts a file, then as its rows come
+    progress.update(300, "links.json.gz", 0, 5)
+    progress.update(500, "reading papers.json.gz", 0, 5)
+    progress.update(700, "papers.json.gz", 1_234, 5)
+    progress.stage("writing the keys")
+    progress.stage("writing the keys")
     progress.finish()
-    assert quiet.getvalue() == ""
+    assert piped.getvalue() == (
+        "building archive: reading links.json.gz, 0 papers, 0 links, 0s so far\n"
+        "building archive: reading papers.json.gz, 0 papers, 5 links, 0s so far\n"
+        "building archive: writing the keys, 0s so far\n"
+    )
+
+
+def test_papercode_archive_build_off_a_terminal_says_each_phase_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sources = write_sources(tmp_path / "src", "json.gz", *crafted_rows())
+    assert cli.main(["archive", "build", *map(str, sources), "--out", str(tmp_path / "archive"), "--snapshot", SNAPSHOT]) == 0
+    phases = [line.removeprefix(PHASE).split(", ")[0] for line in capsys.readouterr().err.splitlines()]
+    assert phases == [
+        "reading links-between-papers-and-code.json.gz (links table)",  # the links first: each paper is written with its links
+        "reading papers-with-abstracts.json.gz (papers table)",
+        "writing the keys and the repositories' papers",
+        "indexing the last papers and committing the search index",
+        "checksumming and syncing the files",
+    ]
+
+
+def test_progress_is_redrawn_on_a_terminal() -> None:
     terminal = _Terminal()
     progress = ArchiveBuildProgress(1_000, terminal, interval=0)
     progress.update(500, "papers.json.gz", 1_234, 5)

@@ -35,7 +35,7 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.types import INTERNAL_ERROR, METHOD_NOT_FOUND
+from mcp.types import CONNECTION_CLOSED, INTERNAL_ERROR, METHOD_NOT_FOUND
 from starlette.types import Message, Receive, Scope, Send
 
 from papercode.edge import compat
@@ -82,7 +82,7 @@ def test_each_workaround_says_what_it_works_around_its_canary_and_what_lets_it_g
     assert not missing, f"edge/compat/{module}.py names canaries this file does not have: {missing}"
 
 
-# -- stdio: stdio_lines, stdio_wire ----------------------------------------------------------------------------------
+# -- stdio: stdio_lines, stdio_wire, stdio_eof -----------------------------------------------------------------------
 
 
 class _Std:
@@ -166,6 +166,38 @@ async def test_a_client_that_stopped_reading_crashes_the_sdks_stdio_server(monke
         raised.group_contains(BrokenPipeError, depth=None)
         if isinstance(raised.value, BaseExceptionGroup)
         else raised.type is BrokenPipeError
+    )
+
+
+async def test_the_sdk_cuts_off_a_request_still_running_when_its_input_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """compat.stdio_eof: a request still running when the client closes its input is answered -32000 Connection closed
+    (or not at all, when its answer was on its way), never with its result."""
+    server = MCPServer("canary")
+    started = anyio.Event()
+
+    @server.tool()
+    async def slow() -> str:
+        started.set()
+        await anyio.sleep(QUIET)  # long enough for the end of input to come first
+        return "done"
+
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "slow", "arguments": {}}}
+    in_read, in_write = os.pipe()
+    out_read, out_write = os.pipe()
+    with os.fdopen(in_read, "rb") as stdin, os.fdopen(out_write, "wb") as stdout, os.fdopen(out_read, "rb") as answers:
+        monkeypatch.setattr(sys, "stdin", _Std(stdin))
+        monkeypatch.setattr(sys, "stdout", _Std(stdout))
+        os.write(in_write, _line(INITIALIZE) + _line(INITIALIZED) + _line(call))
+        with anyio.fail_after(WAIT):
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(server.run_stdio_async)
+                await started.wait()
+                os.close(in_write)  # the client closes its input after its last request, as a one-shot script does
+        stdout.close()  # the server has ended: everything it wrote is in the pipe
+        answered = [json.loads(line) for line in answers.read().splitlines()]
+    (slow_answer,) = [answer for answer in answered if answer.get("id") == 2] or [None]
+    assert slow_answer is None or slow_answer.get("error", {}).get("code") == CONNECTION_CLOSED, (
+        f"the SDK answered a request running when its input ended ({slow_answer}): compat.stdio_eof can go"
     )
 
 

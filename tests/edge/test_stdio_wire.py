@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mcp.types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, JSONRPCNotification, jsonrpc_message_adapter
 
-from papercode.edge.codes import LOADING
+from papercode.edge.codes import EXITING, LOADING
 from papercode.edge.compat import stdio_lines, stdio_wire
 from tests.support.mcp import TOOL_NAMES
 
@@ -199,11 +199,14 @@ def test_the_sdk_reads_long_lines_whole_from_the_wire_and_ending_the_wire_ends_i
         ending.start()
         assert reader.readline() == ""
         ending.join(WAIT)
-        assert json.loads(os.read(out_read, 65_536)) == {
+        refused, exiting = map(json.loads, os.read(out_read, 65_536).splitlines())
+        assert refused == {
             "jsonrpc": "2.0",
             "id": 2,
             "error": {"code": INVALID_PARAMS, "message": 'Invalid params: "params" must be an object'},
         }
+        # The long request, read but never answered here, is answered as the wire ends (as on a signal).
+        assert exiting["id"] == 1 and exiting["error"]["code"] == EXITING, exiting
     finally:
         writing.join(WAIT)
         wire.close()

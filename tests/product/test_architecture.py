@@ -342,9 +342,9 @@ def test_the_workarounds_contract_forbids_every_layer_but_the_edge_and_core() ->
 
 # -- where errors are shaped -----------------------------------------------------------------------------------------
 
-# The codes a model reads at the head of an error: papercode's own (`core.errors`), the edge's two for what never
+# The codes a model reads at the head of an error: papercode's own (`core.errors`), the edge's three for what never
 # reaches papercode's code, and the reasons code is withheld (`get_code`'s `withheld`).
-CODES = {*get_args(ErrorCode), "internal_error", "invalid_request", *OUTCOMES}
+CODES = {*get_args(ErrorCode), "internal_error", "invalid_request", "exiting", *OUTCOMES}
 _CODED = re.compile(rf"^(?:{'|'.join(sorted(CODES))}): ")
 # A code given as a value, then what happened and the next step: `f"{code}: {detail}. Next: {step}."`.
 _CODE_GIVEN = re.compile(r"^\{\}: .*\. Next: ")

@@ -288,6 +288,24 @@ def test_the_front_pages_stay_small(name: str) -> None:
     assert size <= MAX_PAGE_BYTES, f"{name} is {size:,} bytes, over {MAX_PAGE_BYTES:,}: move the detail to a page of docs/"
 
 
+# A time next to a test command ("about a minute", "30 s", "two minutes more").
+_A_DURATION = re.compile(r"\b(?:\d+(?:\.\d+)?\s*(?:s|min|minutes?|seconds?)|(?:a|one|two|three) minutes?)\b")
+
+
+def test_the_test_suites_times_are_given_once_in_development_md() -> None:
+    """Times written beside the commands in several pages drift apart: the commands carry none, and docs/development.md
+    gives the measured ones in one paragraph."""
+    beside = [
+        f"{page.relative_to(REPO)}: {line.strip()}"
+        for page in USER_PAGES
+        for line in _text(page).splitlines()
+        if "pytest" in line and _A_DURATION.search(line.partition("#")[2])
+    ]
+    assert not beside, f"a test command with a time beside it: {beside}"
+    development = _text(DOCS / "development.md")
+    assert development.count("How long they take") == 1 and "/usr/bin/time" in development
+
+
 # -- no path of a developer's machine --------------------------------------------------------------------------------
 
 # A developer's home or work tree (the docs write `/path/to/papercode` for a checkout).

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tests.support.build_phases import phases_left_out
 from tests.support.checkout import THIS_CHECKOUT
 
 WAIT = 30.0  # seconds: a bound on every wait, never a sleep
@@ -22,10 +23,11 @@ PROMPTLY = 5.0  # seconds: how soon a process must be gone
 
 
 def run_papercode(*args: str | Path, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """`papercode ARGS` in a child process, with this checkout's code (and `env` over this process's environment)."""
+    """`papercode ARGS` in a child process, with this checkout's code (and `env` over this process's environment); its
+    stderr less an archive build's phase lines (`build_phases`)."""
     environment = {**os.environ, **THIS_CHECKOUT, **(env or {})}
     command = [sys.executable, "-m", "papercode", *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, env=environment, cwd=cwd, timeout=300, check=False)
+    return phases_left_out(subprocess.run(command, capture_output=True, text=True, env=environment, cwd=cwd, timeout=300, check=False))
 
 
 def wait_for(found: Callable[[], int | None], seconds: float = WAIT) -> int:

@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -228,10 +229,9 @@ async def test_slow_server_times_out_quickly_and_opens_the_circuit(server: Fixtu
     with anyio.fail_after(2):
         result = await fetcher.fetch(file_location("slow.py"))
     assert time.monotonic() - started < 1.0
-    assert result.outcome == "fetch_failed"
-    assert result.reason == "timed out after 0.2 s"
+    assert result == SourceFile("fetch_failed", reason="timed out after 0.2 s")  # not `unreachable`: asking again may do
     again = await fetcher.fetch(file_location("other.py"))
-    assert again.outcome == "fetch_failed" and "retried in 60 s" in again.reason
+    assert again.outcome == "fetch_failed" and "retried in 60 s" in again.reason and not again.unreachable
     assert server.requests == [raw_path("slow.py")]
 
 
@@ -396,7 +396,7 @@ async def test_a_failing_base_is_not_asked_again_until_retry_after(
     server.route(raw_path("broken.py"), reply(status, b"busy"))
     server.route(raw_path("fine.py"), reply(200, b"ok = 1\n"))
     first = await fetcher.fetch(file_location("broken.py"))
-    assert first.outcome == "fetch_failed" and str(status) in first.reason
+    assert first.outcome == "fetch_failed" and str(status) in first.reason and not first.unreachable
     second = await fetcher.fetch(file_location("fine.py"))
     assert second.outcome == "fetch_failed" and "retried in 60 s" in second.reason
     assert server.requests == [raw_path("broken.py")]
@@ -429,8 +429,31 @@ async def test_an_unreachable_base_opens_the_circuit(clock: FakeClock) -> None:
         second = await fetcher.fetch(file_location())
     finally:
         await fetcher.aclose()
-    assert first.outcome == "fetch_failed" and "could not reach" in first.reason
-    assert second.outcome == "fetch_failed" and "retried in 60 s" in second.reason
+    assert first == SourceFile(
+        "fetch_failed", reason=f"127.0.0.1:{port} cannot be reached from this machine (Connection refused)", unreachable=True
+    )
+    assert second.outcome == "fetch_failed" and second.unreachable  # not asked again: what made it so is said again
+    assert second.reason == f"{first.reason}; it will be retried in 60 s"
+
+
+@pytest.mark.anyio
+async def test_a_host_whose_name_does_not_resolve_is_unreachable(monkeypatch: pytest.MonkeyPatch, clock: FakeClock) -> None:
+    resolve = socket.getaddrinfo
+
+    def no_such_name(host: Any, *args: Any, **kwargs: Any) -> Any:  # the resolver's answer for a name that does not exist
+        if host == "code.example":
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return resolve(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", no_such_name)
+    fetcher = SourceFetcher("http://code.example", timeout=2.0, clock=clock)
+    try:
+        result = await fetcher.fetch(file_location())
+    finally:
+        await fetcher.aclose()
+    assert result == SourceFile(
+        "fetch_failed", reason="code.example cannot be resolved from this machine (DNS: Name or service not known)", unreachable=True
+    )
 
 
 # -- concurrency ----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -126,9 +127,9 @@ async def verified(store: CodeStore) -> AsyncIterator[Verified]:
     """get_code's code over `store`, downloading from `base_url` when one is given (as `papercode serve` builds it)."""
     made: list[VerifiedCode] = []
 
-    def make(base_url: str | None = None, timeout: float = 2.0) -> VerifiedCode:
+    def make(base_url: str | None = None, timeout: float = 2.0, materialize_flags: tuple[str, ...] = ()) -> VerifiedCode:
         fetcher = SourceFetcher(base_url, timeout=timeout) if base_url else None
-        made.append(VerifiedCode(store, Materializer(store, fetcher=fetcher) if fetcher else None))
+        made.append(VerifiedCode(store, Materializer(store, fetcher=fetcher) if fetcher else None, materialize_flags=materialize_flags))
         return made[-1]
 
     yield make
@@ -529,10 +530,50 @@ async def test_get_code_makes_no_request_for_what_must_not_or_cannot_be_fetched(
     assert github.requests == []
 
 
-async def test_offline_get_code_never_downloads(corpus: Corpus, verified: Verified, github: FixtureServer) -> None:
+async def test_offline_get_code_never_downloads_and_names_the_command_that_stores_it(
+    corpus: Corpus, verified: Verified, github: FixtureServer
+) -> None:
     got = await code_answer(corpus, ENTRY_SHA, verified())
-    assert got["withheld"] == "not_materialized" and "papercode materialize" in got["note"]
+    assert got["withheld"] == "not_materialized"
+    assert got["note"] == (
+        "not_materialized: no verified copy is stored and fetching is off (--offline). Next: store it where this server runs:"
+        f" `papercode materialize --fetch --repo {REPO}` (or `--repos DIR` over a clone at DIR/{REPO}), or serve without"
+        " --offline; then call again. file_url has it meanwhile, unverified."
+    )
     assert github.requests == []
+    # A server with records or a store of its own: the command needs them too (named, never their paths).
+    custom = await code_answer(corpus, ENTRY_SHA, verified(materialize_flags=("--records", "--code-dir")))
+    assert (
+        f"`papercode materialize --fetch --repo {REPO}` (or `--repos DIR` over a clone at DIR/{REPO}; with the server's --records and --code-dir)"
+        in custom["note"]
+    )
+
+
+async def test_the_command_named_stores_the_code_and_get_code_then_serves_it(
+    records: Path, tmp_path: Path, corpus: Corpus, verified: Verified, github: FixtureServer
+) -> None:
+    """The note's command, run as written (with this test's records, store and stand-in for GitHub), is the way to the code."""
+    note = (await code_answer(corpus, ENTRY_SHA, verified(materialize_flags=("--records", "--code-dir", "--code-base-url"))))["note"]
+    command = note.split("`")[1].split()
+    assert command[:2] == ["papercode", "materialize"]
+    assert await anyio.to_thread.run_sync(lambda: materialize(records, tmp_path, *command[2:], "--code-base-url", github.base_url)) == 0
+    got = await code_answer(corpus, ENTRY_SHA, verified())
+    assert got["code"] == ENTRY_CODE and got["verified"] is True and got["source"] == "store"
+
+
+async def test_a_host_that_cannot_be_reached_is_not_answered_call_again_in_a_minute(corpus: Corpus, verified: Verified) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code = verified(f"http://127.0.0.1:{port}")
+    for sha in (ENTRY_SHA, OTHER_SHA):  # the second: the same base, not asked again for a while
+        got = await code_answer(corpus, sha, code)
+        assert got["withheld"] == "fetch_failed"
+        assert got["note"].startswith(f"fetch_failed: 127.0.0.1:{port} cannot be reached from this machine (Connection refused)")
+        assert got["note"].endswith(
+            "Next: calling again does not help while this machine cannot reach the host: store it from a clone at"
+            f" DIR/{REPO} with `papercode materialize --repos DIR --repo {REPO}`, then call again; or read it at file_url (unverified)."
+        )
 
 
 @pytest.fixture
@@ -553,6 +594,8 @@ async def test_a_slow_server_answers_fetch_failed_instead_of_hanging(corpus: Cor
     again = await code_answer(corpus, OTHER_SHA, code)  # same base, circuit open: answered without a request
     assert first["withheld"] == "fetch_failed" and "timed out" in first["note"]
     assert again["withheld"] == "fetch_failed"
+    for answer in (first, again):  # a timeout may pass
+        assert answer["note"].endswith("Next: call again in a minute, or read it at file_url (unverified).")
     assert silent.requests == [RAW_MODEL]
 
 
@@ -624,7 +667,7 @@ def clones(tmp_path: Path) -> Path:
 def test_materialize_from_local_clones(records: Path, tmp_path: Path, clones: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert materialize(records, tmp_path, "--repos", str(clones)) == 0
     out = capsys.readouterr().out
-    assert f"materialized 9 samples with {interpreter()}" in out
+    assert f"9 samples: 2 stored now in {tmp_path / 'code'} (rebuilt with {interpreter()}), 0 stored already, 7 not stored\n" in out
     for outcome, count in [
         ("verified", 2),
         ("hash_mismatch", 1),
@@ -644,6 +687,7 @@ def test_materialize_again_skips_what_is_stored(records: Path, tmp_path: Path, c
     capsys.readouterr()
     assert materialize(records, tmp_path, "--repos", str(clones), "--paper", "2001.00001") == 0
     lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("2 samples: 0 stored now in ") and lines[0].endswith(", 2 stored already, 0 not stored")
     assert any(line.split()[:2] == ["already_stored", "2"] for line in lines)
     assert not any(line.split()[:1] == ["verified"] for line in lines)
 
@@ -658,15 +702,29 @@ def test_materialize_fetch_asks_once_per_file(
 
 def test_materialize_filters_by_status_and_repo(records: Path, tmp_path: Path, clones: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert materialize(records, tmp_path, "--repos", str(clones), "--status", "ran_honours", "--repo", f"https://github.com/{REPO}") == 0
-    assert "materialized 1 samples" in capsys.readouterr().out
+    assert capsys.readouterr().out.startswith("1 samples: 1 stored now in ")
     assert [path.name for path in (tmp_path / "code").iterdir()] == [f"{OTHER_SHA}.py"]
+
+
+def test_materialize_verified_but_not_written_reports_none_stored_and_exits_1(
+    records: Path, tmp_path: Path, clones: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "code").write_text("a file where the store's directory should be")
+    assert materialize(records, tmp_path, "--repos", str(clones)) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("9 samples: 0 stored now in ") and ", 0 stored already, 9 not stored\n" in out
+    assert any(line.split()[:2] == ["verified", "2"] for line in out.splitlines())
+    assert f"nothing could be stored in {tmp_path / 'code'}" in out
 
 
 def test_materialize_exits_1_when_nothing_could_be_verified(
     records: Path, tmp_path: Path, clones: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert materialize(records, tmp_path, "--repos", str(clones), "--paper", "2001.00002") == 1
-    assert "nothing could be verified" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    assert first.startswith("7 samples: 0 stored now in ") and first.endswith(", 0 stored already, 7 not stored"), out
+    assert "nothing could be verified" in out
 
 
 @pytest.mark.parametrize(

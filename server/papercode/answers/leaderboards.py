@@ -56,14 +56,15 @@ ADD_BOARDS: Final = (
 )
 
 
-def _boards(corpus: Corpus) -> Boards:
+def _boards(corpus: Corpus, what: str = "leaderboards") -> Boards:
+    """The archive's boards and catalogues; `what` names what was asked for, in the error when there are none."""
     archive = corpus.archive
     if archive is None:
         raise QueryError(
-            "not_found", "leaderboards come with the Papers-with-Code archive, and none is served", f"serve it with --archive: {ADD_BOARDS}"
+            "not_found", f"{what} come with the Papers-with-Code archive, and none is served", f"serve it with --archive: {ADD_BOARDS}"
         )
     if archive.boards is None:
-        raise QueryError("not_found", "the archive served has no leaderboards (its build read no evaluation tables)", ADD_BOARDS)
+        raise QueryError("not_found", f"the archive served has no {what} (its build read no evaluation tables)", ADD_BOARDS)
     return archive.boards
 
 
@@ -572,7 +573,7 @@ def _best(corpus: Corpus, boards: Boards, row_start: int, metrics: range) -> str
 
 def describe_shown(corpus: Corpus, kind: str, name: str) -> dict[str, Any]:
     """A task, method or dataset of the archive (`models.Description`, as shown)."""
-    boards = _boards(corpus)
+    boards = _boards(corpus, "tasks, methods and datasets")
     read = _kind(kind, name)
     if read == "task":
         return _describe_task(boards, resolve(boards, "task", name))

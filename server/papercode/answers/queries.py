@@ -312,21 +312,42 @@ def papers_for_repo(corpus: Corpus, repo: str, limit: int = 25, cursor: str | No
 
 # -- get_code ------------------------------------------------------------------------------
 
-# What the agent should do when code is withheld, by reason.
+# What the agent should do when code is withheld, by reason (`_withheld_next` writes those that name a command).
 _WITHHELD_NEXT = {
     "licence_restricted": "do not copy or reproduce this code; link to file_url",
-    "not_materialized": "read it at file_url (it may have changed since the harvest), or ask the operator to run papercode materialize",
     "fetch_failed": "call again in a minute, or read it at file_url (unverified)",
 }
 _UNVERIFIABLE_NEXT = "the code at file_url is not provably the harvested code; read it there only as unverified"
 
 
-def code_answer(corpus: Corpus, found: FoundCode, obtained: SampleOutcome) -> models.CodeAnswer:
-    """get_code's answer: the verified code, or the samples and why their code is withheld."""
-    return models.CodeAnswer(**_code_fields(corpus, found, obtained))
+def _withheld_next(obtained: SampleOutcome, materialize_flags: tuple[str, ...]) -> str:
+    """The one way to the code withheld: for code that can be stored on the server's machine, the command that
+    stores it there (with the server's own flags it needs, named: `materialize_flags`)."""
+    command = f"`papercode materialize {{}} --repo {obtained.repo}`"
+    clone = f"a clone at DIR/{obtained.repo}"
+    server = " and ".join(materialize_flags)
+    if obtained.outcome == "not_materialized":
+        flags = f"; with the server's {server}" if server else ""
+        return (
+            f"store it where this server runs: {command.format('--fetch')} (or `--repos DIR` over {clone}{flags}),"
+            " or serve without --offline; then call again. file_url has it meanwhile, unverified"
+        )
+    if obtained.outcome == "fetch_failed" and obtained.unreachable:
+        flags = f" (with the server's {server})" if server else ""
+        return (
+            "calling again does not help while this machine cannot reach the host: store it from"
+            f" {clone} with {command.format('--repos DIR')}{flags}, then call again; or read it at file_url (unverified)"
+        )
+    return _WITHHELD_NEXT.get(obtained.outcome, _UNVERIFIABLE_NEXT)
 
 
-def _code_fields(corpus: Corpus, found: FoundCode, obtained: SampleOutcome) -> dict[str, Any]:
+def code_answer(corpus: Corpus, found: FoundCode, obtained: SampleOutcome, materialize_flags: tuple[str, ...] = ()) -> models.CodeAnswer:
+    """get_code's answer: the verified code, or the samples and why their code is withheld (`materialize_flags`: the
+    server's flags `papercode materialize` needs too, for the command the answer names)."""
+    return models.CodeAnswer(**_code_fields(corpus, found, obtained, materialize_flags))
+
+
+def _code_fields(corpus: Corpus, found: FoundCode, obtained: SampleOutcome, materialize_flags: tuple[str, ...]) -> dict[str, Any]:
     """One hash's answer (`models.CodeAnswer`'s fields)."""
     matches = [_code_match(corpus, found, row) for row in _distinct_samples(found.rows)]
     if obtained.verified:
@@ -343,7 +364,7 @@ def _code_fields(corpus: Corpus, found: FoundCode, obtained: SampleOutcome) -> d
             "matches": matches,
         }
     reason = obtained.outcome
-    next_step = _WITHHELD_NEXT.get(reason, _UNVERIFIABLE_NEXT)
+    next_step = _withheld_next(obtained, materialize_flags)
     return {
         "query": found.query,
         "withheld": reason,
@@ -377,7 +398,11 @@ def _code_match(corpus: Corpus, found: FoundCode, row: SampleRow) -> models.Code
 
 
 def code_list_answer(
-    corpus: Corpus, hashes: Sequence[str], found: Sequence[FoundCode | QueryError], obtained: Sequence[SampleOutcome | None]
+    corpus: Corpus,
+    hashes: Sequence[str],
+    found: Sequence[FoundCode | QueryError],
+    obtained: Sequence[SampleOutcome | None],
+    materialize_flags: tuple[str, ...] = (),
 ) -> models.CodeAnswer:
     """get_code's answer to a list of hashes: each one's answer in order (`codes`), as for one (`obtained`: its
     verified code, None for a hash that found no sample); a hash that finds none is marked in place."""
@@ -387,7 +412,7 @@ def code_list_answer(
         if isinstance(item, QueryError):
             raise item
         assert outcome is not None  # every hash found has been obtained
-        return models.CodeAnswer(**_code_fields(corpus, item, outcome)).model_dump(mode="json", exclude_none=True)
+        return models.CodeAnswer(**_code_fields(corpus, item, outcome, materialize_flags)).model_dump(mode="json", exclude_none=True)
 
     entries, left_out, note = list_entries(hashes, entry, "get_code")
     return models.CodeAnswer.model_validate(shown(codes=entries, left_out=left_out or None, note=note))

@@ -248,11 +248,16 @@ def _boards(
         starts = {id(source): done + sum(f.size for f in sources[:i]) for i, source in enumerate(sources)}  # bytes before each
 
         def show(source: TableFile, share: float) -> None:
-            progress.update(starts[id(source)] + share * source.size, source.path.name, summary.papers, summary.link_rows)
+            progress.update(starts[id(source)] + share * source.size, _shown(source), summary.papers, summary.link_rows)
 
         catalogued = read_here(sources, directory, rejected=summary.rejected, warnings=summary.warnings, progress=show)
     progress.stage("joining the leaderboards to the papers while the search index commits")
     return join_results(catalogued, writer.paper_keys(), directory, papers=writer.papers, warnings=summary.warnings)
+
+
+def _shown(source: TableFile) -> str:
+    """A source as progress names it: the Hub's files are all `train-*.parquet`, so its table too."""
+    return f"{source.path.name} ({source.table} table)"
 
 
 def _reject_sources_inside(files: list[TableFile], out: RealPath) -> None:
@@ -330,7 +335,7 @@ class _Builder:
         self._links_only()
 
     def _read(self, source: TableFile, handle: Callable[[TableFile, Batch[Any]], None]) -> None:
-        name = source.path.name
+        name = _shown(source)
         self._show(0.0, source, f"reading {name}")
         vocab = self.vocab if source.table == "papers" else None
         batches = parquet_batches(source, vocab) if source.form == "parquet" else json_batches(source, vocab)

@@ -203,7 +203,19 @@ def verified_code(settings: Settings) -> VerifiedCode:
     """get_code's code: the store, plus on-demand downloads unless offline."""
     store = CodeStore.for_records(settings.code_dir, settings.records)
     fetcher = None if settings.offline else SourceFetcher(settings.code_base_url)
-    return VerifiedCode(store, Materializer(store, fetcher=fetcher) if fetcher else None)
+    return VerifiedCode(store, Materializer(store, fetcher=fetcher) if fetcher else None, materialize_flags=materialize_flags(settings))
+
+
+def materialize_flags(settings: Settings) -> tuple[str, ...]:
+    """The flags of `settings` that `papercode materialize` needs too, to store code where a server with them reads
+    it: those not at their default."""
+    default = Settings()
+    given = {
+        "--records": settings.records != default.records,
+        "--code-dir": settings.code_dir != default.code_dir,
+        "--code-base-url": settings.code_base_url != default.code_base_url,
+    }
+    return tuple(flag for flag, differs in given.items() if differs)
 
 
 def records_problem(roots: Iterable[Path]) -> str | None:
@@ -391,8 +403,7 @@ def materialize(settings: Settings, args: argparse.Namespace) -> int:
                 await fetcher.aclose()
 
     summary = anyio.run(run)
-    print_materialized(summary, store)
-    return 0 if summary.usable else 1
+    return 0 if print_materialized(summary, store) else 1
 
 
 def samples_to_materialize(corpus: Corpus, status: str | None, papers: Sequence[str], repos: Sequence[str]) -> list[SampleRow]:
@@ -419,9 +430,16 @@ def config(settings: Settings, host: str) -> int:
     return 0
 
 
-def print_materialized(summary: MaterializeSummary, store: CodeStore) -> None:
+def print_materialized(summary: MaterializeSummary, store: CodeStore) -> int:
+    """Print what `papercode materialize` did; return how many of its samples have their code in the store now."""
     out = sys.stdout.write
-    out(f"materialized {len(summary.outcomes)} samples with {interpreter()} into {store.write_dir}\n")
+    counts = summary.counts
+    stored = sum(1 for outcome in summary.outcomes if outcome.verified and store.contains(outcome.sha))  # a write may have failed
+    already = counts["already_stored"]
+    out(
+        f"{len(summary.outcomes)} samples: {stored} stored now in {store.write_dir} (rebuilt with {interpreter()}), "
+        f"{already} stored already, {len(summary.outcomes) - stored - already} not stored\n"
+    )
     for outcome, count in summary.counts.most_common():
         out(f"  {outcome:<22}{count:>8}  {OUTCOMES[outcome]}\n")  # type: ignore[index]
     _print_grouped(
@@ -431,6 +449,9 @@ def print_materialized(summary: MaterializeSummary, store: CodeStore) -> None:
     )
     if not summary.usable:
         out("nothing could be verified\n")
+    elif not stored + already:
+        out(f"nothing could be stored in {store.write_dir} (the warnings above say why)\n")
+    return stored + already
 
 
 def _print_grouped(items: Iterable[tuple[tuple[str, str], str]]) -> None:

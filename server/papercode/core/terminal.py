@@ -1,5 +1,5 @@
-"""One redrawn line of progress on stderr for long work, on a terminal only: the CLI's load and materialize
-progress and the archive build draw through it."""
+"""One redrawn line of progress on stderr for long work, on a terminal (off one, a line a phase where the work asks
+for it: `say`): the CLI's load and materialize progress and the archive build draw through it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ class TerminalProgress:
     """Redraws one stderr line at most every `interval` seconds.
 
     When stderr is not a terminal (a host launching the stdio server, CI) it stays quiet: the
-    one-line summary in the log or on stdout says what was done.
+    one-line summary in the log or on stdout says what was done (an archive build, which takes minutes, writes a
+    line as each phase starts instead (`say`): `archive.build_progress`).
     """
 
     def __init__(self, label: str, stream: TextIO | None = None, interval: float = 0.25) -> None:
@@ -45,6 +46,11 @@ class TerminalProgress:
             self._stream.write(f"\r{self._label}: {text}" + " " * 10)
             self._stream.flush()
             self._last_draw = time.monotonic()
+
+    def say(self, text: str) -> None:
+        """Write `text` after the label as a whole line, whatever the stream (off a terminal, where nothing is redrawn)."""
+        self._stream.write(f"{self._label}: {text}\n")
+        self._stream.flush()
 
     def elapsed(self) -> float:
         return time.monotonic() - self._started

@@ -6,9 +6,13 @@ of those descriptors (0 then reads the null device and 1 writes to stderr, as th
 streams, so stray output of a handler or a child process never reaches the wire). Through them:
 
 - **every request with an id gets an answer** (`compat.stdio_lines`); good lines pass through unchanged;
-- **SIGINT and SIGTERM end the input**: the server stops as at the end of input, and `papercode serve` exits 0;
-- **a client that stopped reading** (the pipe is closed: EPIPE) ends the input too, with one line at INFO;
-- ending never waits for a client.
+- **the end of input waits for the answers**: when the client closes stdin, every request already received gets
+  exactly one answer before the server exits, its own or, past 10 s, the JSON-RPC error `-32011` (`exiting: …`)
+  (`compat.stdio_eof`);
+- **SIGINT and SIGTERM stop it at once**: the input ends without waiting, each request still running is answered
+  `exiting`, and `papercode serve` exits 0;
+- **a client that stopped reading** (the pipe is closed: EPIPE) ends the input at once too, with one line at INFO;
+- stopping never waits for a client.
 """
 
 from __future__ import annotations
@@ -68,7 +72,8 @@ def claimed(in_fd: int, out_fd: int) -> Iterator[Wire]:
 
 async def serve(run: Callable[[], Awaitable[None]]) -> None:
     """Run the SDK's stdio server (`run`, which must read `sys.stdin` and write `sys.stdout`) through the wire
-    until its input ends: at end of input, on SIGINT or SIGTERM, when the client stops reading, or when cancelled."""
+    until its input ends: at end of input (once every request received is answered), on SIGINT or SIGTERM, when the
+    client stops reading, or when cancelled (these three at once)."""
     try:
         import fcntl  # POSIX, as is select.poll
 

@@ -123,7 +123,7 @@ async def obtain_code_answer(corpus: Corpus, code: VerifiedCode, code_sha256: st
     hash's answer, their code obtained side by side."""
     if isinstance(code_sha256, str):
         found = await anyio.to_thread.run_sync(resolving.find_code, corpus, code_sha256)
-        return queries.code_answer(corpus, found, await code.obtain(found.rows))
+        return queries.code_answer(corpus, found, await code.obtain(found.rows), code.materialize_flags)
     each = await anyio.to_thread.run_sync(resolving.find_codes, corpus, code_sha256)
     obtained: list[SampleOutcome | None] = [None] * len(each)
 
@@ -134,7 +134,7 @@ async def obtain_code_answer(corpus: Corpus, code: VerifiedCode, code_sha256: st
         for position, item in enumerate(each):
             if isinstance(item, resolving.FoundCode):
                 tasks.start_soon(obtain, position, item.rows)
-    return queries.code_list_answer(corpus, code_sha256, each, obtained)
+    return queries.code_list_answer(corpus, code_sha256, each, obtained, code.materialize_flags)
 
 
 class ToolRegistration(NamedTuple):

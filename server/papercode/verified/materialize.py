@@ -51,7 +51,7 @@ OUTCOMES: dict[Outcome, str] = {
     "unsupported_language": "not a Python sample; only Python can be rebuilt",
     "invalid_location": "the sample's repo or path is not a plain owner/name and relative path; nothing was requested",
     "file_missing": "the source file is not in the repository (or the local clone) any more",
-    "fetch_failed": "the download failed (network, timeout, HTTP error); it is retried later",
+    "fetch_failed": "the download failed: the host cannot be reached from here (a name that does not resolve, a refused connection), or it timed out or answered an error",
     "too_large": f"the source file is over the {MAX_SOURCE_SIZE_TEXT} cap",
     "syntax_error": "the source file does not parse",
     "entry_missing": "the source file no longer has the sample's top-level function",
@@ -78,6 +78,7 @@ class SampleOutcome:
     code: str | None = None
     requires: tuple[str, ...] = ()
     source: CodeSource | None = None
+    unreachable: bool = False  # fetch_failed because this machine cannot reach the host (see `SourceFile`)
 
     @property
     def verified(self) -> bool:
@@ -109,7 +110,7 @@ class Materializer:
                 source, origin = await self._source(location)
                 if source.outcome != "ok" or source.content is None:
                     failed: Outcome = source.outcome if source.outcome != "ok" else "fetch_failed"
-                    found = {id(row): outcome_for(row, failed, source.reason) for row in pending}
+                    found = {id(row): outcome_for(row, failed, source.reason, unreachable=source.unreachable) for row in pending}
                 else:
                     verified = await anyio.to_thread.run_sync(self._verify_and_store, source.content, pending, origin)
                     found = {id(row): outcome for row, outcome in zip(pending, verified, strict=True)}
@@ -230,8 +231,13 @@ class VerifiedCode:
     fetcher stops asking a failing base for a while by itself).
     """
 
-    def __init__(self, store: CodeStore, materializer: Materializer | None = None, remember: int = 10_000) -> None:
+    def __init__(
+        self, store: CodeStore, materializer: Materializer | None = None, remember: int = 10_000, materialize_flags: tuple[str, ...] = ()
+    ) -> None:
         self.store = store
+        # The flags this server was started with that `papercode materialize` needs too, to store code where the
+        # server reads it (`--records`, `--code-dir`): named, never their values (an answer shows no server path).
+        self.materialize_flags = materialize_flags
         self._materializer = materializer
         self._failures: OrderedDict[str, SampleOutcome] = OrderedDict()
         self._remember = remember

@@ -14,6 +14,7 @@ import functools
 import logging
 import math
 import os
+import socket
 import ssl
 import time
 import unicodedata
@@ -118,15 +119,18 @@ def _path_problem(path: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class SourceFile:
-    """A source file's bytes (`ok`), or why there are none: `reason` is one short sentence, no secrets."""
+    """A source file's bytes (`ok`), or why there are none: `reason` is one short sentence, no secrets.
+    `unreachable`: fetching failed because this machine cannot reach the host at all (its name does not resolve,
+    or the connection is refused or has no route), which asking again soon does not mend, unlike a timeout or a 5xx."""
 
     outcome: SourceOutcome
     content: bytes | None = None
     reason: str = ""
+    unreachable: bool = False
 
 
-def _not_ok(outcome: SourceOutcome, reason: str) -> SourceFile:
-    return SourceFile(outcome, reason=reason[:_MAX_REASON_CHARS])
+def _not_ok(outcome: SourceOutcome, reason: str, *, unreachable: bool = False) -> SourceFile:
+    return SourceFile(outcome, reason=reason[:_MAX_REASON_CHARS], unreachable=unreachable)
 
 
 def _quoted(text: str) -> str:
@@ -259,6 +263,7 @@ class SourceFetcher:
         self._retry_after = retry_after
         self._clock = clock
         self._retry_at: float | None = None  # the circuit is open until then
+        self._opened_by = SourceFile("fetch_failed")  # the failure that opened it
         self._in_flight: dict[SourceLocation, _InFlight] = {}
         self._client: httpx2.AsyncClient | None = None
 
@@ -298,6 +303,7 @@ class SourceFetcher:
             attempt = await self._download(location)
         if attempt.base_failed:
             self._retry_at = self._clock() + self._retry_after
+            self._opened_by = attempt.file
         if attempt.file.outcome == "file_missing":
             log.info("%s is missing from %s: %s", f"{location.repo}/{location.path}", self._host, attempt.file.reason)
         elif attempt.file.outcome != "ok":
@@ -310,7 +316,8 @@ class SourceFetcher:
         wait = self._retry_at - self._clock()
         if wait <= 0:
             return None  # let the next request through; a failure opens the circuit again
-        return _not_ok("fetch_failed", f"{self._host} failed recently; it will be retried in {math.ceil(wait)} s")
+        cause = self._opened_by
+        return _not_ok("fetch_failed", f"{cause.reason}; it will be retried in {math.ceil(wait)} s", unreachable=cause.unreachable)
 
     async def _download(self, location: SourceLocation) -> _Attempt:
         url = f"{self._base_url}/{location.owner}/{location.name}/HEAD/" + "/".join(
@@ -321,6 +328,8 @@ class SourceFetcher:
                 return await self._follow(httpx2.URL(url))
         except (TimeoutError, httpx2.TimeoutException):
             return _Attempt(_not_ok("fetch_failed", f"timed out after {self._timeout:g} s"), base_failed=True)
+        except httpx2.ConnectError as exc:
+            return _Attempt(_not_ok("fetch_failed", unreachable_reason(self._host, exc), unreachable=True), base_failed=True)
         except httpx2.TransportError as exc:
             return _Attempt(_not_ok("fetch_failed", f"could not reach {self._host}: {_describe(exc)}"), base_failed=True)
         except httpx2.HTTPError as exc:  # e.g. a body that does not decode: the base answered, just badly
@@ -397,3 +406,16 @@ def _origin(url: httpx2.URL) -> tuple[str, str, int | None]:
 
 def _describe(exc: BaseException) -> str:
     return _quoted(str(exc)) or type(exc).__name__
+
+
+def unreachable_reason(host: str, exc: BaseException) -> str:
+    """Why `host` could not be connected to, from the OS's error beneath `exc`: a name that does not resolve, or a
+    connection refused or without a route."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, socket.gaierror):
+            return f"{host} cannot be resolved from this machine (DNS: {_quoted(cause.strerror or str(cause))})"
+        if isinstance(cause, OSError) and cause.errno:
+            return f"{host} cannot be reached from this machine ({_quoted(os.strerror(cause.errno))})"
+        cause = cause.__cause__ or cause.__context__
+    return f"{host} cannot be reached from this machine ({_describe(exc)})"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Final
+from typing import Any, Final, TypeGuard
 
 import orjson
 from mcp.types import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, jsonrpc_message_adapter
@@ -116,7 +116,7 @@ def _answer(ident: object, code: int, message: str) -> bytes:
     return error_line(ident, code, message)
 
 
-def is_request_id(value: object) -> bool:
+def is_request_id(value: object) -> TypeGuard[int | str]:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 

@@ -9,11 +9,12 @@ line or closes its end; and a client that stopped reading (the pipe closed: EPIP
 Canary: `test_cancelling_the_sdks_stdio_server_waits_for_its_client` and
 `test_a_client_that_stopped_reading_crashes_the_sdks_stdio_server` fail the day the SDK changes either.
 Goes when: the SDK's stdio transport ends when cancelled while a read waits, and quietly on a broken pipe; the
-wire then stays only as the place where `stdio_lines` answers lines, until that goes too.
+wire then stays only as the place where `stdio_lines` answers lines and `stdio_eof` the requests still running at
+the end of input, until those go too.
 
-`WireIn` hands the SDK only the lines `stdio_lines` lets through; `WireOut` writes the SDK's lines and the answers
-to the others, whole lines only, one writer at a time. A client that stopped reading ends the wire, with one line
-at INFO.
+`WireIn` hands the SDK only the lines `stdio_lines` lets through, and the end of input only once `stdio_eof` has
+settled every request the SDK read; `WireOut` writes the SDK's lines and the answers to the others, whole lines
+only, one writer at a time. A client that stopped reading ends the wire, with one line at INFO.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import select
 import threading
 from typing import Any
 
+from .stdio_eof import EOF_ANSWER_SECONDS, InFlight
 from .stdio_lines import judge, surely_valid
 
 log = logging.getLogger(__name__)
@@ -34,10 +36,12 @@ READ_BYTES = 64 * 1024
 
 
 class Wire:
-    """The private copies of the process's stdin and stdout, and a wake-up pipe that ends both."""
+    """The private copies of the process's stdin and stdout, and a wake-up pipe that ends both; at the end of input
+    the requests still running are given `eof_answer_seconds` to be answered."""
 
-    def __init__(self, in_fd: int, out_fd: int) -> None:
+    def __init__(self, in_fd: int, out_fd: int, eof_answer_seconds: float = EOF_ANSWER_SECONDS) -> None:
         self.in_fd, self.out_fd = in_fd, out_fd
+        self.in_flight = InFlight(eof_answer_seconds)
         self._wake_read, self._wake_write = os.pipe()
         self._ended = threading.Event()
         self._closed = False
@@ -55,6 +59,7 @@ class Wire:
             self._ended.set()
             with contextlib.suppress(OSError):
                 os.write(self._wake_write, b"x")
+            self.in_flight.wake()
 
     def ready(self, fd: int, events: int) -> bool:
         """Wait until `fd` is ready for `events`; once the wire has ended, only say whether it is ready now."""
@@ -108,6 +113,10 @@ class WireIn(io.BufferedIOBase):
                 if last.strip() and not self._wire.ended:  # a last line without its newline
                     self._good = self._sort(last + b"\n")
                 self._partial = []
+        if not self._good:  # the end of input, once every request the SDK read has its one answer
+            for answer in self._wire.in_flight.settle(lambda: self._wire.ended):
+                self._wire.output.send(answer)
+            return b""
         if self._at == 0 and (size is None or size < 0 or size >= len(self._good)):
             self._at = len(self._good)
             return self._good  # the usual case: one message, handed over without a copy
@@ -149,10 +158,8 @@ class WireIn(io.BufferedIOBase):
         return b"".join(part + b"\n" for part in good)
 
     def _admit(self, line: bytes) -> bool:
-        if surely_valid(line):
-            return True
-        verdict = judge(line)
-        if verdict is None:
+        if surely_valid(line) or (verdict := judge(line)) is None:
+            self._wire.in_flight.read(line)
             return True
         if isinstance(verdict, bytes):
             self._wire.output.send(verdict)
@@ -174,7 +181,7 @@ class WireOut(io.BufferedIOBase):
     def write(self, data: Any) -> int:
         with self._lock:
             if not self._pending and data[-1:] == b"\n":  # a whole message, as the SDK writes them
-                self._emit(data)
+                self._emit_sdks(bytes(data))
             else:
                 self._pending += data
         return len(data)
@@ -183,14 +190,25 @@ class WireOut(io.BufferedIOBase):
         with self._lock:
             end = self._pending.rfind(b"\n") + 1
             if end:
-                line = bytes(self._pending[:end])
+                lines = bytes(self._pending[:end])
                 del self._pending[:end]
-                self._emit(line)
+                self._emit_sdks(lines)
 
     def send(self, line: bytes) -> None:
         """Write one whole line, between the SDK's lines."""
         with self._lock:
             self._emit(line)
+
+    def _emit_sdks(self, lines: bytes) -> None:
+        """Write the SDK's `lines`, each told to `stdio_eof` (which drops them once it has settled the requests)."""
+        passes = self._wire.in_flight.passes
+        if lines.find(b"\n") == len(lines) - 1:  # one message, as the SDK writes them
+            if passes(lines):
+                self._emit(lines)
+            return
+        kept = b"".join(line + b"\n" for line in lines.split(b"\n")[:-1] if passes(line + b"\n"))
+        if kept:
+            self._emit(kept)
 
     def _emit(self, data: Any) -> None:
         view = memoryview(data)
