@@ -34,7 +34,7 @@ from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport
 from papercode.core.records import MAX_LIST_ENTRIES, MAX_NAME_CHARS, MAX_URL_CHARS
 from papercode.corpus.stages import Corpus
-from papercode.index import columns
+from papercode.index import fields
 from papercode.ingest import decode
 from tests.support.archive_tables import (
     PWC,
@@ -571,7 +571,7 @@ def test_a_links_row_becomes_its_code_link_or_is_rejected() -> None:
     row = rows.LinksTableRow(repo_url="https://GitHub.com/Owner/Repo", is_official="true", mentioned_in_paper=0, framework="\x00")
     link = assembly.link(row, "p1", "links.json", 3)
     assert link is not None and link.key == "owner/repo" and link.order == (-1, 0, 0, "https://github.com/Owner/Repo")
-    assert link.row == columns.link_row("https://github.com/Owner/Repo", True, False, None)
+    assert link.row == fields.link_row("https://github.com/Owner/Repo", True, False, None)
     assert dict(warnings.counts) == {"bad_framework": 1}
     assert assembly.link(rows.LinksTableRow(repo_url="ftp://example.org/x"), "p1", "links.json", 4) is None
     assert dict(rejected.counts) == {"bad_repo_url": 1}

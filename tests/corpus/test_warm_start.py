@@ -19,6 +19,7 @@ from papercode.core.limits import Limits
 from papercode.corpus import snapshot
 from papercode.corpus import stages as corpus_module
 from papercode.corpus.stages import Corpus, Stage, open_stages
+from papercode.index import columns
 from papercode.ingest import parallel as search_build
 from papercode.settings import bundled_records_dir
 
@@ -278,6 +279,15 @@ def test_a_damaged_snapshot_is_never_a_stage(records: Path, tmp_path: Path) -> N
     path = _snapshot_file(cache)
     path.write_bytes(path.read_bytes()[:-100])
     assert _kinds(list(open_stages([records], Limits(), cache))) == ["keyed", "complete"]
+
+
+def test_a_snapshot_of_another_declaration_of_the_fields_is_rebuilt_never_served(
+    records: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    list(open_stages([records], Limits(), tmp_path / "cache"))
+    (records / "000_14282948c0d959ec.txt").unlink()  # other records: an intact snapshot would be served as stale
+    monkeypatch.setattr(columns, "LAYOUT", "another declaration of the fields (index.fields)")
+    assert _kinds(list(open_stages([records], Limits(), tmp_path / "cache"))) == ["keyed", "complete"]
 
 
 def test_stages_without_a_cache(records: Path) -> None:

@@ -18,12 +18,12 @@ from papercode.core.ids import normalize_repo, repo_key
 from papercode.core.ordering import status_rank
 from papercode.core.paging import Pager
 from papercode.corpus.stages import Corpus
-from papercode.index.columns import CodeLinkRow, PaperColumns, PaperDetails, PaperRow, StringTable, details_blob, link_row
+from papercode.index.columns import PaperColumns, StringTable
+from papercode.index.fields import CodeLinkRow, PaperDetails, PaperRow, details_blob, link_row, paper_columns
 from papercode.index.paper_index import task_key
 from papercode.index.search_documents import paper_texts
 from papercode.index.search_queries import SearchFilters
 from papercode.index.text_analysis import query_terms
-from papercode.ingest import builder
 from tests.support.records import BERT_MOUTH, BERT_MOUTH_ORDER, BERTS_ICL, list_samples, make_record, make_sample, sha_for
 
 LoadCorpus = Callable[[list[dict[str, Any]]], Corpus]
@@ -298,7 +298,7 @@ def test_a_code_link_names_the_repository_normalize_repo_does_whatever_follows(u
 
 def test_the_builder_sets_every_paper_column() -> None:
     columns = PaperColumns(StringTable())
-    assert set(builder._PAPER_FIELDS) == set(vars(columns)) - {"strings"}
+    assert set(paper_columns()) == set(vars(columns)) - {"strings"}
 
 
 def test_sample_counts_read_from_the_columns_match_the_rows(corpus: Corpus, synthetic_corpus: Corpus) -> None:
@@ -356,14 +356,7 @@ def _blob_as_written_before(details: PaperDetails) -> bytes:
 
 @given(_DETAILS)
 def test_the_details_blob_keeps_its_bytes_and_reads_back(details: PaperDetails) -> None:
-    blob = details_blob(
-        authors=details.authors,
-        tasks=details.tasks,
-        methods=details.methods,
-        links=details.code_links,
-        proceeding=details.proceeding,
-        url_pdf=details.url_pdf,
-    )
+    blob = details_blob(details)
     assert blob == _blob_as_written_before(details)
     row = PaperRow(0, None, "s", "T", None, None, None, None, None, None, len(details.authors), range(0), blob)
     assert row.details() == details
@@ -374,9 +367,7 @@ def test_the_details_blob_of_a_paper_is_these_bytes() -> None:
         link_row("https://github.com/Owner/Name", True, None, "pytorch"),
         link_row("https://gitlab.com/g/p", False, True, None, reach="ok", licence="MIT"),
     ]
-    blob = details_blob(
-        authors=["Ann", "Bé"], tasks=[("qa", "Question Answering")], methods=["Adam"], links=links, proceeding=None, url_pdf="u"
-    )
+    blob = details_blob(PaperDetails(["Ann", "Bé"], [("qa", "Question Answering")], ["Adam"], links, None, "u"))
     assert blob == (
         b'{"a":["Ann","B\xc3\xa9"],"t":[["qa","Question Answering"]],"m":["Adam"],'
         b'"l":[["owner/name","https://github.com/Owner/Name",true,null,"pytorch",null,null],'

@@ -8,6 +8,8 @@
   a few evaluation tables built and served beneath a record).
 - `archive_layers`: two records laid over a small archive that has them too (conftest's `layered`); an archive of the
   bundled papers with the leaderboards' tables.
+- `archive_record`: what an archive build wrote and answered (its paper columns' digests, its answers'), to hold later
+  builds to one made before.
 - `build_phases`: the lines an archive build writes off a terminal, left out where a test reads the rest of stderr.
 - `hub_stand_in`, `fetching`: the Hugging Face Hub on 127.0.0.1, and `papercode archive fetch` against it.
 - `http`: a server over HTTP in the test's own process, a `papercode serve` process's startup line, the requests sent.

@@ -18,7 +18,7 @@ import orjson
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport
 from papercode.corpus.stages import Corpus
-from papercode.index.columns import PaperRow, SampleRow
+from papercode.index.fields import PaperRow, SampleRow
 from papercode.index.paper_index import PaperIndex
 
 ABOUT = {

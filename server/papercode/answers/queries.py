@@ -30,12 +30,15 @@ from .resolving import SEARCH_NEXT, FoundCode, archive_unserved, full_text, not_
 from .shaping import (
     ABSTRACT_CHARS,
     CODE_LINKS_SHOWN,
+    PAPER_ANSWER_ORDER,
     TITLE_CHARS,
+    as_stored,
     attribution,
     attribution_of,
     authors_shown,
     code_links,
     grouped_samples,
+    in_order,
     language_shown,
     list_entries,
     merged_tasks,
@@ -221,34 +224,28 @@ def _filter_shown(name: str, value: object) -> str:
 
 def paper_detail_shown(corpus: Corpus, paper_id: str) -> dict[str, Any]:
     """One paper's metadata, abstract, code links, sample counts and the harvest's claim (`models.PaperAnswer`, as
-    shown)."""
+    shown): its fields shown as stored (`shaping.as_stored`) and those the answer shapes, in the model's order."""
     paper, query = resolve_paper(corpus, paper_id)
     details = paper.details()
     abstract = full_text(corpus).abstract(paper.ordinal)
     truncated = abstract is not None and len(abstract) > ABSTRACT_CHARS
     results, more_results = leaderboards.paper_results(corpus, paper)
-    return shown(
+    return in_order(
+        PAPER_ANSWER_ORDER,
         **paper_ref(paper),
+        **as_stored(paper, details),
         query=query,
         authors=authors_shown(details.authors, AUTHORS_SHOWN),
-        n_authors=paper.n_authors,
-        date=paper.date,
-        proceeding=details.proceeding,
         abstract=abstract[:ABSTRACT_CHARS] if abstract and truncated else abstract,
         abstract_truncated=True if truncated else None,
-        url_abs=paper.url_abs,
-        url_pdf=details.url_pdf,
         tasks=merged_tasks(details.tasks),
         methods=details.methods[:METHODS_SHOWN],
         more_methods=rest(len(details.methods), METHODS_SHOWN),
         code_links=code_links(details.code_links, CODE_LINKS_SHOWN),
         more_code_links=rest(len(details.code_links), CODE_LINKS_SHOWN),
         samples=sample_counts(corpus, paper),
-        claim=paper.claim,
         results=results,
         more_results=more_results,
-        snapshot=paper.snapshot,
-        read_at=paper.read_at,
         attribution=attribution(corpus, paper),
     )
 

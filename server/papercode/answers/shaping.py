@@ -17,7 +17,8 @@ import orjson
 
 from papercode.core.errors import QueryError
 from papercode.corpus.stages import Corpus
-from papercode.index.columns import CodeLinkRow, SampleColumns
+from papercode.index.columns import SampleColumns
+from papercode.index.fields import DETAIL_FIELDS, PAPER_FIELDS, CodeLinkRow, PaperDetails
 from papercode.index.paper_index import PaperRow, task_key
 
 from . import models
@@ -40,6 +41,11 @@ def shown(**fields: Any) -> dict[str, Any]:
     return {name: value for name, value in fields.items() if value is not None}
 
 
+def in_order(order: Sequence[str], **fields: Any) -> dict[str, Any]:
+    """`shown` of fields given in any order: in `order` (an answer model's), those that are None left out."""
+    return {name: value for name in order if (value := fields.get(name)) is not None}
+
+
 def shorten(text: str, most: int) -> str:
     """Display text cut to `most` characters, marked with an ellipsis when cut."""
     return text if len(text) <= most else text[: most - 1] + "…"
@@ -59,6 +65,23 @@ class PaperRefFields(TypedDict):
 def paper_ref(paper: PaperRow) -> PaperRefFields:
     """How an answer names a paper (`models.PaperRef`): its arXiv id, else its slug, and its title."""
     return {"arxiv_id": paper.arxiv_id, "slug": None if paper.arxiv_id else paper.slug, "title": shorten(paper.title, TITLE_CHARS)}
+
+
+# The fields of a paper get_paper shows as stored, under their names (`index.fields`: those marked `shown`), each placed
+# among the answer's fields by its model.
+_SHOWN_OF_ROW = tuple(field.name for field in PAPER_FIELDS if field.kind.shown)
+_SHOWN_OF_DETAILS = tuple(field.name for field in DETAIL_FIELDS if field.kind.shown)
+PAPER_ANSWER_ORDER = tuple(models.PaperAnswer.model_fields)
+_UNPLACED = sorted({*_SHOWN_OF_ROW, *_SHOWN_OF_DETAILS} - set(PAPER_ANSWER_ORDER))
+if _UNPLACED:
+    raise ImportError(f"get_paper shows {', '.join(_UNPLACED)} (index.fields), which models.PaperAnswer lacks: add each where it is shown")
+
+
+def as_stored(paper: PaperRow, details: PaperDetails) -> dict[str, Any]:
+    """The fields of `paper` get_paper shows as stored, by name."""
+    shown_fields = {name: getattr(paper, name) for name in _SHOWN_OF_ROW}
+    shown_fields.update({name: getattr(details, name) for name in _SHOWN_OF_DETAILS})
+    return shown_fields
 
 
 def merged_tasks(tasks: list[tuple[str, str]]) -> list[str]:

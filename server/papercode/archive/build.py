@@ -26,7 +26,7 @@ from papercode.core.holds import hold
 from papercode.core.ids import parse_slug
 from papercode.core.paths import RealPath
 from papercode.core.records import MAX_LIST_ENTRIES
-from papercode.index.columns import CodeLinkRow
+from papercode.index.fields import CodeLinkRow
 from papercode.index.mapped import FileFacts
 from papercode.index.mapped_archive import FORMAT, FORMAT_VERSION, MANIFEST, current_build
 

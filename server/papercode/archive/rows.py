@@ -24,7 +24,7 @@ from papercode.core.ids import bare_repo_url, canonical_arxiv_id, repo_key
 from papercode.core.limits import Limits
 from papercode.core.names import name_slug
 from papercode.core.records import MAX_LIST_ENTRIES, MAX_NAME_CHARS, MAX_URL_CHARS, MAX_WORD_CHARS
-from papercode.index.columns import CodeLinkRow, link_row
+from papercode.index.fields import CodeLinkRow, link_row
 
 LICENCE: Final = "CC BY-SA 4.0"
 LICENCE_URL: Final = "https://creativecommons.org/licenses/by-sa/4.0/legalcode"

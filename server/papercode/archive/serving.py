@@ -5,7 +5,8 @@ For each paper the build keeps (`ServingWriter.add`), in order: its paper column
 (they index on both cores while this thread reads the next rows). What needs every paper (the arXiv id and slug keys,
 sorted; the repositories' paper lists) is written at the end, from a few compact arrays.
 
-A paper's values are those a server would have made of the same record (`index.columns.details_blob`,
+A paper's columns are those `index.fields` declares with an archive reader, each read from the record the build made
+of the paper's row; its values are those a server would have made of the same record (`index.fields.details_blob`,
 `ordered_links`, the keys as `core.ids` lower-cases them), so an archive paper answers exactly as a record of it would.
 """
 
@@ -25,9 +26,22 @@ import orjson
 from papercode.core.days import year_of
 from papercode.core.ids import paper_key
 from papercode.core.names import title_key
-from papercode.index.columns import NONE, CodeLinkRow, details_blob, ordered_links
+from papercode.index.columns import ordered_links
+from papercode.index.fields import (
+    NONE,
+    CodeLinkRow,
+    Details,
+    Field,
+    Int32,
+    PaperSource,
+    RowSource,
+    Text,
+    details_blob,
+    details_of_row,
+    readers,
+)
 from papercode.index.mapped import ColumnWriter, FileFacts, PackedWriter, file_facts
-from papercode.index.mapped_archive import ARCHIVE_BASE, BLOB_COLUMN, COLUMNS, INT_COLUMNS, KEY_COLUMNS, REPO_COLUMNS, SEARCH
+from papercode.index.mapped_archive import ARCHIVE_BASE, ARCHIVED, COLUMNS, KEY_COLUMNS, REPO_COLUMNS, SEARCH
 from papercode.index.search_documents import INDEXED_LIST_SEPARATOR, SearchDocument
 from papercode.index.search_schema import LOCK_FILES
 from papercode.index.search_writer import IndexWriting
@@ -43,6 +57,20 @@ Json = dict[str, Any]
 
 
 _FIRST = itemgetter(0)
+_NO_SAMPLES = range(0)  # an archive paper's
+# The paper columns (`ARCHIVED`), by how they are written: packed as they grow, int32 whole at the end, and the details
+# (read once a paper, for their column and the search document).
+_TEXTS = tuple(field for field in ARCHIVED if isinstance(field.kind, Text))
+_INTS = tuple(field for field in ARCHIVED if isinstance(field.kind, Int32))
+(_DETAILS,) = (field for field in ARCHIVED if isinstance(field.kind, Details))
+
+
+def _int_value(field: Field) -> Callable[[RowSource], int]:
+    """How an `Int32` field of a paper is read into its column (none: `NONE`)."""
+    (read,) = readers((field,), "row")
+    if not field.optional:
+        return read
+    return lambda source: NONE if (value := read(source)) is None else value
 
 
 AMBIGUOUS: Final = -1  # a title key several papers share: `PaperKeys.by_title` names none of them
@@ -78,13 +106,12 @@ class ServingWriter:
         """`results`: tables of results follow the papers (`paper_keys`), so their titles and tasks are kept too."""
         self._build = build
         self._columns = ColumnWriter(build / COLUMNS)
-        strings = self._columns.strings
-        self._arxiv_id, self._slug, self._title, self._date, self._url_abs = (
-            strings(name) for name in ("arxiv_id", "slug", "title", "date", "url_abs")
-        )
-        self._blob: PackedWriter = self._columns.blobs(BLOB_COLUMN)
-        self._packed = (self._arxiv_id, self._slug, self._title, self._date, self._url_abs, self._blob)
-        self._year, self._n_authors = array("i"), array("i")
+        self._texts = [self._columns.strings(field.name) for field in _TEXTS]
+        self._text_values = readers(_TEXTS, "row")
+        self._ints = [array("i") for _ in _INTS]
+        self._int_values = tuple(map(_int_value, _INTS))
+        self._blob: PackedWriter = self._columns.blobs(_DETAILS.name)
+        self._packed = (*self._texts, self._blob)
         self._keys: list[str] = []  # each paper's key (arXiv id, else slug): the repositories' order
         self._by_arxiv: dict[str, int] = {}
         self._by_slug: dict[str, int] = {}
@@ -103,28 +130,16 @@ class ServingWriter:
         links (`columns.link_row`)."""
         a = self.papers
         links = ordered_links(links)
-        date, authors, title = record.get("date"), record.get("authors") or [], record["title"]
-        tasks = [(task["task_slug"], task.get("task_name") or task["task_slug"]) for task in record.get("tasks") or ()]
-        methods = [method["method_name"] for method in record.get("methods") or ()]
-        key = paper_key(arxiv_id, slug)
-        self._arxiv_id.append(arxiv_id)
-        self._slug.append(slug)
-        self._title.append(title)
-        self._date.append(date)
-        self._url_abs.append(record.get("url_abs"))
-        self._blob.append(
-            details_blob(
-                authors=authors,
-                tasks=tasks,
-                methods=methods,
-                links=links,
-                proceeding=record.get("proceeding"),
-                url_pdf=record.get("url_pdf"),
-            )
-        )
+        source = PaperSource(record, arxiv_id, slug, links, _NO_SAMPLES)  # not RowSource: an alias is slow to call
+        for writer, read in zip(self._texts, self._text_values, strict=True):
+            writer.append(read(source))
+        for column, value in zip(self._ints, self._int_values, strict=True):
+            column.append(value(source))
+        details = details_of_row(source)
+        self._blob.append(details_blob(details))
+        date, authors, title, tasks, methods = record.get("date"), details.authors, record["title"], details.tasks, details.methods
         year = year_of(date)
-        self._year.append(NONE if year is None else year)
-        self._n_authors.append(len(authors))
+        key = paper_key(arxiv_id, slug)
         self._keys.append(key)
         if arxiv_id:
             self._by_arxiv[arxiv_id] = a
@@ -163,8 +178,8 @@ class ServingWriter:
         )
         self.papers += 1
         if not self.papers % _FLUSH_EVERY:
-            for column in self._packed:
-                column.flush()
+            for writer in self._packed:
+                writer.flush()
 
     def paper_keys(self) -> PaperKeys:
         """The papers added so far, keyed for the tables read after them (titles and tasks only with `results`)."""
@@ -179,8 +194,8 @@ class ServingWriter:
         it returns (relative path -> facts) are listed with the rest."""
         columns = self._columns
         stage("writing the keys and the repositories' papers")
-        for name in INT_COLUMNS:
-            columns.ints(name, getattr(self, f"_{name}"))
+        for field, values in zip(_INTS, self._ints, strict=True):
+            columns.ints(field.name, values)
         for name, mapping in zip(KEY_COLUMNS, (self._by_arxiv, self._by_slug), strict=True):
             keys = sorted(mapping)
             columns.packed(f"{name}.keys", keys)

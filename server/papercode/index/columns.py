@@ -1,73 +1,48 @@
 """The index's storage: papers and samples as columns, materialised into rows only when a query reads them.
 
-Samples live in arrays of small ints into one string table; papers keep only what lists and
-lookups need, and each paper's display details (authors, links, tasks, methods) sit in one
-compact JSON blob decoded on demand. Columns of plain ints and strings restore from a snapshot
-far faster than objects do (strings are packed into one buffer there: see `packed`).
+A column a field of `fields.PaperRow` and `fields.SampleRow`, made from that declaration. Samples live in arrays of
+small ints into one string table; papers keep only what lists and lookups need, and each paper's display details
+(authors, links, tasks, methods) sit in one compact JSON blob decoded on demand. Columns of plain ints and strings
+restore from a snapshot far faster than objects do (strings are packed into one buffer there: see `packed`).
 """
 
 from __future__ import annotations
 
 import operator
 from array import array
-from collections.abc import Collection, Iterator, Sequence
-from typing import Any, NamedTuple, cast
+from collections.abc import Callable, Collection, Iterator, Sequence
+from typing import Any, cast
 
-import msgspec
+from papercode.core.ids import GITHUB_URL, SHA_PREFIX_FORMAT, paper_key
 
-from papercode.core.ids import GITHUB_URL, SHA_PREFIX_FORMAT, paper_key, repo_key
-from papercode.core.records import OFFICIAL_KIND
-
+from .fields import (
+    LAYOUT,
+    NO_LEVEL,
+    NONE,
+    PAPER_FIELDS,
+    SAMPLE_ENDS,
+    SAMPLE_FIELDS,
+    SAMPLE_STARTS,
+    SHOWN_SAMPLE_FIELDS,
+    CodeLinkRow,
+    Details,
+    Field,
+    FileUrl,
+    Flag,
+    Hash,
+    Int32,
+    Int64,
+    Interned,
+    Ordinal,
+    PaperRow,
+    SampleIds,
+    SampleRow,
+    Text,
+    generated,
+)
 from .packed import PackedBytes, PackedStrings
 
-NONE = -1  # "no value" in a column of string ids or years
-NO_LEVEL = -(2**63)  # "no value" in the verification level column (records.LEVEL_MIN is above it)
-
-
-class SampleRow(NamedTuple):
-    """One sample, materialised from the columns when a query needs it: a tuple, built in one step (pages of
-    them are built per call; a frozen dataclass sets each field by a call of its own)."""
-
-    code_sha256: str
-    entry: str
-    repo: str
-    repo_kind: str
-    path: str
-    language: str | None
-    status: str
-    contract_check: str | None
-    verification_level: int | None
-    licence: str | None
-    inline_ok: bool
-    paper: int
-    file_url: str
-
-    @property
-    def is_official(self) -> bool:
-        return self.repo_kind == OFFICIAL_KIND
-
-
-class CodeLinkRow(msgspec.Struct, array_like=True, frozen=True, gc=False):
-    """A paper's code link: as answers read it, and as the details blob keeps it (a JSON array of these fields, in this
-    order: its bytes are those every build, the archive's included, has written)."""
-
-    repo: str | None  # normalised owner/name when the URL is a GitHub repository
-    repo_url: str
-    is_official: bool
-    mentioned_in_paper: bool | None
-    framework: str | None
-    reach_status: str | None
-    licence: str | None
-
-
 _LAST = operator.itemgetter(-1)
-
-
-def link_row(
-    url: str, official: bool, mentioned: bool | None, framework: str | None, *, reach: str | None = None, licence: str | None = None
-) -> CodeLinkRow:
-    """A code link as the details blob keeps it (its repository key worked out here)."""
-    return CodeLinkRow(repo_key(url), url, official, mentioned, framework, reach, licence)
 
 
 def ordered_links(rows: list[CodeLinkRow]) -> list[CodeLinkRow]:
@@ -85,66 +60,6 @@ def ordered_links(rows: list[CodeLinkRow]) -> list[CodeLinkRow]:
         )
     )
     return list(map(rows.__getitem__, map(_LAST, keyed)))
-
-
-class PaperDetails(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
-    """A paper's display fields, kept as one compact JSON blob per paper (`details_blob`; `PaperRow.details` reads it
-    back): short keys, and no `p` or `pdf` when there is none."""
-
-    authors: list[str] = msgspec.field(name="a")
-    tasks: list[tuple[str, str]] = msgspec.field(name="t")  # (slug, name)
-    methods: list[str] = msgspec.field(name="m")
-    code_links: list[CodeLinkRow] = msgspec.field(name="l")
-    proceeding: str | None = msgspec.field(default=None, name="p")
-    url_pdf: str | None = msgspec.field(default=None, name="pdf")
-
-
-_DETAILS_ENCODER = msgspec.json.Encoder()
-_DETAILS_DECODER = msgspec.json.Decoder(PaperDetails)
-
-
-def details_blob(
-    *,
-    authors: list[str],
-    tasks: list[tuple[str, str]],
-    methods: list[str],
-    links: list[CodeLinkRow],
-    proceeding: str | None,
-    url_pdf: str | None,
-) -> bytes:
-    """A paper's display details as one compact JSON blob (`PaperRow.details` reads it back)."""
-    details = PaperDetails(authors, tasks, methods, links, proceeding, url_pdf)
-    # A copy of its own size: the encoder's bytes keep the spare room of the buffer it wrote into, and an index holds
-    # one blob per paper.
-    return memoryview(_DETAILS_ENCODER.encode(details)).tobytes()
-
-
-class PaperRow(NamedTuple):
-    """One paper, materialised from the paper columns when a query needs it: a tuple, built in one step (a frozen
-    dataclass sets each of its 13 fields by a call of its own, a cost get_paper's lookup would pay on every call)."""
-
-    ordinal: int
-    arxiv_id: str | None
-    slug: str | None
-    title: str
-    date: str | None
-    year: int | None
-    url_abs: str | None
-    snapshot: str | None
-    read_at: str | None
-    claim: str | None
-    n_authors: int
-    samples: range  # sample ids, in the paper's default order
-    blob: bytes
-
-    @property
-    def key(self) -> str:
-        """The id agents use: the arXiv id, else the slug."""
-        return paper_key(self.arxiv_id, self.slug)
-
-    def details(self) -> PaperDetails:
-        """Display fields; the abstract is kept once, by the search engine's full text."""
-        return _DETAILS_DECODER.decode(self.blob)
 
 
 class StringIds(dict[str | None, int]):
@@ -205,36 +120,79 @@ def blob_url(repo: str, path: str) -> str:
     return f"{GITHUB_URL}{repo}{BLOB_PATH}{path}"
 
 
-class PaperColumns:
-    """Every paper, one list or array per field; `papers[i]` materialises paper i."""
+def _row_expression(field: Field) -> str:
+    """How `PaperColumns` reads paper `i`'s value of `field` (`self`: the columns; `values`: the string table's)."""
+    name, kind = field.name, field.kind
+    if isinstance(kind, Ordinal):
+        return "i"
+    if isinstance(kind, SampleIds):
+        return f"range(self.{SAMPLE_STARTS}[i], self.{SAMPLE_ENDS}[i])"
+    if isinstance(kind, Interned):
+        return f"(None if (v := self.{name}[i]) == NONE else values[v])" if field.optional else f"values[self.{name}[i]]"
+    if isinstance(kind, Int32) and field.optional:
+        return f"(None if (v := self.{name}[i]) == NONE else v)"
+    if isinstance(kind, Text | Int32 | Details):
+        return f"self.{name}[i]"
+    raise TypeError(f"PaperRow.{name}: a paper field cannot be {type(kind).__name__}")
 
-    _PACKED = ("arxiv_id", "slug", "title", "date", "url_abs", "read_at")
+
+def _row_reader() -> Callable[[PaperColumns, int], PaperRow]:
+    """`PaperColumns.__getitem__`, paper `i` read from the columns: generated from the declaration, one expression a
+    field, so that a row is one tuple built in one step, as fast as the hand-written reader it replaces; a getter a
+    field (a call each) would cost 1.3x, on every call of get_paper and once a paper at every start with an overlay
+    (docs/decisions/fields-declared-once.md)."""
+    source = (
+        "def paper_row(self, i):\n"
+        "    if i < 0:\n"
+        "        i += len(self)\n"
+        "    values = self.strings.values\n"
+        f"    return make(({', '.join(map(_row_expression, PAPER_FIELDS))},))\n"
+    )
+    return cast(Callable[["PaperColumns", int], PaperRow], generated(source, {"make": PaperRow._make, "NONE": NONE}))
+
+
+def _new_paper_column(field: Field) -> list[Any] | array[int]:
+    """A paper field's column while the index is built: a list of its values, or an array of ints."""
+    return [] if isinstance(field.kind, Text | Details) else array("i")
+
+
+class PaperColumns:
+    """Every paper, a column a field of `fields.PaperRow` (its samples: `start` and `end`); `papers[i]` materialises
+    paper i."""
+
+    # The columns other modules read by name, typed for them (every column is made from the declaration).
+    arxiv_id: Sequence[str | None]
+    slug: Sequence[str | None]
+    title: Sequence[str]
+    read_at: Sequence[str | None]
+    snapshot: array[int]
+    start: array[int]  # paper i's samples are ids start[i]..end[i]-1
+    end: array[int]
+
+    _PACKED = tuple(field.name for field in PAPER_FIELDS if isinstance(field.kind, Text | Details))
+    __getitem__ = _row_reader()
 
     def __init__(self, strings: StringTable) -> None:
         self.strings = strings
         # Lists while the index is built; packed once it is (see `pack`) and in a snapshot.
-        self.arxiv_id: Sequence[str | None] = []
-        self.slug: Sequence[str | None] = []
-        self.title: Sequence[str] = []
-        self.date: Sequence[str | None] = []
-        self.url_abs: Sequence[str | None] = []
-        self.read_at: Sequence[str | None] = []
-        self.blob: Sequence[bytes] = []
-        self.snapshot = array("i")
-        self.claim = array("i")
-        self.year = array("i")
-        self.n_authors = array("i")
-        self.start = array("i")  # paper i's samples are ids start[i]..end[i]-1
-        self.end = array("i")
+        for field in PAPER_FIELDS:
+            if isinstance(field.kind, SampleIds):
+                self.start, self.end = array("i"), array("i")
+            elif not isinstance(field.kind, Ordinal):
+                setattr(self, field.name, _new_paper_column(field))
 
     def __len__(self) -> int:
         return len(self.title)
 
+    def column(self, name: str) -> Any:
+        """The column `name` (`fields.paper_columns` names them)."""
+        return getattr(self, name)
+
     def __getstate__(self) -> dict[str, object]:
         state = dict(self.__dict__)
         for name in self._PACKED:
-            state[name] = _packed_strings(state[name])
-        state["blob"] = self.blob if isinstance(self.blob, PackedBytes) else PackedBytes(self.blob)
+            state[name] = _packed(state[name], name)
+        state["layout"] = LAYOUT
         return state
 
     def pack(self) -> None:
@@ -242,33 +200,11 @@ class PaperColumns:
         the memory (a string object costs 49 bytes beyond its text), and a snapshot pickles them as they are. Once
         building is over; one column at a time, so that each list goes as its packed copy comes."""
         for name in self._PACKED:
-            setattr(self, name, _packed_strings(getattr(self, name)))
-        if not isinstance(self.blob, PackedBytes):
-            self.blob = PackedBytes(self.blob)
+            setattr(self, name, _packed(getattr(self, name), name))
 
     def __setstate__(self, state: dict[str, object]) -> None:
+        _check_layout(state, "paper")
         self.__dict__.update(state)
-
-    def __getitem__(self, i: int) -> PaperRow:
-        if i < 0:
-            i += len(self)
-        values = self.strings.values
-        year = self.year[i]
-        return PaperRow(  # positional, in PaperRow's field order
-            i,  # ordinal
-            self.arxiv_id[i],
-            self.slug[i],
-            self.title[i],
-            self.date[i],
-            None if year == NONE else year,
-            self.url_abs[i],
-            text(values, self.snapshot[i]),  # snapshot
-            self.read_at[i],
-            text(values, self.claim[i]),  # claim
-            self.n_authors[i],
-            range(self.start[i], self.end[i]),  # samples
-            self.blob[i],
-        )
 
     def __iter__(self) -> Iterator[PaperRow]:
         return (self[i] for i in range(len(self)))
@@ -277,70 +213,111 @@ class PaperColumns:
         return paper_key(self.arxiv_id[i], self.slug[i])
 
 
-def _packed_strings(values: Sequence[str | None]) -> PackedStrings:
-    return values if isinstance(values, PackedStrings) else PackedStrings(values)
+_TEXT_COLUMNS = frozenset(field.name for field in PAPER_FIELDS if isinstance(field.kind, Text))
+
+
+def _packed(values: Sequence[Any], name: str) -> PackedStrings | PackedBytes:
+    """Paper column `name`, of text or of blobs, packed (as it is, when it is already)."""
+    if isinstance(values, PackedStrings | PackedBytes):
+        return values
+    return PackedStrings(values) if name in _TEXT_COLUMNS else PackedBytes(values)
+
+
+def _check_layout(state: dict[str, object], what: str) -> None:
+    """A snapshot's columns must have been written for this declaration: else it is refused (and rebuilt)."""
+    written = state.pop("layout", None)
+    if written != LAYOUT:
+        raise ValueError(f"the {what} columns were written for another declaration of their fields ({written}, not {LAYOUT})")
+
+
+def _new_sample_column(field: Field) -> Any:
+    """A sample field's column: an array, packed strings, or (file URLs) a dict of the unusual ones."""
+    kind = field.kind
+    if isinstance(kind, Text):
+        return PackedStrings(())
+    if isinstance(kind, FileUrl):
+        return {}
+    if isinstance(kind, Flag):
+        return bytearray()
+    typecodes: dict[type, str] = {Hash: "Q", Interned: "i", Int32: "i", Int64: "q"}
+    if type(kind) not in typecodes:
+        raise TypeError(f"SampleRow.{field.name}: a sample field cannot be {type(kind).__name__}")
+    return array(typecodes[type(kind)])
+
+
+_SHOWN_SAMPLE_FIELDS = tuple(field for field in SAMPLE_FIELDS if field.name in SHOWN_SAMPLE_FIELDS)
 
 
 class SampleColumns:
-    """Every sample, one array per field; `columns[i]` materialises sample i.
+    """Every sample, a column a field of `fields.SampleRow`; `columns[i]` materialises sample i.
 
     Entries and paths are nearly all distinct, so they are packed (interning them would cost a
     table entry each for nothing, and a string object each costs three times its text); the
     other strings are ids into the table.
     """
 
+    # The columns other modules read by name, typed for them (every column is made from the declaration).
+    code_sha256: array[int]  # the code hash (`SHA_PREFIX_LENGTH` hex characters: 64 bits) as an int
+    repo: array[int]
+    repo_kind: array[int]
+    language: array[int]
+    status: array[int]
+    licence: array[int]
+    inline_ok: bytearray
+    paper: array[int]
+    file_url: dict[int, str]  # only where it is not the usual blob/HEAD URL
+
     def __init__(self, strings: StringTable) -> None:
         self.strings = strings
-        self.sha = array("Q")  # the code hash (`SHA_PREFIX_LENGTH` hex characters: 64 bits) as an int
-        self.entry = PackedStrings(())
-        self.repo = array("i")
-        self.repo_kind = array("i")
-        self.path = PackedStrings(())
-        self.language = array("i")
-        self.status = array("i")
-        self.contract_check = array("i")
-        self.verification_level = array("q")
-        self.licence = array("i")
-        self.inline_ok = bytearray()
-        self.paper = array("i")
-        self.file_url: dict[int, str] = {}  # only where it is not the usual blob/HEAD URL
+        for field in SAMPLE_FIELDS:
+            setattr(self, field.name, _new_sample_column(field))
 
     def __len__(self) -> int:
         return len(self.paper)
 
+    def column(self, name: str) -> Any:
+        """The column of sample field `name`."""
+        return getattr(self, name)
+
     def __getstate__(self) -> dict[str, object]:
-        return dict(self.__dict__)
+        return {**self.__dict__, "layout": LAYOUT}
 
     def __setstate__(self, state: dict[str, object]) -> None:
+        _check_layout(state, "sample")
         self.__dict__.update(state)
 
+    def _take(self, field: Field, ids: Sequence[int], taken: dict[str, list[Any]]) -> list[Any]:
+        """The values of `field` for samples `ids`, in order, read column by column (`taken`: the fields read so far)."""
+        kind, column, values = field.kind, getattr(self, field.name), self.strings.values
+        if isinstance(kind, Hash):
+            return [format(column[i], SHA_PREFIX_FORMAT) for i in ids]
+        if isinstance(kind, Text):
+            return cast(list[Any], column.take(ids))
+        if isinstance(kind, Interned):
+            return _optional(values, column, ids) if field.optional else _named(values, column, ids)
+        if isinstance(kind, Int64):
+            return [None if (level := column[i]) == NO_LEVEL else level for i in ids]
+        if isinstance(kind, Flag):
+            return [bool(column[i]) for i in ids]
+        if isinstance(kind, FileUrl):
+            return [column.get(i) or blob_url(repo, path) for i, repo, path in zip(ids, taken["repo"], taken["path"], strict=True)]
+        return [column[i] for i in ids]
+
     def shown(self, ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
-        """The fields answers show of samples `ids` (`SampleRow`'s first eleven: a sample's repository group and its own
-        fields, as `answers.shaping` groups them), in order, read column by column: a page costs one comprehension a
-        field, not a call a sample, and no row."""
-        values, levels, inline = self.strings.values, self.verification_level, self.inline_ok
-        return zip(
-            [format(self.sha[i], SHA_PREFIX_FORMAT) for i in ids],  # code_sha256
-            self.entry.take(ids),
-            _named(values, self.repo, ids),
-            _named(values, self.repo_kind, ids),
-            self.path.take(ids),
-            _optional(values, self.language, ids),
-            _named(values, self.status, ids),
-            _optional(values, self.contract_check, ids),
-            [None if (level := levels[i]) == NO_LEVEL else level for i in ids],
-            _optional(values, self.licence, ids),
-            [bool(inline[i]) for i in ids],
-            strict=True,
-        )
+        """The fields answers show of samples `ids` (`fields.SHOWN_SAMPLE_FIELDS`, in that order: a sample's repository
+        group and its own fields, as `answers.shaping` groups them), read column by column: a page costs one
+        comprehension a field, not a call a sample, and no row."""
+        taken: dict[str, list[Any]] = {}
+        for field in _SHOWN_SAMPLE_FIELDS:
+            taken[field.name] = self._take(field, ids, taken)
+        return zip(*taken.values(), strict=True)
 
     def rows(self, ids: Sequence[int]) -> list[SampleRow]:
         """Samples `ids` materialised (none negative)."""
-        urls, paper = self.file_url, self.paper
-        return [
-            SampleRow._make((*shown, paper[i], urls.get(i) or blob_url(shown[2], shown[4])))
-            for i, shown in zip(ids, self.shown(ids), strict=True)
-        ]
+        taken: dict[str, list[Any]] = {}
+        for field in SAMPLE_FIELDS:
+            taken[field.name] = self._take(field, ids, taken)
+        return list(map(SampleRow._make, zip(*taken.values(), strict=True)))
 
     def __getitem__(self, i: int) -> SampleRow:
         return self.rows((i + len(self) if i < 0 else i,))[0]

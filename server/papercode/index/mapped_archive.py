@@ -34,7 +34,8 @@ from papercode.core.days import is_day
 
 from .abstracts import ABSTRACTS, Abstracts
 from .board_columns import BOARDS, Boards
-from .columns import NONE, PaperColumns, StringTable
+from .columns import PaperColumns, StringTable
+from .fields import NONE, PAPER_FIELDS, Details, Field, Int32, Interned, Ordinal, SampleIds, Text
 from .mapped import ColumnProblem, FileFacts, MappedColumns, check_sizes
 from .packed import SortedKeys
 
@@ -49,10 +50,9 @@ SEARCH: Final = "search"  # the tantivy index's directory in a build
 ARCHIVE_BASE: Final = 1 << 32  # the search index's `paper` value of archive paper `a` is ARCHIVE_BASE + a
 _BUILD_ID = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}")
 
-# The paper columns, as `PaperColumns` names them, and how each is stored.
-STRING_COLUMNS: Final = ("arxiv_id", "slug", "title", "date", "url_abs")
-BLOB_COLUMN: Final = "blob"
-INT_COLUMNS: Final = ("year", "n_authors")  # int32 ("i")
+# The paper columns: a file of `papers/` for each field of `fields.PaperRow` with an archive reader, as `index.fields`
+# says (packed for `Text` and `Details`, `<name>.i` for `Int32`); the others are the same for every archive paper.
+ARCHIVED: Final = tuple(field for field in PAPER_FIELDS if field.in_archive)
 KEY_COLUMNS: Final = ("arxiv", "slug")  # `<name>.keys` (packed, sorted) and `<name>.values` (int64: the paper)
 # packed sorted names; int64 offsets into the papers; int32 papers (official first, then by key); int32 how many official
 REPO_COLUMNS: Final = ("repo.names", "repo.offsets", "repo.papers", "repo.officials")
@@ -129,12 +129,20 @@ class Manifest:
             build_id, papers, segments = str(raw["build_id"]), int(raw["counts"]["papers"]), int(raw["search"]["segments"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} lacks a field or has a wrong one ({exc!r})") from None
+        lacking = [file for file in map(column_file, ARCHIVED) if file not in files]
+        if lacking:  # built before a field was declared (`index.fields`): of another format, whatever its number
+            raise ArchiveUnavailable(f"the archive is of another format: its build has no {lacking[0]}, which this papercode serves")
         data_date = raw.get("snapshot")
         if not is_day(data_date) or not build_id_is_valid(build_id) or papers < 0:
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} has a malformed build id, date or count")
         if any(not _inside(name) for name in files):
             raise ArchiveUnavailable(f"{build.name}/{MANIFEST} names files outside its build")
         return cls(build_id, str(data_date), papers, files, segments, raw)
+
+
+def column_file(field: Field) -> str:
+    """The file (or, for packed values, the first file) of `papers/` that holds `field` in a build."""
+    return f"{COLUMNS}/{field.name}.i" if isinstance(field.kind, Int32) else f"{COLUMNS}/{field.name}.data"
 
 
 def _inside(name: str) -> bool:
@@ -211,18 +219,14 @@ class MappedArchive:
         columns, prefix, count = self._columns, COLUMNS + "/", self.manifest.papers
         assert columns is not None
         strings = StringTable()
-        strings.values = [self.manifest.data_date]
+        strings.values = [self.manifest.data_date]  # string id 0: the build's data date
         papers = PaperColumns(strings)
-        for name in STRING_COLUMNS:
-            setattr(papers, name, columns.strings(prefix + name))
-        papers.blob = columns.blobs(prefix + BLOB_COLUMN)
-        for name in INT_COLUMNS:
-            setattr(papers, name, columns.ints(prefix + name, "i"))
-        papers.read_at = Repeated(None, count)
-        papers.snapshot = Repeated(0, count)  # type: ignore[assignment]
-        papers.claim = Repeated(NONE, count)  # type: ignore[assignment]
-        papers.start = papers.end = Repeated(0, count)  # type: ignore[assignment]
-        lengths = {len(getattr(papers, name)) for name in (*STRING_COLUMNS, BLOB_COLUMN, *INT_COLUMNS)}
+        for field in PAPER_FIELDS:
+            if isinstance(field.kind, SampleIds):
+                papers.start = papers.end = Repeated(0, count)  # type: ignore[assignment]
+            elif not isinstance(field.kind, Ordinal):
+                setattr(papers, field.name, _paper_column(columns, field, count))
+        lengths = {len(papers.column(field.name)) for field in ARCHIVED}
         if lengths != {count}:
             raise ColumnProblem(f"the paper columns hold {sorted(lengths)} papers, and the manifest says {count:,}")
         self.papers = papers
@@ -282,6 +286,22 @@ class MappedArchive:
 
     def __del__(self) -> None:
         self.close()
+
+
+def _paper_column(columns: MappedColumns, field: Field, count: int) -> Sequence[Any]:
+    """A paper field's column in a build: mapped from its file (`ARCHIVED`), or its one value for every archive paper."""
+    kind, name = field.kind, f"{COLUMNS}/{field.name}"
+    if field.in_archive:
+        if isinstance(kind, Int32):
+            return columns.ints(name, "i")
+        return columns.blobs(name) if isinstance(kind, Details) else columns.strings(name)
+    if isinstance(kind, Interned):
+        return Repeated(0 if kind.data_date else NONE, count)  # string id 0: the build's data date
+    if isinstance(kind, Int32):
+        return Repeated(NONE, count)
+    if isinstance(kind, Text):
+        return Repeated(None, count)
+    raise TypeError(f"PaperRow.{field.name}: an archive paper cannot do without a {type(kind).__name__}")
 
 
 def open_archive(archive_dir: Path) -> MappedArchive:

@@ -20,7 +20,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, NoReturn
 
-from .columns import PaperColumns, PaperRow
+from .columns import PaperColumns
+from .fields import PaperRow
 from .mapped_archive import MappedArchive
 from .paper_index import PaperIndex, PaperSources
 

@@ -24,7 +24,8 @@ from papercode.core.names import task_key
 from papercode.core.ordering import status_order
 from papercode.core.records import KNOWN_STATUSES, OFFICIAL_KIND
 
-from .columns import CodeLinkRow, PaperColumns, PaperDetails, PaperRow, SampleColumns, SampleRow
+from .columns import PaperColumns, SampleColumns
+from .fields import CodeLinkRow, PaperDetails, PaperRow, SampleRow
 from .packed import PackedStrings, SortedKeys
 
 __all__ = [

@@ -8,33 +8,47 @@ computed by `corpus_wide` over whole columns when `IndexBuilder.finish` returns 
 
 from __future__ import annotations
 
-import inspect
 import operator
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from papercode.core.days import year_of
 from papercode.core.ids import GITHUB_URL
 from papercode.core.load_report import LoadReport, Problem
 from papercode.core.ordering import PAPER_ORDER, PAPER_TIES, group
 from papercode.core.records import CodeLinkData, RecordData, SampleData
-from papercode.index.columns import (
-    BLOB_PATH,
+from papercode.index.columns import BLOB_PATH, PaperColumns, SampleColumns, StringIds, StringTable, ordered_links
+from papercode.index.fields import (
     NO_LEVEL,
     NONE,
+    PAPER_FIELDS,
+    SAMPLE_ENDS,
+    SAMPLE_FIELDS,
+    SAMPLE_STARTS,
     CodeLinkRow,
-    PaperColumns,
-    SampleColumns,
-    StringTable,
+    Details,
+    Field,
+    FileUrl,
+    Flag,
+    Hash,
+    Int32,
+    Int64,
+    Interned,
+    Ordinal,
+    PaperSource,
+    RecordSource,
+    SampleIds,
+    Text,
     details_blob,
+    details_of_record,
+    generated,
     link_row,
-    ordered_links,
+    paper_columns,
 )
 from papercode.index.paper_index import PaperIndex, PaperSources
 
@@ -45,18 +59,6 @@ from .decode import LoadedRecord
 from .duplicates import RecordFacts, facts
 from .repositories import LinkRepos
 
-_SHA = operator.attrgetter("code_sha256_prefix")
-_ENTRY = operator.attrgetter("entry")
-_REPO = operator.attrgetter("repo")
-_KIND = operator.attrgetter("repo_kind")
-_PATH = operator.attrgetter("path")
-_LANGUAGE = operator.attrgetter("language")
-_STATUS = operator.attrgetter("status")
-_CONTRACT = operator.attrgetter("contract_check")
-_LEVEL = operator.attrgetter("verification_level")
-_LICENCE = operator.attrgetter("licence")
-_INLINE = operator.attrgetter("inline_ok")
-_FILE_URL = operator.attrgetter("file_url")
 _ORDER_FIELDS = operator.attrgetter(*(criterion.field for criterion in PAPER_ORDER))
 # Unpacked (it fails here if PAPER_TIES grows): a getter per tie in a tuple would cost a generator per paper.
 _FIRST_TIE, _SECOND_TIE, _THIRD_TIE = map(operator.attrgetter, PAPER_TIES)
@@ -111,7 +113,88 @@ def _link_rows(links: list[CodeLinkData]) -> list[CodeLinkRow]:
     )
 
 
-_STRING_COLUMNS = ("repo", "repo_kind", "language", "status", "contract_check", "licence")  # sample columns of string ids
+def _value_expression(field: Field, namespace: dict[str, Any]) -> list[str]:
+    """How a record's value of a paper field is read into its column(s) (`source`: the record's `PaperSource`, `ids`:
+    the string table's), its reader put in `namespace`."""
+    kind = field.kind
+    if isinstance(kind, Ordinal):
+        return []
+    if isinstance(kind, SampleIds):
+        return ["source.samples.start", "source.samples.stop"]
+    if isinstance(kind, Details):
+        return ["details_blob(details_of_record(source))"]
+    if kind.record is None:
+        raise TypeError(f"PaperRow.{field.name} has no record reader")
+    namespace[f"read_{field.name}"] = kind.record
+    read = f"read_{field.name}(source)"
+    if isinstance(kind, Interned):
+        return [f"ids[{read}]"]
+    if isinstance(kind, Int32) and field.optional:
+        return [f"(NONE if (value := {read}) is None else value)"]
+    return [read]
+
+
+def _paper_values() -> Callable[[RecordSource, StringIds], list[Any]]:
+    """A record's value of each paper column (`fields.paper_columns`, in order), as `_put_paper` takes them:
+    generated from the declaration, one expression a column, so that a record costs its readers' calls and no loop
+    (1.1 µs a record more than the hand-written keyword call it replaces: docs/decisions/fields-declared-once.md)."""
+    namespace: dict[str, Any] = {"NONE": NONE, "details_blob": details_blob, "details_of_record": details_of_record}
+    expressions = [expression for field in PAPER_FIELDS for expression in _value_expression(field, namespace)]
+    return generated(f"def paper_values(source, ids):\n    return [{', '.join(expressions)}]\n", namespace)
+
+
+_PAPER_VALUES = _paper_values()
+# The paper column whose value is admission's (a slug another paper has is dropped): a part's records carry their own,
+# replaced by admission's as they are merged.
+_ADMITTED = "slug"
+_SAMPLE_READERS = {field.name: field.kind.record for field in SAMPLE_FIELDS}
+_USUAL_URL = ("repo", "path")  # what a sample's usual file URL is made of (`columns.blob_url`)
+
+
+def _sample_statements(field: Field) -> list[str]:
+    """How a paper's samples' values of `field` are appended to its column (`columns`: the sample columns, `samples`:
+    the paper's, `ordinal`: its number, `ids`: the string table's, `start`: the first sample's id; `read_<name>`: the
+    field's reader, `<name>`: its values already read, for those a file URL is made of)."""
+    name, kind = field.name, field.kind
+    column = f"columns.{name}"
+    if kind.record is None:  # the sample's paper
+        return [f"{column}.extend(repeat(ordinal, len(samples)))"]
+    read = name if name in _USUAL_URL else f"map(read_{name}, samples)"
+    if isinstance(kind, Hash):
+        return [f"{column}.extend(map(int, {read}, HEXADECIMAL))"]
+    if isinstance(kind, Interned):
+        return [f"{column}.extend(map(ids, {read}))"]
+    if isinstance(kind, Int64):
+        return [f"levels = list({read})", f"{column}.extend(map(NO_LEVEL, levels, levels))"]
+    if isinstance(kind, FileUrl):
+        return [f"append_file_urls({column}, list({read}), {', '.join(_USUAL_URL)}, start)"]
+    if isinstance(kind, Text):  # packed: extended by a list
+        return [f"{column}.extend({read if name in _USUAL_URL else f'list({read})'})"]
+    return [f"{column}.extend({read})"]
+
+
+def _samples_appender() -> Callable[[SampleColumns, list[SampleData], int, Callable[[str | None], int], int], None]:
+    """`_RecordColumns._append_samples`'s work, generated from the declaration: a statement a field, each a C-level
+    loop over the decoded structs (`map`), the values a file URL is made of read once: the statements the hand-written
+    code it replaces had, and its time (a call a field would add one a field to every paper)."""
+    lines = [f"{name} = list(map(read_{name}, samples))" for name in _USUAL_URL]
+    lines += [line for field in SAMPLE_FIELDS for line in _sample_statements(field)]
+    namespace: dict[str, Any] = {f"read_{name}": read for name, read in _SAMPLE_READERS.items() if read is not None}
+    namespace.update(repeat=repeat, HEXADECIMAL=_HEXADECIMAL, NO_LEVEL=_NO_LEVEL, append_file_urls=_append_file_urls)
+    body = "".join(f"    {line}\n" for line in lines)
+    return generated(f"def append_samples(columns, samples, ordinal, ids, start):\n{body}", namespace)
+
+
+def _append_file_urls(column: dict[int, str], urls: list[str | None], repos: list[str], paths: list[str], start: int) -> None:
+    """The file URLs of a paper's samples that are not their usual blob/HEAD URL (`columns.blob_url`, at C level)."""
+    usual = map("".join, zip(repeat(GITHUB_URL), repos, repeat(BLOB_PATH), paths, strict=False))
+    for offset in compress(range(len(urls)), map(operator.ne, urls, usual)):
+        url = urls[offset]
+        if url is not None:
+            column[start + offset] = url
+
+
+_APPEND_SAMPLES = _samples_appender()
 
 
 class _RecordColumns:
@@ -124,7 +207,7 @@ class _RecordColumns:
         self._ids = self._strings.ids
         self._samples = SampleColumns(self._strings)
         self._papers = PaperColumns(self._strings)
-        self._paper_columns: tuple[Any, ...] = tuple(getattr(self._papers, name) for name in _PAPER_FIELDS)
+        self._paper_columns: tuple[Any, ...] = tuple(map(self._papers.column, paper_columns()))
         self._paper_appends: tuple[Callable[[Any], None], ...] = tuple(column.append for column in self._paper_columns)
         # Repositories named by code links: lower-case owner/name numbered, one entry per link, ranges per paper.
         self._links = LinkRepos(array("i"), array("i"), bytearray(), array("i"), array("i"), [], {})
@@ -138,49 +221,12 @@ class _RecordColumns:
         self._start_links(ordinal)
         if links:
             self._append_links(ordinal, links)
-        year = year_of(record.date)
-        self._put_paper(
-            ordinal,
-            arxiv_id=arxiv_id,
-            slug=slug,
-            title=record.title,
-            date=record.date,
-            url_abs=record.url_abs,
-            read_at=harvest.read_at if harvest else None,
-            blob=_details_blob(record, links),
-            snapshot=self._ids[record.source.snapshot if record.source else None],
-            claim=self._ids[harvest.claim if harvest else None],
-            year=NONE if year is None else year,
-            n_authors=len(record.authors or ()),
-            start=start,
-            end=len(self._samples),
-        )
+        source = PaperSource(record, arxiv_id, slug, links, range(start, len(self._samples)))  # not RecordSource: an alias is slow to call
+        self._put_paper(ordinal, _PAPER_VALUES(source, self._ids))
 
     def _append_samples(self, samples: list[SampleData], ordinal: int) -> None:
-        """Append a paper's samples (already in default order) to the columns."""
-        n = len(samples)
-        columns, ids = self._samples, self._ids.__getitem__
-        start = len(columns)
-        repos, paths = list(map(_REPO, samples)), list(map(_PATH, samples))
-        columns.sha.extend(map(int, map(_SHA, samples), _HEXADECIMAL))
-        columns.entry.extend(list(map(_ENTRY, samples)))
-        columns.repo.extend(map(ids, repos))
-        columns.repo_kind.extend(map(ids, map(_KIND, samples)))
-        columns.path.extend(paths)
-        columns.language.extend(map(ids, map(_LANGUAGE, samples)))
-        columns.status.extend(map(ids, map(_STATUS, samples)))
-        columns.contract_check.extend(map(ids, map(_CONTRACT, samples)))
-        levels = list(map(_LEVEL, samples))
-        columns.verification_level.extend(map(_NO_LEVEL, levels, levels))
-        columns.licence.extend(map(ids, map(_LICENCE, samples)))
-        columns.inline_ok.extend(map(_INLINE, samples))
-        columns.paper.extend(repeat(ordinal, n))
-        urls = list(map(_FILE_URL, samples))
-        usual = map("".join, zip(repeat(GITHUB_URL), repos, repeat(BLOB_PATH), paths, strict=False))  # columns.blob_url, at C level
-        for offset in compress(range(n), map(operator.ne, urls, usual)):
-            url = urls[offset]
-            if url is not None:
-                columns.file_url[start + offset] = url
+        """Append a paper's samples (already in default order) to the columns, a field at a time."""
+        _APPEND_SAMPLES(self._samples, samples, ordinal, self._ids.__getitem__, len(self._samples))
 
     def _start_links(self, ordinal: int) -> None:
         """Paper `ordinal`'s link entries start afresh (a replaced paper's old ones are left out)."""
@@ -206,28 +252,11 @@ class _RecordColumns:
                 entries.official.append(row.is_official)
         entries.end[ordinal] = len(entries.paper)
 
-    def _put_paper(
-        self,
-        i: int,
-        *,
-        arxiv_id: str | None,
-        slug: str | None,
-        title: str,
-        date: str | None,
-        url_abs: str | None,
-        read_at: str | None,
-        blob: bytes,  # the display details (see `_details_blob`)
-        snapshot: int,  # a string id
-        claim: int,  # a string id
-        year: int,  # NONE when unknown
-        n_authors: int,
-        start: int,  # its samples are start..end-1
-        end: int,
-    ) -> None:
-        """Set paper `i`, a value per paper column (named here once: see `_PAPER_FIELDS`): append
-        when `i` is the next ordinal, else replace it. Keyword arguments rather than a named tuple:
-        this runs per record, and building a named tuple by keyword costs five times as much."""
-        values = (arxiv_id, slug, title, date, url_abs, read_at, blob, snapshot, claim, year, n_authors, start, end)
+    def _put_paper(self, i: int, values: Sequence[Any]) -> None:
+        """Set paper `i`, a value a paper column (`fields.paper_columns`, in order): append when `i` is the next
+        ordinal, else replace it. Positional, in the declaration's order: this runs per record, and for its 13 values
+        a named tuple built by keyword costs 566 ns, positionally 201 ns, a keyword call (as before) 110 ns, a list
+        57 ns (2026-12-07: docs/decisions/fields-declared-once.md)."""
         if i == len(self._papers):
             for append, value in zip(self._paper_appends, values, strict=True):
                 append(value)
@@ -243,27 +272,14 @@ class _RecordColumns:
         # Index -1 (NONE) maps to NONE: it is the last entry.
         to_ids = np.array([*map(self._ids.__getitem__, part.strings), NONE], dtype=np.intc)
         numbers = np.fromiter((number for number, _ in kept), dtype=np.int64, count=len(kept))
-        starts, ends = (view(part.papers[name])[numbers].astype(np.int64) for name in ("start", "end"))
+        starts, ends = (view(part.papers[name])[numbers].astype(np.int64) for name in (SAMPLE_STARTS, SAMPLE_ENDS))
         lengths = ends - starts
         base = len(samples)
         every = len(kept) == len(part.facts) and int(lengths.sum()) == len(part.samples["paper"])
-        take = None if every else range_positions(starts, ends)
-        samples.sha.frombytes(pick(part.samples["sha"], take).tobytes())
-        samples.entry.extend_packed(part.samples["entry"], None if take is None else take.tolist())
-        samples.path.extend_packed(part.samples["path"], None if take is None else take.tolist())
-        for name in _STRING_COLUMNS:
-            getattr(samples, name).frombytes(to_ids[pick(part.samples[name], take)].tobytes())
-        samples.verification_level.frombytes(pick(part.samples["verification_level"], take).tobytes())
-        samples.inline_ok.extend(pick(part.samples["inline_ok"], take).tobytes())
         ordinals = np.fromiter((admitted.ordinal for _, admitted in kept), dtype=np.intc, count=len(kept))
-        samples.paper.frombytes(np.repeat(ordinals, lengths).tobytes())
-        urls: dict[int, str] = part.samples["file_url"]
-        if urls:
-            moved = None if take is None else {old: new for new, old in enumerate(take.tolist())}
-            for old, url in urls.items():
-                new = old if moved is None else moved.get(old)
-                if new is not None:
-                    samples.file_url[base + new] = url
+        copy = _PartSamples(part, None if every else range_positions(starts, ends), to_ids, np.repeat(ordinals, lengths), base)
+        for field in SAMPLE_FIELDS:
+            copy.field(field, samples.column(field.name))
         first = len(self._papers)
         if int(ordinals[0]) == first and int(ordinals[-1]) == first + len(kept) - 1 and bool(np.all(np.diff(ordinals) == 1)):
             self._append_part_papers(part, kept, numbers, to_ids, starts=base + range_starts(lengths), lengths=lengths)
@@ -284,15 +300,21 @@ class _RecordColumns:
         """Every kept record of `part` is a new paper, in order (the usual case): each paper column extended in one
         pass, as `_put_paper` would have appended them one by one."""
         papers, columns, listed = part.papers, self._papers, numbers.tolist()
-        for name in ("arxiv_id", "title", "date", "url_abs", "read_at", "blob"):
-            cast(list[Any], getattr(columns, name)).extend(map(papers[name].__getitem__, listed))
-        cast(list[str | None], columns.slug).extend([admitted.slug for _, admitted in kept])
-        for name in ("snapshot", "claim"):
-            getattr(columns, name).frombytes(to_ids[view(papers[name])[numbers]].astype(np.intc).tobytes())
-        for name in ("year", "n_authors"):
-            getattr(columns, name).frombytes(view(papers[name])[numbers].astype(np.intc).tobytes())
-        columns.start.frombytes(starts.astype(np.intc).tobytes())
+        columns.start.frombytes(starts.astype(np.intc).tobytes())  # the samples' ids
         columns.end.frombytes((starts + lengths).astype(np.intc).tobytes())
+        for field in PAPER_FIELDS:
+            name, kind = field.name, field.kind
+            if isinstance(kind, Ordinal | SampleIds):
+                continue
+            column = columns.column(name)
+            if name == _ADMITTED:
+                column.extend([admitted.slug for _, admitted in kept])
+            elif isinstance(kind, Text | Details):
+                column.extend(map(papers[name].__getitem__, listed))
+            elif isinstance(kind, Interned):
+                column.frombytes(to_ids[view(papers[name])[numbers]].astype(np.intc).tobytes())
+            elif isinstance(kind, Int32):
+                column.frombytes(view(papers[name])[numbers].astype(np.intc).tobytes())
 
     def _put_part_papers(
         self, part: IndexPart, kept: list[tuple[int, Admitted]], to_ids: npt.NDArray[np.intc], starts: Ints, lengths: Ints
@@ -300,22 +322,18 @@ class _RecordColumns:
         """The kept records of `part`, each put under its ordinal (appended, or in place of the paper it replaces)."""
         papers = part.papers
         for (number, admitted), start, length in zip(kept, starts.tolist(), lengths.tolist(), strict=True):
-            self._put_paper(
-                admitted.ordinal,
-                arxiv_id=papers["arxiv_id"][number],
-                slug=admitted.slug,
-                title=papers["title"][number],
-                date=papers["date"][number],
-                url_abs=papers["url_abs"][number],
-                read_at=papers["read_at"][number],
-                blob=papers["blob"][number],
-                snapshot=int(to_ids[papers["snapshot"][number]]),
-                claim=int(to_ids[papers["claim"][number]]),
-                year=papers["year"][number],
-                n_authors=papers["n_authors"][number],
-                start=start,
-                end=start + length,
-            )
+            values: list[Any] = []
+            for field in PAPER_FIELDS:
+                name, kind = field.name, field.kind
+                if isinstance(kind, SampleIds):
+                    values += [start, start + length]
+                elif name == _ADMITTED:
+                    values.append(admitted.slug)
+                elif isinstance(kind, Interned):
+                    values.append(int(to_ids[papers[name][number]]))
+                elif not isinstance(kind, Ordinal):
+                    values.append(papers[name][number])
+            self._put_paper(admitted.ordinal, values)
 
     def _copy_part_links(self, part: IndexPart, numbers: npt.NDArray[np.int64], ordinals: npt.NDArray[np.intc]) -> None:
         """The link entries of the kept records (`numbers` in the part), under their ordinals, in bulk."""
@@ -342,10 +360,37 @@ class _RecordColumns:
                 entries.start[ordinal], entries.end[ordinal] = start, start + length
 
 
-# The paper columns, in the order `_put_paper` takes them.
-_PAPER_FIELDS = tuple(
-    name for name, parameter in inspect.signature(_RecordColumns._put_paper).parameters.items() if parameter.kind is parameter.KEYWORD_ONLY
-)
+class _PartSamples:
+    """How the samples of a part's kept records are copied into the columns, a field at a time, in bulk: `take` (the
+    positions of those samples in the part; None: all of them), `to_ids` (the part's string ids to this table's),
+    `papers` (each sample's paper ordinal) and `base` (where they start in the columns)."""
+
+    def __init__(self, part: IndexPart, take: Ints | None, to_ids: npt.NDArray[np.intc], papers: npt.NDArray[np.intc], base: int) -> None:
+        self.part, self.take, self.to_ids, self.papers, self.base = part, take, to_ids, papers, base
+
+    def field(self, field: Field, column: Any) -> None:
+        kind, values, take = field.kind, self.part.samples[field.name], self.take
+        if _SAMPLE_READERS[field.name] is None:  # the sample's paper
+            column.frombytes(self.papers.tobytes())
+        elif isinstance(kind, Text):
+            column.extend_packed(values, None if take is None else take.tolist())
+        elif isinstance(kind, Interned):
+            column.frombytes(self.to_ids[pick(values, take)].tobytes())
+        elif isinstance(kind, Flag):
+            column.extend(pick(values, take).tobytes())
+        elif isinstance(kind, FileUrl):
+            self._file_urls(values, column)
+        else:
+            column.frombytes(pick(values, take).tobytes())
+
+    def _file_urls(self, urls: dict[int, str], column: dict[int, str]) -> None:
+        if not urls:
+            return
+        moved = None if self.take is None else {old: new for new, old in enumerate(self.take.tolist())}
+        for old, url in urls.items():
+            new = old if moved is None else moved.get(old)
+            if new is not None:
+                column[self.base + new] = url
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,8 +404,8 @@ class IndexPart:
     files_read: int
     records_read: int
     strings: list[str]  # what the string ids in the columns stand for
-    samples: dict[str, Any]  # the attributes of `SampleColumns`, with local string ids and paper numbers
-    papers: dict[str, Any]  # the attributes of `PaperColumns`, one per record
+    samples: dict[str, Any]  # the sample columns, with local string ids and paper numbers
+    papers: dict[str, Any]  # the paper columns (`fields.paper_columns`), one per record
     link_paper: array[int]
     link_repo: array[int]
     link_official: bytearray
@@ -385,8 +430,8 @@ class PartBuilder(_RecordColumns):
         self._put_record(len(self._facts) - 1, item.record, item.arxiv_id, item.slug)
 
     def part(self) -> IndexPart:
-        samples = {name: value for name, value in vars(self._samples).items() if name != "strings"}
-        papers = {name: getattr(self._papers, name) for name in _PAPER_FIELDS}
+        samples = {field.name: self._samples.column(field.name) for field in SAMPLE_FIELDS}
+        papers = {name: self._papers.column(name) for name in paper_columns()}
         links = self._links
         return IndexPart(
             facts=self._facts,
@@ -469,14 +514,3 @@ class IndexBuilder(_RecordColumns):
         strings.seal()
         del self._links, self._admission, self._records
         return index
-
-
-def _details_blob(record: RecordData, links: list[CodeLinkRow]) -> bytes:
-    return details_blob(
-        authors=record.authors or [],
-        tasks=[(task.task_slug, task.task_name or task.task_slug) for task in record.tasks or ()],
-        methods=[method.method_name for method in record.methods or ()],
-        links=links,
-        proceeding=record.proceeding,
-        url_pdf=record.url_pdf,
-    )

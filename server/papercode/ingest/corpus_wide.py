@@ -17,7 +17,8 @@ import numpy as np
 
 from papercode.core.ids import paper_key
 from papercode.core.records import NO_LICENCE, OFFICIAL_KIND
-from papercode.index.columns import NONE, PaperColumns, SampleColumns
+from papercode.index.columns import PaperColumns, SampleColumns
+from papercode.index.fields import NONE
 from papercode.index.paper_index import CorpusWide
 
 from .arrays import Ints, as_ints, dense, live_positions, narrow, pick, range_starts, view
@@ -44,7 +45,7 @@ def compute(samples: SampleColumns, papers: PaperColumns, links: LinkRepos) -> C
             }
         )
 
-    sha = pick(samples.sha, live)
+    sha = pick(samples.code_sha256, live)
     by_sha = np.argsort(sha, kind="stable")
     sample_ids = by_sha if live is None else live[by_sha]
     by_key, key_rank = key_ranks(papers)

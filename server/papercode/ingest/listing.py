@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from papercode.core.ordering import LISTING_ORDER, STATUS_BEST_FIRST, status_order
-from papercode.index.columns import NONE, PaperColumns, SampleColumns
+from papercode.index.columns import PaperColumns, SampleColumns
+from papercode.index.fields import NONE
 from papercode.index.paper_index import BucketKey
 
 from .arrays import Ints, as_ints, dense, narrow, range_positions, view
