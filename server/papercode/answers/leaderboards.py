@@ -20,7 +20,7 @@ import numpy as np
 from papercode.core.errors import QueryError
 from papercode.core.ids import parse_arxiv_id, repo_key
 from papercode.core.metrics import direction_text
-from papercode.core.names import NameKind, name_key, name_keys, same_numbers
+from papercode.core.names import NameKind, name_key, name_keys, same_numbers, shared_prefix
 from papercode.corpus.stages import Corpus
 from papercode.index.board_columns import EXTRA_NO, EXTRA_YES, LIST_SEPARATOR, ROW_OWN_CODE, Boards, Order
 from papercode.index.layers import LayeredIndex, Ordinals
@@ -254,7 +254,7 @@ def _board(boards: Boards, task: int, asked: str) -> int:
     if elsewhere:  # a dataset benchmarked in other tasks
         raise _benchmarked_in(boards, f"{task_name!r} has no benchmark on {text!r}; it is a dataset", elsewhere)
     wanted = name_key("dataset", text)
-    nearest: list[str] = sorted(datasets, key=lambda name: -_shared(name_key("dataset", name), wanted))
+    nearest: list[str] = sorted(datasets, key=lambda name: -shared_prefix(name_key("dataset", name), wanted))
     listed = _listed(nearest) if datasets else ""
     raise QueryError(
         "not_found",
@@ -262,10 +262,6 @@ def _board(boards: Boards, task: int, asked: str) -> int:
         f"call get_leaderboard(task={task_name!r}) for its benchmarks, or describe(kind='dataset', name={text!r}) for the tasks "
         "evaluated on it",
     )
-
-
-def _shared(a: str, b: str) -> int:
-    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
 
 def _metric(boards: Boards, metrics: range, asked: str | None) -> int:
