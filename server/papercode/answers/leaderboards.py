@@ -53,14 +53,14 @@ ADD_BOARDS: Final = (
 
 
 def _boards(corpus: Corpus) -> BoardQueries:
-    archive = corpus.archive
-    if archive is None:
+    boards = BoardQueries.over(corpus.index)
+    if boards is not None:
+        return boards
+    if corpus.archive is None:
         raise QueryError(
             "not_found", "leaderboards come with the Papers-with-Code archive, and none is served", f"serve it with --archive: {ADD_BOARDS}"
         )
-    if archive.boards is None:
-        raise QueryError("not_found", "the archive served has no leaderboards (its build read no evaluation tables)", ADD_BOARDS)
-    return BoardQueries(archive.boards, corpus.index)
+    raise QueryError("not_found", "the archive served has no leaderboards (its build read no evaluation tables)", ADD_BOARDS)
 
 
 # -- names -----------------------------------------------------------------------------------
@@ -104,7 +104,7 @@ def _another_kind(boards: BoardQueries, kind: NameKind, text: str, other: dict[N
     to make, `tool`'s own when it can answer (a dataset's benchmarks, for get_leaderboard)."""
     what = f"no {kind} named {text!r}; it is a " + " and a ".join(other)
     if "dataset" in other and tool == "get_leaderboard":
-        benchmarked = boards.dataset_benchmarks(other["dataset"])
+        benchmarked = boards.dataset_benchmarks(*other["dataset"])
         if benchmarked:
             return _benchmarked_in(boards, what, benchmarked)
         what += " with no benchmarks"
@@ -139,7 +139,7 @@ def _board(boards: BoardQueries, task: int, asked: str) -> int:
             f"{text!r} names {len(found)} benchmarks of {task_name!r}: {_listed(boards.benchmark_datasets(found))}",
             "call again with one of these datasets",
         )
-    elsewhere = boards.dataset_benchmarks(boards.meant("dataset", text))
+    elsewhere = boards.dataset_benchmarks(*boards.meant("dataset", text))
     if elsewhere:  # a dataset benchmarked in other tasks
         raise _benchmarked_in(boards, f"{task_name!r} has no benchmark on {text!r}; it is a dataset", elsewhere)
     datasets = boards.benchmark_datasets(boards.task_benchmarks(task))
@@ -378,6 +378,9 @@ _ELSEWHERE_WORDS: Final = {"papers": "paper", "article": "paper", "metrics": "me
 def _kind(kind: str, name: str) -> NameKind:
     """The kind `kind` means (`KIND_WORDS`, any case); invalid_argument naming the tool that answers another (a paper, a
     metric, a repository), or the nearest kind."""
+    read = KIND_WORDS.get(kind) if isinstance(kind, str) else None  # a kind as the schema names it: most calls
+    if read is not None:
+        return read
     word = " ".join(str(kind).lower().split())
     read = KIND_WORDS.get(word)
     if read is not None:
@@ -440,7 +443,7 @@ def _describe_method(facts: MethodFacts) -> dict[str, Any]:
 
 def _describe_dataset(boards: BoardQueries, dataset: int) -> dict[str, Any]:
     facts = boards.dataset(dataset)
-    ids = boards.dataset_benchmarks([dataset])
+    ids = boards.dataset_benchmarks(dataset)
     return shown(
         kind="dataset",
         name=facts.name,
@@ -463,10 +466,9 @@ def paper_results(corpus: Corpus, paper: PaperRow) -> tuple[list[dict[str, Any]]
     """A paper's results on the archive's leaderboards (`models.PaperResult`, as shown; the first `RESULTS_SHOWN`),
     and how many more there are: None, None without leaderboards or results. A record's are those of the archive
     paper it replaces."""
-    archive = corpus.archive
-    if archive is None or archive.boards is None:
+    boards = BoardQueries.over(corpus.index)
+    if boards is None:
         return None, None
-    boards = BoardQueries(archive.boards, corpus.index)
     count, results = boards.results(paper, most=RESULTS_SHOWN, metrics=RESULT_VALUES)
     if not count:
         return None, None

@@ -91,7 +91,7 @@ class NameKeys:
         while position < len(ends) and data[ends[position - 1] if position else 0 : ends[position]] == wanted:
             found.append(self.values[position])
             position += 1
-        return sorted(set(found))
+        return found if len(found) < 2 else sorted(set(found))  # most keys name one thing
 
     def near(self, key: str, most: int) -> list[int]:
         """What the keys sorted next to `key` name (those sharing its beginning first): the nearest names, cheaply."""

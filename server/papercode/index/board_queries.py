@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Final, NamedTuple
+from typing import Final
 
+import msgspec
 import numpy as np
 
 from papercode.core.names import NameKind, name_key, name_keys, same_numbers
@@ -31,7 +32,8 @@ _EXTRA_DATA: Final = {EXTRA_YES: True, EXTRA_NO: False}  # `row.extra`; unknown:
 PATH: Final = " > "  # between a task's parent's name and its own: `Parent > Task`, where the name alone is not one task's
 
 
-class RankedRow(NamedTuple):
+# The named rows are Structs: built in C (a call builds dozens; a NamedTuple costs 5x as much), never in a cycle.
+class RankedRow(msgspec.Struct, frozen=True, gc=False):
     """A row of a benchmark as stored: its rank in the order asked (0: unranked), its values of the metrics asked (as
     typed; None where it reports none), its paper (the archive paper it joined, or the record replacing it; else its
     own title and paper id, if any), its date, whether it used extra training data, its own code links, and the
@@ -50,7 +52,7 @@ class RankedRow(NamedTuple):
     best_status: str | None
 
 
-class BestRow(NamedTuple):
+class BestRow(msgspec.Struct, frozen=True, gc=False):
     """A benchmark's best row, in brief: its value of the first metric (as typed), its model, and the id of the paper
     it joined (`paper_key`: the arXiv id, else the slug), or its own paper id (`ref`) when it joined none."""
 
@@ -60,7 +62,7 @@ class BestRow(NamedTuple):
     ref: str | None
 
 
-class ResultRow(NamedTuple):
+class ResultRow(msgspec.Struct, frozen=True, gc=False):
     """One of a paper's rows: its benchmark, model, values of the benchmark's first metrics (those it reports, by
     metric name) and its rank by the first metric in that metric's direction (0: unranked)."""
 
@@ -70,7 +72,7 @@ class ResultRow(NamedTuple):
     rank: int
 
 
-class TaskFacts(NamedTuple):
+class TaskFacts(msgspec.Struct, frozen=True, gc=False):
     """A task as stored: its parent task (None: a top-level task) and how many papers the archive counts for it."""
 
     name: str | None
@@ -80,7 +82,7 @@ class TaskFacts(NamedTuple):
     papers: int
 
 
-class MethodFacts(NamedTuple):
+class MethodFacts(msgspec.Struct, frozen=True, gc=False):
     """A method as stored (None: not known): its introducing paper when the archive has it, else that paper's title
     (if known)."""
 
@@ -94,7 +96,7 @@ class MethodFacts(NamedTuple):
     collections: list[str] | None
 
 
-class DatasetFacts(NamedTuple):
+class DatasetFacts(msgspec.Struct, frozen=True, gc=False):
     """A dataset as stored (None: not known)."""
 
     name: str | None
@@ -135,9 +137,15 @@ class BoardQueries:
 
     __slots__ = ("_boards", "_index", "_ordinals")
 
-    def __init__(self, boards: Boards, index: PaperIndex) -> None:
-        assert isinstance(index, LayeredIndex) and index.ordinals is not None  # an archive is served: the index is layered
-        self._boards, self._index, self._ordinals = boards, index, index.ordinals
+    def __init__(self, boards: Boards, index: LayeredIndex, ordinals: Ordinals) -> None:
+        self._boards, self._index, self._ordinals = boards, index, ordinals
+
+    @classmethod
+    def over(cls, index: PaperIndex) -> BoardQueries | None:
+        """The leaderboards of the archive beneath `index`; None when it has none (no archive, or one built without)."""
+        if not isinstance(index, LayeredIndex) or index.archive is None or index.archive.boards is None or index.ordinals is None:
+            return None
+        return cls(index.archive.boards, index, index.ordinals)
 
     # -- names ---------------------------------------------------------------------------
 
@@ -254,12 +262,16 @@ class BoardQueries:
         """A task's benchmarks, in the build's order (laid out together)."""
         return self._boards.task_boards(task)
 
-    def dataset_benchmarks(self, datasets: Sequence[int]) -> list[int]:
+    def dataset_benchmarks(self, *datasets: int) -> list[int]:
         """The benchmarks on any of `datasets`, the busiest first."""
+        if len(datasets) == 1:
+            return self.busiest(self._boards.dataset_boards(datasets[0]))
         return self.busiest([b for d in datasets for b in self._boards.dataset_boards(d)])
 
     def busiest(self, ids: Sequence[int]) -> list[int]:
         """Benchmarks, the most rows first (then in the build's order)."""
+        if len(ids) < 2:  # most datasets have one benchmark at most
+            return list(ids)
         offsets = self._boards.ints["board.rows"]
         return sorted(ids, key=lambda b: (offsets[b] - offsets[b + 1], b))
 
