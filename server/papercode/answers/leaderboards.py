@@ -45,6 +45,7 @@ KIND_WORDS: Final[dict[str, NameKind]] = {
     **{word: "dataset" for word in ("dataset", "datasets", "benchmark", "benchmarks")},
 }
 Tool = Literal["describe", "get_leaderboard"]
+UNRANKED: Final = "this benchmark reports no metric: its rows come in the archive's order, unranked"
 ADD_BOARDS: Final = (
     "papercode archive fetch (it downloads pwc-archive/evaluation-tables, methods and datasets too), or papercode archive "
     "build with evaluation-tables.json.gz, methods.json.gz and datasets.json.gz beside the papers and links; then restart "
@@ -154,10 +155,10 @@ def _board(boards: BoardQueries, task: int, asked: str) -> int:
     )
 
 
-def _metric(boards: BoardQueries, metrics: range, asked: str | None) -> int:
-    """The board-metric of `metrics` (a benchmark's) a metric name means; its first without one."""
+def _metric(boards: BoardQueries, metrics: range, asked: str | None) -> int | None:
+    """The board-metric of `metrics` (a benchmark's) a metric name means; its first without one (None: it has none)."""
     if asked is None:
-        return metrics.start
+        return metrics.start if metrics else None
     text = check_name(asked, "metric")
     found = boards.metrics_named(metrics, text)
     if len(found) == 1:
@@ -169,6 +170,8 @@ def _metric(boards: BoardQueries, metrics: range, asked: str | None) -> int:
             f"{text!r} names {len(found)} metrics: {_listed([names[m - metrics.start] for m in found])}",
             "call again with one of them",
         )
+    if not names:
+        raise QueryError("not_found", f"this benchmark reports no metric; {text!r} is none of them", "call again without metric")
     raise QueryError(
         "not_found", f"this benchmark has no metric {text!r}; its metrics: {_listed(names)}", "call again with one of its metrics"
     )
@@ -205,9 +208,8 @@ def leaderboard_shown(
         return _benchmarks(corpus, boards, task_id, limit, cursor)
     view = boards.benchmark(_board(boards, task_id, dataset))
     ranked_by = _metric(boards, view.metrics, metric)
-    lower = boards.lower_is_better(ranked_by)
-    default: Order = "asc" if lower else "desc"
-    chosen: Order = asked_order or default
+    names = boards.metric_names(view.metrics)
+    chosen, ranking = _ranking(boards, ranked_by, names[ranked_by - view.metrics.start] if ranked_by is not None else None, asked_order)
     page_query = {
         "tool": "leaderboard",
         "board": view.board,
@@ -222,21 +224,30 @@ def leaderboard_shown(
     total, rows = boards.rows(
         view, ranked_by, chosen, values=shown_metrics, has_code=has_code, statuses=statuses, offset=offset, limit=limit
     )
-    names = boards.metric_names(view.metrics)
     return shown(
         task=boards.name("task", task_id),
         dataset=view.dataset,
-        metric=names[ranked_by - view.metrics.start],
-        direction=direction_text(lower) + ("" if chosen == default else f"; shown {chosen} as asked"),
-        order=chosen,
+        **ranking,
         metrics=[names[m - view.metrics.start] for m in shown_metrics],
         other_metrics=[name for m, name in zip(view.metrics, names, strict=True) if m not in shown_metrics] or None,
         total=total,
         rows=[_row(row) for row in rows],
         next_cursor=page_cursor(corpus, page_query, offset, len(rows), total),
-        note=_note(total, len(view.rows), has_code, statuses),
+        note=_note(total, len(view.rows), has_code, statuses) or (UNRANKED if ranked_by is None and total else None),
         attribution=models.BOTH_ATTRIBUTION if any(row.best_status for row in rows) else models.ARCHIVE_ATTRIBUTION,
     )
+
+
+def _ranking(boards: BoardQueries, metric: int | None, name: str | None, asked: Order | None) -> tuple[Order, dict[str, Any]]:
+    """The order a benchmark's rows are read in, and what the answer says of it: the metric, its direction, the order
+    (nothing, for a benchmark that reports no metric: its rows come in the archive's order)."""
+    if metric is None:
+        return asked or "desc", {}
+    lower = boards.lower_is_better(metric)
+    default: Order = "asc" if lower else "desc"
+    chosen: Order = asked or default
+    direction = direction_text(lower) + ("" if chosen == default else f"; shown {chosen} as asked")
+    return chosen, {"metric": name, "direction": direction, "order": chosen}
 
 
 def _note(total: int, rows: int, has_code: bool | None, statuses: list[str] | None) -> str | None:
@@ -253,9 +264,9 @@ def _note(total: int, rows: int, has_code: bool | None, statuses: list[str] | No
     return f"none of its {rows:,} rows is {asked}. Next: call again without the filter, or with another status"
 
 
-def _shown_metrics(metrics: range, metric: int) -> list[int]:
+def _shown_metrics(metrics: range, metric: int | None) -> list[int]:
     first = [m for m in metrics[:VALUES_SHOWN] if m != metric]
-    return [metric, *first][:VALUES_SHOWN]
+    return first if metric is None else [metric, *first][:VALUES_SHOWN]
 
 
 def _row(row: RankedRow) -> dict[str, Any]:

@@ -294,7 +294,7 @@ class BoardQueries:
     def rows(
         self,
         benchmark: BoardView,
-        metric: int,
+        metric: int | None,
         order: Order,
         *,
         values: Sequence[int],
@@ -304,17 +304,18 @@ class BoardQueries:
         limit: int,
     ) -> tuple[int, list[RankedRow]]:
         """(how many rows pass the filters, those of one page) of a benchmark ordered by its board-metric `metric`
-        (`order`), each with its values of the board-metrics `values`. `has_code`: the row's own links or its paper's
-        name a repository (or none does); `statuses`: its paper has a harvested sample with one of them."""
+        (`order`; None, for a benchmark that reports no metric: the build's order, unranked), each with its values of
+        the board-metrics `values`. `has_code`: the row's own links or its paper's name a repository (or none does);
+        `statuses`: its paper has a harvested sample with one of them."""
         boards, start = self._boards, benchmark.rows.start
-        if has_code is None and statuses is None:
+        if metric is not None and has_code is None and statuses is None:  # one slice of the order
             local, ranks = boards.ordered(metric, order, offset, offset + limit)
             return len(benchmark.rows), [self._row(start + r, r, values, rank) for r, rank in zip(local, ranks, strict=True)]
-        ordered = boards.metric_places(metric, order)
+        ordered = boards.metric_places(metric, order) if metric is not None else np.arange(len(benchmark.rows), dtype=np.int32)
         matching = self._filtered(start, ordered, has_code=has_code, statuses=statuses)
         page = matching[offset : offset + limit]
         rows = [
-            self._row(start + r, r, values, boards.rank_at(metric, order, place))
+            self._row(start + r, r, values, boards.rank_at(metric, order, place) if metric is not None else 0)
             for place, r in zip(page.tolist(), ordered[page].tolist(), strict=True)
         ]
         return len(matching), rows
