@@ -1,12 +1,13 @@
 """What `get_leaderboard`, `describe` and `get_paper`'s results answer: the archive's leaderboards joined with the harvest.
 
-Each asks the index (`index.board_queries.BoardQueries`) and shapes what it answers. A benchmark's rows come best first
-by one of its metrics, in the order the build sorted them; a row's paper is the archive paper it joined, or the record
-that replaces that paper, so the rows of a paper with harvested samples say how many there are and how the best of them
-ran. Names are resolved as people write them (`core.names`), within the task for its benchmarks and metrics, an exact
-spelling first; a task whose name others have too is named by its parents' names as well (`Parent > Task`); a name of
-another kind than asked is answered with what it is and the call to make. Answers are built as shown
-(`shaping.shown`), as the keyed tools' are.
+Each checks its arguments (`checks`), asks the index (`index.board_queries.BoardQueries`: what a name means as people
+write it, a board's rows filtered, ordered and paged, a task's benchmarks, an entity, a paper's results, as named rows)
+and shapes what it answers. A benchmark's rows come best first by one of its metrics, in the order the build sorted
+them; a row's paper is the archive paper it joined, or the record that replaces that paper, so the rows of a paper with
+harvested samples say how many there are and how the best of them ran. A name that means several things is answered
+with a name for each that leads to it alone (`Parent > Task` for a subtask whose name others have too); one of another
+kind than asked with what it is and the call to make; one that means nothing with the nearest names. Answers are built
+as shown (`shaping.shown`), as the keyed tools' are.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """The archive's leaderboards asked as the answers ask them, each answer a named row read from the mapped columns.
 
 `BoardQueries` answers what `answers.leaderboards` shapes: a benchmark's rows filtered by code and by harvested
-samples, ordered by one of its metrics and paged (`RankedRow`); a task's or a dataset's benchmarks, the busiest first, and
-each one's best (`BestRow`);
-a task, method or dataset as stored (`TaskFacts`, `MethodFacts`, `DatasetFacts`); a paper's results (`ResultRow`); and
-what a name means, as people write it (`core.names`): within a task for its benchmarks and within a benchmark for its
-metrics, an exact spelling first, a task whose name others have too named by its parents' names as well
-(`Parent > Task`). The columns are `board_columns`' layout; a row's paper is read through the layered
-index (`layers.Ordinals`): the archive paper it joined, or the record that replaces it, whose code links and samples
-are then the row's. Tasks, methods, datasets, benchmarks and board-metrics are named by their ids in the columns.
+samples, ordered by one of its metrics and paged (`RankedRow`); a task's or a dataset's benchmarks, the busiest first,
+and each one's best (`BestRow`); a task, method or dataset as stored (`TaskFacts`, `MethodFacts`, `DatasetFacts`); a
+paper's results (`ResultRow`); and what a name means as people write it (`core.names`): within a task for its
+benchmarks and within a benchmark for its metrics, an exact spelling first, a task whose name others have too named by
+its parents' names as well (`Parent > Task`). The columns are `board_columns`' layout; a row's paper is read through
+the layered index (`layers.Ordinals`): the archive paper it joined, or the record that replaces it, whose code links
+and samples are then the row's. Tasks, methods, datasets, benchmarks and board-metrics are named by their ids in the
+columns.
 """
 
 from __future__ import annotations
