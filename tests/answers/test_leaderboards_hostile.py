@@ -39,6 +39,27 @@ def test_a_benchmark_without_rows_has_no_best_and_never_shows_the_next_ones(tmp_
     assert (empty_board["total"], empty_board["rows"]) == (0, [])
 
 
+def test_a_benchmark_that_reports_no_metric_lists_its_rows_unranked_and_names_no_other_benchmarks_metric(tmp_path: Path) -> None:
+    unscored = [result("first", {}, paper_url=FIRST), result("second", {}, code=["https://github.com/o/second"])]
+    scored = benchmark("Scored", ["Accuracy"], [result("scored-model", {"Accuracy": "77.7"})])
+    tables = [
+        task("Tagging", [benchmark("Listed", [], []), benchmark("Unscored", [], unscored), scored]),
+        task("Parsing", [benchmark("Last", [], [result("last-model", {})])]),  # the build's last benchmark: no metric after it
+    ]
+    _, corpus = serve_tables(tmp_path, tables)
+    listed = board(corpus, "Tagging", "Listed")
+    assert listed == {"task": "Tagging", "dataset": "Listed", "metrics": [], "total": 0, "rows": [], "attribution": listed["attribution"]}
+    answer = board(corpus, "Tagging", "Unscored")
+    assert [(row["model"], row.get("rank"), row["values"]) for row in answer["rows"]] == [("first", None, []), ("second", None, [])]
+    assert not {"metric", "direction", "order"} & answer.keys()
+    assert answer["note"] == "this benchmark reports no metric: its rows come in the archive's order, unranked"
+    assert [row["model"] for row in board(corpus, "Tagging", "Unscored", has_code=True)["rows"]] == ["second"]
+    assert [row["model"] for row in board(corpus, "Tagging", "Unscored", limit=1, order="asc")["rows"]] == ["first"]
+    assert [row["model"] for row in board(corpus, "Parsing", "Last")["rows"]] == ["last-model"]
+    assert refused(lambda: board(corpus, "Tagging", "Unscored", metric="Accuracy")).code == "not_found"
+    assert board(corpus, "Tagging", "Scored")["metric"] == "Accuracy"
+
+
 # -- which way a metric is better ----------------------------------------------------------------
 
 # The 13 names issue #30 found ranked the wrong way, each with its family: names built the same way.

@@ -1,5 +1,5 @@
-"""The tools' arguments checked: bounds, statuses, repository kinds, list lengths, search filters, and the one
-reading of an argument that takes several values.
+"""The tools' arguments checked: bounds, statuses, repository kinds, list lengths, search filters, leaderboard names
+and orders, and the one reading of an argument that takes several values.
 
 Each check returns the argument as the answers use it, or raises `QueryError` (`invalid_argument`) saying what was
 wrong and what to send instead. What an argument names is found in `resolving`.
@@ -15,6 +15,7 @@ from papercode.core.errors import QueryError
 from papercode.core.ids import normalize_hex, parse_arxiv_id, parse_slug
 from papercode.core.records import KNOWN_STATUSES, MAX_WORD_CHARS, REPO_KINDS
 from papercode.corpus.stages import Corpus
+from papercode.index.board_columns import ORDERS, Order
 from papercode.index.search_queries import SearchFilters
 
 MAX_LIMIT = 100
@@ -25,6 +26,7 @@ MAX_STATUSES = 20  # a list argument's bound: there are five statuses, and a few
 MAX_STATUS_CHARS = MAX_WORD_CHARS  # a status longer than the records allow cannot match
 MAX_PAPERS_ASKED = 25  # get_paper's list of ids
 MAX_CODES_ASKED = 10  # get_code's list of hashes
+MAX_ASKED_NAME_CHARS = 300  # a task, method, dataset or metric name asked of the leaderboards
 MAX_SPLIT = 100  # a comma-separated string of more parts is no list anyone meant: it is read as one value (and refused)
 
 
@@ -88,12 +90,32 @@ PAPERS = SeveralValues("paper", ("1902.04094", "2406.04823"), _reads_as_paper_id
 CODE_HASHES = SeveralValues("code_sha256", ("2a890c3f8ff19f47", "013a68b0ac4716fe"), lambda text: normalize_hex(text) is not None)
 
 
-def check_limit(limit: int) -> int:
-    if not 1 <= limit <= MAX_LIMIT:
-        raise QueryError(
-            "invalid_argument", f"limit must be 1..{MAX_LIMIT}, got {limit}", f"call again with a limit between 1 and {MAX_LIMIT}"
-        )
+def check_limit(limit: int, most: int = MAX_LIMIT) -> int:
+    """A page's size: 1 to `most` (a tool's own bound, where its entries are larger than a list's)."""
+    if not 1 <= limit <= most:
+        raise QueryError("invalid_argument", f"limit must be 1..{most}, got {limit}", f"call again with a limit between 1 and {most}")
     return limit
+
+
+def check_name(value: str, what: str) -> str:
+    """A task, method, dataset or metric name (`what`), stripped: not empty, at most `MAX_ASKED_NAME_CHARS`."""
+    text = value.strip() if isinstance(value, str) else ""
+    if not text or len(text) > MAX_ASKED_NAME_CHARS:
+        raise QueryError(
+            "invalid_argument",
+            f"{what} is empty" if not text else f"{what} is over {MAX_ASKED_NAME_CHARS} characters",
+            f"pass a {what} name as people write it (any case; a slug will do)",
+        )
+    return text
+
+
+def check_order(order: str | None) -> Order | None:
+    """A leaderboard's order: asc, desc, or None (its metric's direction)."""
+    if order is not None and order not in ORDERS:
+        raise QueryError(
+            "invalid_argument", f"order must be asc or desc, not {str(order)[:20]!r}", "call again with order asc or desc, or without it"
+        )
+    return order
 
 
 def check_count(asked: Sequence[object], most: int, what: str) -> None:

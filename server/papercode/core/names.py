@@ -54,6 +54,16 @@ def same_numbers(a: str, b: str) -> bool:
     return _NUMBERS.findall(a) == _NUMBERS.findall(b)
 
 
+def shared_prefix(a: str, b: str) -> int:
+    """How many characters two keys begin with alike: how near they are, for the nearest names of a name not found."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 def name_keys(kind: NameKind, names: Iterable[str]) -> set[str]:
     """Every key under which something named `names` (its name, full name, synonyms, variants...) is found: each
     name as written and as its slug."""

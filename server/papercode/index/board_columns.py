@@ -36,7 +36,7 @@ from typing import Final, Literal, cast
 import numpy as np
 
 from papercode.core.metrics import lower_is_better
-from papercode.core.names import NameKind, name_key
+from papercode.core.names import NameKind, name_key, shared_prefix
 
 from .mapped import ColumnProblem, FileFacts, MappedColumns
 from .packed import PackedStrings, lower_bound
@@ -91,24 +91,15 @@ class NameKeys:
         while position < len(ends) and data[ends[position - 1] if position else 0 : ends[position]] == wanted:
             found.append(self.values[position])
             position += 1
-        return sorted(set(found))
+        return found if len(found) < 2 else sorted(set(found))  # most keys name one thing
 
     def near(self, key: str, most: int) -> list[int]:
         """What the keys sorted next to `key` name (those sharing its beginning first): the nearest names, cheaply."""
         start = lower_bound(self.keys, key.encode("utf-8", "surrogatepass"))
         window = range(max(0, start - most), min(len(self.values), start + most))
         keys = cast(Sequence[str], self.keys)
-        ranked = sorted(window, key=lambda i: (-_shared(keys[i], key), abs(i - start)))
+        ranked = sorted(window, key=lambda i: (-shared_prefix(keys[i], key), abs(i - start)))
         return list(dict.fromkeys(self.values[i] for i in ranked))[:most]
-
-
-def _shared(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 @dataclass(frozen=True, slots=True)
