@@ -13,7 +13,7 @@ columns.
 
 from __future__ import annotations
 
-import functools
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Final
 
@@ -460,7 +460,12 @@ class BoardQueries:
         )
 
 
-@functools.lru_cache(maxsize=4)  # one per corpus composed over the archive
+_REPLACED: weakref.WeakKeyDictionary[Ordinals, np.ndarray] = weakref.WeakKeyDictionary()  # let go with its corpus
+
+
 def _replaced(ordinals: Ordinals) -> np.ndarray:
-    """The archive papers a record replaces, sorted, for `np.isin`."""
-    return np.array(sorted(ordinals.replaced), dtype=np.int32)
+    """The archive papers a record replaces, sorted, for `np.isin`: made once a corpus composed over the archive."""
+    replaced = _REPLACED.get(ordinals)
+    if replaced is None:
+        replaced = _REPLACED[ordinals] = np.array(sorted(ordinals.replaced), dtype=np.int32)
+    return replaced
