@@ -30,6 +30,7 @@ column of its is of another format: refused, with the command that rebuilds it.
 # No `from __future__ import annotations`: the annotations are the declaration, read as written (`get_type_hints`).
 
 import hashlib
+import linecache
 import operator
 import types
 from collections.abc import Callable
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Generic, NamedTuple, TypeVar, Union, cast, get_args, get_origin, get_type_hints
 
 import msgspec
+import msgspec.inspect
 
 from papercode.core.days import year_of
 from papercode.core.ids import paper_key, repo_key
@@ -366,10 +368,16 @@ def details_blob(details: PaperDetails) -> bytes:
 
 def generated(source: str, namespace: dict[str, Any]) -> Callable[..., Any]:
     """The one function `source` defines, compiled with the names of `namespace`: how a fast path is made from the
-    declaration (as `collections.namedtuple` makes its methods), its source written from the fields alone."""
+    declaration (as `collections.namedtuple` makes its methods), its source written from the fields alone. Its source
+    is kept where tracebacks and debuggers look (`linecache`, under `<papercode generated NAME>`) and on the function
+    (`__source__`), so what runs can be read."""
     defined: dict[str, Any] = dict(namespace)
-    exec(source, defined)
-    (function,) = (value for name, value in defined.items() if name not in namespace and name != "__builtins__")
+    name = source.split("(", 1)[0].removeprefix("def ").strip()
+    filename = f"<papercode generated {name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    exec(compile(source, filename, "exec"), defined)
+    (function,) = (value for key, value in defined.items() if key not in namespace and key != "__builtins__")
+    function.__source__ = source
     return cast(Callable[..., Any], function)
 
 
@@ -378,13 +386,34 @@ details_of_row: Callable[[RowSource], PaperDetails] = _details_reader("row")  # 
 
 
 def _layout() -> str:
-    """What a snapshot's columns must have been written for: every field's name, kind and whether it may be none."""
+    """What a snapshot's columns must have been written for: every field's name, kind and whether it may be none, and
+    how the details blob writes each of its fields (its key, and whether it has a default)."""
     described = [
         f"{declaration}.{field.name}:{type(field.kind).__name__}:{field.optional}:{field.in_archive}"
         for declaration, fields in (("paper", PAPER_FIELDS), ("details", DETAIL_FIELDS), ("sample", SAMPLE_FIELDS))
         for field in fields
     ]
+    described += [f"blob.{name}:{key}:{default is not msgspec.NODEFAULT}" for name, key, default in _details_wire()]
     return hashlib.sha256("\n".join(described).encode()).hexdigest()[:16]
+
+
+# The details every blob holds, those of the archive's format 2 and every snapshot: any other takes a default, so that
+# blobs written before it was declared read back (without it).
+_DETAILS_ALWAYS_WRITTEN = ("authors", "tasks", "methods", "code_links")
+
+
+def _details_wire(declaration: type[msgspec.Struct] = PaperDetails) -> list[tuple[str, str, object]]:
+    """Each details field's name, its key in the blob and its default (`TypeError` if one of those that must have a
+    default has none)."""
+    info = msgspec.inspect.type_info(declaration)
+    assert isinstance(info, msgspec.inspect.StructType)
+    wire = [(field.name, field.encode_name, field.default) for field in info.fields]
+    required = tuple(name for name, _, default in wire if default is msgspec.NODEFAULT)
+    if required != _DETAILS_ALWAYS_WRITTEN:
+        raise TypeError(
+            f"PaperDetails fields without a default must be {_DETAILS_ALWAYS_WRITTEN}, not {required}: give a new one a default"
+        )
+    return wire
 
 
 LAYOUT = _layout()
