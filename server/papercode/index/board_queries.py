@@ -13,7 +13,6 @@ columns.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Final
 
@@ -403,7 +402,7 @@ class BoardQueries:
         boards, index, ordinals = self._boards, self._index, self._ordinals
         rows = row_start + places.astype(np.int64)
         archive_papers = boards.row_paper[rows]
-        replaced = _replaced(ordinals)
+        replaced = ordinals.replaced_sorted
         by_record = np.flatnonzero(np.isin(archive_papers, replaced)) if len(replaced) else NO_ROWS
         keep = np.ones(len(rows), dtype=bool)
         if has_code is not None:
@@ -458,14 +457,3 @@ class BoardQueries:
             _listed(strings["dataset.tasks"][dataset]),
             strings["dataset.homepage"][dataset],
         )
-
-
-_REPLACED: weakref.WeakKeyDictionary[Ordinals, np.ndarray] = weakref.WeakKeyDictionary()  # let go with its corpus
-
-
-def _replaced(ordinals: Ordinals) -> np.ndarray:
-    """The archive papers a record replaces, sorted, for `np.isin`: made once a corpus composed over the archive."""
-    replaced = _REPLACED.get(ordinals)
-    if replaced is None:
-        replaced = _REPLACED[ordinals] = np.array(sorted(ordinals.replaced), dtype=np.int32)
-    return replaced
