@@ -28,14 +28,14 @@ from papercode.corpus.snapshot import records_part, served_key
 from papercode.corpus.stages import ARCHIVE_NEXT, Corpus, open_stages
 from papercode.index import mapped
 from papercode.index.mapped_archive import UNOPENABLE_NEXT, ArchiveUnavailable, current_build, open_archive
-from tests.support.archive_layers import build_small_archive, layered_records
+from tests.support.archive_overlay import build_small_archive, overlay_records
 from tests.support.http import WAIT, papercode_serve, wait_ready
 
 
 @pytest.fixture
-def damaged(layered: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path, Path]:
+def damaged(overlaid: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path, Path]:
     """(the records, a copy of the archive to damage, its current build)."""
-    records, served = layered
+    records, served = overlaid
     archive = tmp_path / "archive"
     shutil.copytree(served, archive, symlinks=True)
     build = current_build(archive)
@@ -104,8 +104,8 @@ def _no_more_maps(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(mapped, "mmap", SimpleNamespace(mmap=_too_many_open_files, ACCESS_READ=mmap.ACCESS_READ))
 
 
-def test_too_many_open_files_is_not_called_damage(layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    records, archive = layered
+def test_too_many_open_files_is_not_called_damage(overlaid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    records, archive = overlaid
     _no_more_maps(monkeypatch)
     note = Corpus.load([records], archive_dir=archive).archive_note
     assert note is not None and "damaged" not in note and ARCHIVE_NEXT not in note
@@ -113,9 +113,9 @@ def test_too_many_open_files_is_not_called_damage(layered: tuple[Path, Path], mo
 
 
 def test_an_overlay_tantivy_cannot_open_is_damage_only_when_the_files_are_not_the_build_s(
-    layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+    overlaid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    records, archive = layered
+    records, archive = overlaid
 
     def refused(path: str) -> bool:
         raise ValueError("Failed to open file for read: 'IoError { Too many open files (os error 24) }'")
@@ -128,9 +128,9 @@ def test_an_overlay_tantivy_cannot_open_is_damage_only_when_the_files_are_not_th
 
 
 def test_a_reload_the_system_refuses_the_archive_is_a_failed_reload_not_damage(
-    layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+    overlaid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    records, archive = layered
+    records, archive = overlaid
     roots = [records]
     live = LiveCorpus(
         lambda key: open_stages(roots, Limits(), None, None, key and records_part(key), archive_dir=archive),
@@ -153,7 +153,7 @@ def test_a_reload_the_system_refuses_the_archive_is_a_failed_reload_not_damage(
 async def test_a_file_cut_short_under_a_server_kills_it_with_a_line_on_stderr(tmp_path: Path) -> None:
     """Nothing can stop another process from truncating a file the server maps, nor catch the SIGBUS that follows
     in Python: the server dies, and its stderr says so (`faulthandler`)."""
-    records = layered_records(tmp_path / "records")
+    records = overlay_records(tmp_path / "records")
     archive = build_small_archive(tmp_path / "sources", tmp_path / "archive")
     build = current_build(archive)
     assert build is not None

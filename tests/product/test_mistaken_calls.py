@@ -22,7 +22,7 @@ from mcp.types import INVALID_PARAMS
 from papercode.corpus.stages import Corpus
 from papercode.edge.app import PapercodeServer, build_server
 from papercode.settings import bundled_records_dir
-from tests.support.archive_layers import build_bundled_archive
+from tests.support.archive_overlay import build_bundled_archive
 from tests.support.mcp import TOOL_NAMES
 from tests.support.records import BERT_MOUTH, BERT_MOUTH_TITLE, BERTS_ICL
 

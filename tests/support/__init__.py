@@ -6,7 +6,7 @@
 - `mcp`: the protocol eras, the tool names, `connected` (a client on a server of its own; conftest's `connect`).
 - `archive_tables`, `leaderboard_tables`: the archive's and the leaderboards' tables, written in every form (`serve_tables`:
   a few evaluation tables built and served beneath a record).
-- `archive_layers`: two records laid over a small archive that has them too (conftest's `layered`); an archive of the
+- `archive_overlay`: two records laid over a small archive that has them too (conftest's `overlaid`); an archive of the
   bundled papers with the leaderboards' tables.
 - `archive_record`: what an archive build wrote and answered (its paper columns' digests, its answers'), to hold later
   builds to one made before.

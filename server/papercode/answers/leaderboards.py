@@ -298,19 +298,14 @@ def _paper_of_row(row: RankedRow) -> dict[str, Any] | None:
     title, key = row.title, row.ref
     if title is None and key is None:
         return None
-    arxiv = parse_arxiv_id(key) if key else None
-    return shown(
-        arxiv_id=arxiv.canonical if arxiv else None,
-        slug=key if key and arxiv is None else None,
-        title=shorten(title or key or "", TITLE_CHARS),
-        date=row.date,
-    )
+    arxiv_id, slug = _ref_ids(key)
+    return shown(arxiv_id=arxiv_id, slug=slug, title=shorten(title or key or "", TITLE_CHARS), date=row.date)
 
 
-def _ref_id(ref: str | None) -> str | None:
-    """A row's own paper id, as its paper is shown: an arXiv id in its canonical form, else the slug."""
+def _ref_ids(ref: str | None) -> tuple[str | None, str | None]:
+    """A row's own paper id as its paper is shown, (arXiv id, slug): its arXiv id in canonical form, else it as a slug."""
     arxiv = parse_arxiv_id(ref) if ref else None
-    return arxiv.canonical if arxiv else ref
+    return (arxiv.canonical, None) if arxiv else (None, ref or None)
 
 
 def _code(own: Sequence[str], paper: PaperRow | None) -> dict[str, Any] | None:
@@ -362,7 +357,8 @@ def _best(best: BestRow | None) -> str | None:
     """A benchmark's best row, in brief: its value, its model and its paper's id."""
     if best is None:
         return None
-    key = best.paper or _ref_id(best.ref)
+    arxiv_id, slug = _ref_ids(best.ref)
+    key = best.paper or arxiv_id or slug
     return f"{best.value}" + (f", {best.model}" if best.model else "") + (f" ({key})" if key else "")
 
 

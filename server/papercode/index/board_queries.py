@@ -13,7 +13,6 @@ columns.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Final
 
@@ -402,21 +401,22 @@ class BoardQueries:
         rows whose paper a record replaces (its links are the record's), and harvested samples of a status."""
         boards, index, ordinals = self._boards, self._index, self._ordinals
         rows = row_start + places.astype(np.int64)
-        archive_papers = boards.row_paper[rows]
-        replaced = _replaced(ordinals)
-        by_record = np.flatnonzero(np.isin(archive_papers, replaced)) if len(replaced) else NO_ROWS
         keep = np.ones(len(rows), dtype=bool)
+        if has_code is None and statuses is None:
+            return np.flatnonzero(keep)
+        archive_papers = boards.row_paper[rows]
+        replaced = ordinals.replaced_sorted
+        by_record = np.flatnonzero(np.isin(archive_papers, replaced)) if len(replaced) else NO_ROWS
+        replacing = [(i, index.papers[ordinals.of_archive(int(archive_papers[i]))]) for i in by_record.tolist()]  # (row, record)
         if has_code is not None:
             code = boards.row_code[rows] != 0
-            for i in by_record.tolist():
-                record = index.papers[ordinals.of_archive(int(archive_papers[i]))]
+            for i, record in replacing:
                 code[i] = bool(boards.row_code[rows[i]] & ROW_OWN_CODE) or any(link.repo for link in record.details().code_links)
             keep &= code if has_code else ~code
         if statuses is not None:
             wanted = set(statuses)
             harvested = np.zeros(len(rows), dtype=bool)
-            for i in by_record.tolist():
-                record = index.papers[ordinals.of_archive(int(archive_papers[i]))]
+            for i, record in replacing:
                 harvested[i] = bool(record.samples) and not wanted.isdisjoint(index.statuses_of(record))
             keep &= harvested
         return np.flatnonzero(keep)
@@ -458,14 +458,3 @@ class BoardQueries:
             _listed(strings["dataset.tasks"][dataset]),
             strings["dataset.homepage"][dataset],
         )
-
-
-_REPLACED: weakref.WeakKeyDictionary[Ordinals, np.ndarray] = weakref.WeakKeyDictionary()  # let go with its corpus
-
-
-def _replaced(ordinals: Ordinals) -> np.ndarray:
-    """The archive papers a record replaces, sorted, for `np.isin`: made once a corpus composed over the archive."""
-    replaced = _REPLACED.get(ordinals)
-    if replaced is None:
-        replaced = _REPLACED[ordinals] = np.array(sorted(ordinals.replaced), dtype=np.int32)
-    return replaced
