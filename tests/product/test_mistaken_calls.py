@@ -152,6 +152,8 @@ MISTAKES = [
         {"paper": BERT_MOUTH_TITLE.split(":")[0]},
         Refused("not_found", f'call search_papers(query="{BERT_MOUTH_TITLE.split(":")[0]}")'),
     ),
+    # Hyphenated words as a title writes them are no slugs: not split, one title (which names no paper).
+    Mistake("get_paper", {"paper": "Zero-Shot, Few-Shot"}, Refused("not_found", 'call search_papers(query="Zero-Shot, Few-Shot")')),
     # A title where an id goes: the one paper with that whole title, saying so.
     Mistake("get_paper", {"paper": BERT_MOUTH_TITLE}, Answered(by_title, (BERT_MOUTH, True))),
     Mistake("get_paper", {"paper": "berts are generative in context learners."}, Answered(by_title, (BERTS_ICL, True))),

@@ -76,11 +76,13 @@ def _json_kind(value: object) -> str:
 
 
 def _reads_as_paper_id(text: str) -> bool:
-    # A bare slug without a hyphen may as well be a word of a title: only ids nobody would write in a title split.
+    """Whether a part of a comma-separated paper argument is an id nobody would write as a title's word: an arXiv id, a
+    paper's URL or `/paper/` path, or a bare slug as slugs are written, in lower case with a hyphen (`Zero-Shot` and
+    `Attention` may be a title's words; `parse_slug` would lower-case the first)."""
     if parse_arxiv_id(text) is not None:
         return True
     slug = parse_slug(text)
-    return slug is not None and ("-" in slug or "/" in text)
+    return slug is not None and ("/" in text or ("-" in slug and slug == text))
 
 
 _STATUS_WORD = re.compile(r"[\w-]+").fullmatch
