@@ -124,6 +124,9 @@ MISTAKES = [
     Mistake("search_papers", {"query": "bert", "status": ["ran_honours", "unverified"]}, Answered(hits, [BERT_MOUTH, BERTS_ICL])),
     Mistake("search_papers", {"query": "bert", "status": "ran_honours,unverified"}, Answered(hits, [BERT_MOUTH, BERTS_ICL])),
     Mistake("search_papers", {"query": "bert", "status": {"any": "ran"}}, Refused("invalid_argument", BOTH_FORMS)),
+    # A list's item is one value, as every tool that takes several reads it: a comma in it is not split.
+    Mistake("search_papers", {"query": "bert", "status": ["ran_honours,unverified"]}, Refused("invalid_argument", "several: status=")),
+    Mistake("list_samples_by_status", {"status": ["ran_honours,unverified"]}, Refused("invalid_argument", "several: status=")),
     # A word that matches nothing is named, and the search says it fell back to any word; no hits says why, with the call.
     Mistake(
         "search_papers",

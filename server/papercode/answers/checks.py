@@ -166,7 +166,7 @@ def check_search(corpus: Corpus, query: str, filters: SearchFilters) -> SearchFi
     if len(query) > MAX_QUERY_CHARS:
         raise QueryError("invalid_argument", f"query is over {MAX_QUERY_CHARS} characters", "search with a few distinctive words")
     if filters.status:
-        filters = replace(filters, status=",".join(check_statuses(corpus, filters.status)))
+        filters = replace(filters, status=tuple(check_statuses(corpus, filters.status)))
     for name, text in (("query", query), ("task", filters.task), ("method", filters.method), ("framework", filters.framework)):
         if text is not None and not is_unicode_text(text):  # lone surrogates: only in-process, never on the wire
             raise QueryError("invalid_argument", f"{name} is not valid Unicode text", f"call again with {name} as plain text")

@@ -219,7 +219,8 @@ def _no_hits(corpus: Corpus, engine: Ranking, query: str, filters: SearchFilters
 
 
 def _filter_shown(name: str, value: object) -> str:
-    return f"{name}={orjson.dumps(value).decode()}"
+    """A filter as a call writes it: statuses comma-separated, one form for one status or several."""
+    return f"{name}={orjson.dumps(','.join(value) if isinstance(value, tuple) else value).decode()}"
 
 
 def paper_detail_shown(corpus: Corpus, paper_id: str) -> dict[str, Any]:
