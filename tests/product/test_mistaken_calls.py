@@ -139,6 +139,15 @@ MISTAKES = [
         {"query": "bert", "year_from": 2030},
         Answered(lambda answer: "Next: call again without year_from" in answer["note"], True),
     ),
+    # Papers have every word and the filter leaves them out: no hits of any word, and the filter named.
+    Mistake(
+        "search_papers",
+        {"query": "bert markov", "status": "unverified"},
+        Answered(
+            lambda answer: (answer.get("match"), answer["total"], answer["note"].endswith("Next: call again without status")),
+            (None, 0, True),
+        ),
+    ),
     # -- get_paper --------------------------------------------------------------------------------------------------
     Mistake("get_paper", {"id": BERT_MOUTH}, Refused("invalid_argument", f'call again with paper="{BERT_MOUTH}"')),
     Mistake("get_paper", {"arxiv_id": BERT_MOUTH}, Refused("invalid_argument", f'with paper="{BERT_MOUTH}"')),
