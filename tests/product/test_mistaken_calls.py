@@ -212,6 +212,9 @@ MISTAKES = [
     Mistake("describe", {"kind": "dataset", "name": TASK}, Refused("not_found", f"call describe(kind='task', name='{TASK}')")),
     Mistake("describe", {"kind": "benchmarks", "name": DATASET}, Answered(lambda answer: answer["kind"], "dataset")),
     Mistake("describe", {"kind": "paper", "name": "BERT"}, Refused("invalid_argument", "call search_papers(query='BERT')")),
+    Mistake("describe", {"kind": "datset", "name": DATASET}, Refused("invalid_argument", "call again with kind='dataset'")),
+    # the nearest kind as the nearest argument (a few edits away): a fragment is no misspelling
+    Mistake("describe", {"kind": "set", "name": DATASET}, Refused("invalid_argument", "call again with kind task, method or dataset")),
     Mistake("describe", {"type": "dataset", "name": DATASET}, Refused("invalid_argument", 'with kind="dataset"')),
     Mistake("describe", {"kind": "dataset", "id": DATASET}, Refused("invalid_argument", f'with name="{DATASET}"')),
     # -- tools that do not exist ------------------------------------------------------------------------------------
