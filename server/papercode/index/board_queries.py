@@ -5,10 +5,10 @@ samples, ordered by one of its metrics and paged (`RankedRow`); a task's or a da
 and each one's best (`BestRow`); a task, method or dataset as stored (`TaskFacts`, `MethodFacts`, `DatasetFacts`); a
 paper's results (`ResultRow`); and what a name means as people write it (`core.names`): within a task for its
 benchmarks and within a benchmark for its metrics, an exact spelling first, a task whose name others have too named by
-its parents' names as well (`Parent > Task`), and tasks named alike all the way up one task (`Boards.task_twins`). The columns are `board_columns`' layout; a row's paper is read through
-the overlaid index (`overlaid.Ordinals`): the archive paper it joined, or the record that replaces it, whose code links
-and samples are then the row's. Tasks, methods, datasets, benchmarks and board-metrics are named by their ids in the
-columns.
+its parents' names as well (`Parent > Task`), and tasks named alike all the way up one task (`Boards.task_twins`). The
+columns are `board_columns`' layout; a row's paper is read through the overlaid index (`overlaid.Ordinals`): the
+archive paper it joined, or the record that replaces it, whose code links and samples are then the row's. Tasks,
+methods, datasets, benchmarks and board-metrics are named by their ids in the columns.
 """
 
 from __future__ import annotations

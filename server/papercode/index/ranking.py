@@ -4,8 +4,8 @@
 A query ranks by BM25 (tantivy prunes to the top k with block-max WAND) in two tiers, papers with the words in the
 title first; when no paper has every word, papers with any of them, and the page says so and which words no paper
 has (when papers have every word and the filters leave them all out, there is nothing to fall back to: no hits, which
-the filters caused). No words browse newest first. Searches share no lock: tantivy's searcher is safe across threads and releases the
-GIL.
+the filters caused). No words browse newest first. Searches share no lock: tantivy's searcher is safe across threads
+and releases the GIL.
 """
 
 from __future__ import annotations
