@@ -108,6 +108,22 @@ def test_no_hits_because_of_filters_names_the_filter_that_emptied_it(
     assert (got["total"], got["hits"], got["note"]) == (0, [], note)
 
 
+@pytest.mark.parametrize(("filters", "shown"), [({"year_from": 2020}, "year_from=2020"), ({"status": "unverified"}, 'status="unverified"')])
+def test_papers_with_every_word_that_a_filter_leaves_out_give_no_hits_naming_it_not_the_hits_of_any_word(
+    corpus: Corpus, filters: dict[str, Any], shown: str
+) -> None:
+    assert keys(search(corpus, "bert markov")) == [BERT_MOUTH]  # every word: 2019, ran_honours
+    assert keys(search(corpus, "bert", **filters)) == [BERTS_ICL]  # what falling back to any word would have found
+    name = next(iter(filters))
+    assert search(corpus, "bert markov", **filters) == {
+        "query": "bert markov",
+        "total": 0,
+        "hits": [],
+        "note": f"no paper with these words matches {shown}. Next: call again without {name}",
+    }
+    assert "match" not in search(corpus, "markov random", **filters)  # falling back would find nothing either
+
+
 def test_over_an_archive_no_hits_asks_for_other_words(overlaid: tuple[Path, Path]) -> None:
     got = search(load_overlaid(overlaid), "zzqqxxjj")
     assert got["note"] == (

@@ -317,7 +317,7 @@ FILTERS = (  # but the first, each lets a few of the papers through (a snippet f
     SearchFilters(has_samples=True),
     SearchFilters(has_samples=False, official_code=True, year_from=2021),
     SearchFilters(framework="jax", year_to=2013),
-    SearchFilters(status="ran"),
+    SearchFilters(status=("ran",)),
     SearchFilters(task="Language Modelling"),
     SearchFilters(method="Method 3 Graph"),
 )

@@ -13,7 +13,8 @@
 - `build_phases`: the lines an archive build writes off a terminal, left out where a test reads the rest of stderr.
 - `hub_stand_in`, `fetching`: the Hugging Face Hub on 127.0.0.1, and `papercode archive fetch` against it.
 - `http`: a server over HTTP in the test's own process, a `papercode serve` process's startup line, the requests sent.
-- `fixture_server`: a GitHub stand-in on 127.0.0.1 for downloads of source files.
+- `fixture_server`: a GitHub stand-in on 127.0.0.1 for downloads of source files (over HTTPS too, with a certificate
+  no client trusts unless told to: `untrusted_tls/`).
 - `processes`: real processes waited for, their children listed, ended outright (kill -9), every wait bounded.
 - `tool_answers`: a tool's answer as the edge sends it, asked at the queries layer.
 - `generated`: the generated sections of the docs, the page of each, and their rewrite under PAPERCODE_UPDATE_SNAPSHOTS=1.

@@ -12,14 +12,13 @@ as shown (`shaping.shown`), as the keyed tools' are.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from typing import Any, Final, Literal
 
 from papercode.core.errors import QueryError
 from papercode.core.ids import parse_arxiv_id, repo_key
 from papercode.core.metrics import direction_text
-from papercode.core.names import NameKind, name_key, shared_prefix
+from papercode.core.names import NameKind, name_key, near_by_edits, shared_prefix
 from papercode.corpus.stages import Corpus
 from papercode.index.board_columns import BoardView, Order
 from papercode.index.board_queries import BestRow, BoardQueries, MethodFacts, RankedRow
@@ -401,7 +400,7 @@ def _kind(kind: str, name: str) -> NameKind:
         what, call = elsewhere
         text = str(name)[:MAX_ASKED_NAME_CHARS] if isinstance(name, str) else ""
         raise QueryError("invalid_argument", f"describe takes kind task, method or dataset, not {given!r}: {what}", call.format(name=text))
-    near = difflib.get_close_matches(word, KIND_WORDS, n=1, cutoff=0.6)
+    near = near_by_edits(word, list(KIND_WORDS))
     guess = f"kind={KIND_WORDS[near[0]]!r}" if near else "kind task, method or dataset"
     raise QueryError("invalid_argument", f"kind must be task, method or dataset, not {given!r}", f"call again with {guess}")
 
