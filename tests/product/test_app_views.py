@@ -484,9 +484,9 @@ def _step_vertices(path: str) -> list[tuple[float, float]]:
     return vertices
 
 
-def _assert_chart_matches(facts: dict[str, Any], rows: list[dict[str, Any]], metric: str, lower: bool) -> None:
-    at = _answer_metrics(rows, metric)
-    points, sota = _expected_points(rows, at, lower)
+def _assert_chart_matches(facts: dict[str, Any], rows: list[dict[str, Any]], metrics: list[str], metric: str, lower: bool) -> None:
+    """The chart of `rows` by `metric` (`metrics`: the answer's, which name the values of a row in order)."""
+    points, sota = _expected_points(rows, metrics.index(metric), lower)
     shown = {point["row"]: point for point in facts["points"]}
     assert sorted(shown) == sorted(points)
     assert {i: point["kind"] for i, point in shown.items()} == {i: _kind(rows[i]) for i in points}
@@ -500,23 +500,14 @@ def _assert_chart_matches(facts: dict[str, Any], rows: list[dict[str, Any]], met
     assert _step_vertices(facts["sotaPath"]) == [(shown[i]["cx"], shown[i]["cy"]) for i in sota]
 
 
-def _answer_metrics(rows: list[dict[str, Any]], metric: str) -> int:
-    """Where `metric`'s value is in a row's values (the answer's `metrics` order, the same on every page)."""
-    return METRIC_ORDER[metric]
-
-
-METRIC_ORDER: dict[str, int] = {}
-
-
 def test_the_points_and_the_step_line_match_the_rows(hosted: dict[str, Any]) -> None:
     calls = _calls(hosted, "board", before="metric_switch")
     page = _answer(calls[-1])
-    METRIC_ORDER.update({name: i for i, name in enumerate(page["metrics"])})
     rows = _rows(calls)
     assert len(rows) == page["total"] == len(BOARD_RESULTS) + 4
     assert {call["arguments"]["limit"] for call in calls} == {50}
     facts = _facts(hosted, "board", "first")
-    _assert_chart_matches(facts, rows, METRICS[0], lower=False)
+    _assert_chart_matches(facts, rows, page["metrics"], METRICS[0], lower=False)
     assert len(facts["points"]) == len(rows) - 2  # the undated row and the one without a number are not plotted
     assert "2 without a date or a number are not plotted" in facts["statusLine"]
     best = next(point for point in facts["points"] if point["sota"] and point["row"] == 0)
@@ -543,11 +534,10 @@ def test_a_metric_switch_asks_get_leaderboard_again_and_steps_the_other_way(host
     assert all(call["arguments"]["metric"] == METRICS[2] for call in calls)
     page = _answer(calls[0])
     assert page["metric"] == METRICS[2] and page["direction"] == "lower is better"
-    METRIC_ORDER.update({name: i for i, name in enumerate(page["metrics"])})
     facts = _facts(hosted, "board", "params")
     assert facts["metric"] == METRICS[2] and METRICS[2] in facts["text"]
     rows = _rows(calls)
-    _assert_chart_matches(facts, rows, METRICS[2], lower=True)
+    _assert_chart_matches(facts, rows, page["metrics"], METRICS[2], lower=True)
     levels = [point["cy"] for point in sorted((p for p in facts["points"] if p["sota"]), key=lambda p: p["cx"])]
     assert len(levels) > 1 and levels == sorted(levels)  # fewer parameters is better: each step goes down the chart
 
