@@ -2,7 +2,8 @@
 to `papercode serve` over stdio with the official TypeScript SDK client, reads each view from its `ui://` resource and
 renders it in a sandboxed iframe in headless Chromium (Debian's `chromium`, which .ci/run installs), under the
 restrictive Content-Security-Policy a host gives a view that declares no origin, with ext-apps' AppBridge forwarding the
-view's tools/call to the server. What the views show is read from their DOM and held to the server's own answers.
+view's tools/call to the server. What the views show is read from their DOM and held to the server's own answers; what
+a view's script copies from papercode's Python (how a typed value is read) runs in Node, held to the Python.
 
 Screenshots of both views at 400 and 1,000 px, light and dark, are written into the test's output folder (pytest's
 `tmp_path`; `--basetemp DIR` chooses where). Run with `-m clients` after
@@ -15,19 +16,21 @@ import hashlib
 import json
 import math
 import os
+import random
 import re
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
 from papercode.archive.build import build_archive
 from papercode.core.metrics import parse_value
-from papercode.edge.views import LIBRARY, VIEWS
+from papercode.core.records import STATUS_MEANINGS
+from papercode.edge.views import APPS_DIR, LIBRARY, VIEWS
 from tests.support.archive_tables import bundled_rows, link_row, paper_row, write_json
 from tests.support.checkout import THIS_CHECKOUT
 from tests.support.leaderboard_tables import benchmark, dataset, method, result, task, write_dump
@@ -288,15 +291,26 @@ class Browser:
     chromium: Path
 
 
+def _cannot_run(problem: str) -> NoReturn:
+    message = f"the views' tests in Node and Chromium cannot run: {problem}. Next: npm ci --prefix tests/product/apps (and tests/product/clients); apt-get install chromium"
+    if os.environ.get("PAPERCODE_CI") == "1":
+        pytest.fail(f"{message} (PAPERCODE_CI=1: in CI this fails instead of skipping)", pytrace=False)
+    pytest.skip(message)
+
+
 @pytest.fixture(scope="module")
-def browser() -> Browser:
-    node, problem = _find_node()
+def node() -> Path:
+    found, problem = _find_node()
+    if found is None:
+        _cannot_run(problem)
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser(node: Path) -> Browser:
     chromium = _find_chromium()
-    if node is None or chromium is None:
-        message = f"the views' browser tests cannot run: {problem or 'no chromium on PATH'}. Next: npm ci --prefix tests/product/apps (and tests/product/clients); apt-get install chromium"
-        if os.environ.get("PAPERCODE_CI") == "1":
-            pytest.fail(f"{message} (PAPERCODE_CI=1: in CI this fails instead of skipping)", pytrace=False)
-        pytest.skip(message)
+    if chromium is None:
+        _cannot_run("no chromium on PATH")
     return Browser(node, chromium)
 
 
@@ -429,6 +443,65 @@ def test_the_vendored_library_is_the_package_the_lockfile_pins() -> None:
         pytest.skip("tests/product/apps/node_modules is not installed")
     assert LIBRARY.read_bytes() == installed.read_bytes()
     assert (LIBRARY.parent / "LICENSE").read_bytes() == (installed.parents[2] / "LICENSE").read_bytes()
+
+
+# -- what the views' JavaScript copies from papercode's Python, held to it ----------------------------------------------
+
+# Values as typed, and strings a value could be: the two languages' white space, digits and lengths differ.
+TYPED_VALUES = [
+    *("88.5", "88.5%", "1.2M", "12.3 ± 0.4", "12.3±0.4", "12.3 +/- 0.4", "12.3 +- 0.4", "71.2 (0.3)", "85.1*", "85.1†", "1,024"),
+    *("1,000.5%", "-0.5", "\u22120.5", "+3", "1e-3", "3E+05", "1e999", ".5", "5.", "1,00", "12 ms", "1.2 Mega", "4k", "4kg", "3M%"),
+    *("-", "", "n/a", "—", "12abc", "nan", "inf", "+/-", "9" * 80, "1" + " " * 63, "1" + " " * 64, "1 " + "\U0001f600" * 62),
+    *("\u0663", "\uff11\uff12", "1\u00a0%", "12.3\u00a0\u00b1\u00a00.4", "5\u2009M", "5\x1c", "5\x85", "\ufeff5", "5\ufeff", "1_000"),
+]
+VALUE_CHARACTERS = [*"0123456789.,eE+-%kKMBGT ()[]*/;a_\n\t", *"\u2212\u00b1\u2020\u2021\u00a0\u2009\u0663\uff11\x1c\x85\ufeff\u00b2\u00bd"]
+VALUE_CHARACTERS += ["+/-", "+-", "\U0001f600"]
+
+
+def _drawn_values(count: int, most: int) -> list[str]:
+    """`count` strings of up to `most` of VALUE_CHARACTERS, the same every run."""
+    draw = random.Random(count * 1_000 + most)
+    return ["".join(draw.choices(VALUE_CHARACTERS, k=draw.randint(0, most))) for _ in range(count)]
+
+
+def _run_view_function(node: Path, file: str, first: str, function: str, arguments: list[Any]) -> list[Any]:
+    """What `function` of apps/`file` answers for each argument, run in Node: the file's text from the line that starts
+    with `first` to the end of `function` (the declarations it needs, and it)."""
+    source = (APPS_DIR / file).read_text(encoding="utf-8")
+    start = source.index(f"\n{first}") + 1
+    end = source.index("\n}\n", source.index(f"\nfunction {function}(")) + 3
+    script = (
+        "const {source, name, args} = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));"
+        "const run = new Function(`${source}\\nreturn ${name};`)();"
+        "process.stdout.write(JSON.stringify(args.map((arg) => run(arg) ?? null)));"
+    )
+    done = subprocess.run(
+        [str(node), "-e", script],
+        input=json.dumps({"source": source[start:end], "name": function, "args": arguments}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    answers: list[Any] = json.loads(done.stdout)
+    assert len(answers) == len(arguments)
+    return answers
+
+
+def test_the_leaderboard_view_reads_a_typed_value_as_the_server_does(node: Path) -> None:
+    """leaderboard.js's parseValue is core.metrics.parse_value's rule (the chart plots what the server ranks by): both
+    read one table of values, and thousands of strings drawn from their characters, to the same number or to none."""
+    values = [*TYPED_VALUES, *_drawn_values(20_000, 10), *_drawn_values(2_000, 70)]
+    read = _run_view_function(node, "leaderboard.js", "const SPACE", "parseValue", values)
+    differ = [
+        (value, number, found)
+        for value, found in zip(values, read, strict=True)
+        if (number := parse_value(value)) != (found or {}).get("number")
+    ]
+    assert differ == []
+    assert sum(found is not None for found in read) > len(values) // 10  # the table reaches numbers, not only refusals
+    percent = {value: found["percent"] for value, found in zip(TYPED_VALUES, read, strict=False) if found}
+    assert percent["88.5%"] and percent["1,000.5%"] and not percent["88.5"] and not percent["1.2M"]
 
 
 @pytest.mark.parametrize("view", [scenario["name"] for scenario in SCENARIOS])
@@ -609,8 +682,8 @@ def test_each_sample_is_a_badge_of_its_status_and_a_pointer_only_one_is_never_sh
     (closed,) = [sample for sample in shown if sample["pointerOnly"]]
     assert closed["sha"] == _sha("closed") and closed["panel"] is None
     legend = dict(_facts(hosted, "card", "code")["legend"])
-    assert list(legend) == ["ran_honours", "ran", "ran_draft_wrong", "ran_violates", "unverified", "link only"]
-    assert all(legend.values())
+    assert list(legend) == [*STATUS_MEANINGS, "link only"]
+    assert {status: legend[status] for status in STATUS_MEANINGS} == STATUS_MEANINGS and legend["link only"]
     groups = _facts(hosted, "card", "code")["groups"]
     assert groups[0] == {"repo": "greek-lab/gamma-vit", "files": ["gamma/metrics.py", "gamma/model.py", "train.py"]}
 

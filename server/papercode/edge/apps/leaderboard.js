@@ -160,19 +160,29 @@ async function openTask(task) {
 
 // -- values ---------------------------------------------------------------------------------------------------------
 
-// A number as typed (core/metrics.py's parse_value, the same rule): `88.5`, `88.5%`, `1.2M`, `12.3 ± 0.4`, `1,024`.
-const NUMBER =
-  /^\s*([-+\u2212]?)\s*(\d{1,3}(?:,\d{3})+(?:\.\d*)?|\d+(?:\.\d*)?|\.\d+)(?:[eE]([-+]?\d{1,3}))?\s*([kKMBGT](?![a-zA-Z]))?\s*(%?)((?:[\s(\[*\u2020\u2021\u00b1/,;]|\+\/?-)[\s\S]*)?$/;
+// A number as typed, by core/metrics.py's rule (parse_value; tests/product/test_app_views.py runs both on one table):
+// `88.5`, `88.5%`, `1.2M`, `12.3 ± 0.4`, `1,024`. White space and digits are spelled out there and here alike: the two
+// languages' `\s` and `\d` differ.
+const SPACE = String.raw`\s\x1c-\x1f\x85\ufeff`;
+const NUMBER = new RegExp(
+  String.raw`^[${SPACE}]*(?<sign>[-+\u2212]?)[${SPACE}]*` +
+    String.raw`(?<digits>[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]*)?|[0-9]+(?:\.[0-9]*)?|\.[0-9]+)` +
+    String.raw`(?:[eE](?<exponent>[-+]?[0-9]{1,3}))?` +
+    String.raw`[${SPACE}]*(?<magnitude>[kKMBGT](?![a-zA-Z]))?` +
+    String.raw`[${SPACE}]*(?<percent>%?)` +
+    String.raw`(?<rest>(?:[${SPACE}(\[*\u2020\u2021\u00b1/,;]|\+/?-)[\s\S]*)?$`,
+);
 const MAGNITUDE = { k: 1e3, K: 1e3, M: 1e6, B: 1e9, G: 1e9, T: 1e12 };
+const MAX_VALUE_CHARS = 64; // core/metrics.py's: a longer value is not a number someone typed into a table
 
 function parseValue(text) {
-  if (typeof text !== "string" || text.length > 64) return null;
-  const found = NUMBER.exec(text);
+  if (typeof text !== "string" || [...text].length > MAX_VALUE_CHARS) return null; // in characters, as Python counts
+  const found = NUMBER.exec(text)?.groups;
   if (!found) return null;
-  let number = Number(found[2].replaceAll(",", "") + (found[3] ? `e${found[3]}` : ""));
-  if (found[4]) number *= MAGNITUDE[found[4]];
-  if (found[1] === "-" || found[1] === "\u2212") number = -number;
-  return Number.isFinite(number) ? { number, percent: found[5] === "%", magnitude: Boolean(found[4]) } : null;
+  let number = Number(found.digits.replaceAll(",", "") + (found.exponent ? `e${found.exponent}` : ""));
+  if (found.magnitude) number *= MAGNITUDE[found.magnitude];
+  if (found.sign === "-" || found.sign === "\u2212") number = -number;
+  return Number.isFinite(number) ? { number, percent: found.percent === "%", magnitude: Boolean(found.magnitude) } : null;
 }
 
 function codeKind(row) {
