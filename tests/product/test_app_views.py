@@ -371,6 +371,18 @@ SCENARIOS: list[dict[str, Any]] = [
         "arguments": {"task": TASK, "dataset": LARGE_BOARD, "limit": 50},
         "steps": [{"facts": "first"}],
     },
+    {
+        "name": "ascending",
+        "tool": "get_leaderboard",
+        "arguments": {"task": TASK, "dataset": BOARD, "order": "asc"},
+        "steps": [{"facts": "first", "mark": "metric_switch"}, {"select": ["#metric", METRICS[1]]}, {"facts": "switched"}],
+    },
+    {
+        "name": "large_ascending",
+        "tool": "get_leaderboard",
+        "arguments": {"task": TASK, "dataset": LARGE_BOARD, "order": "asc", "limit": 50},
+        "steps": [{"facts": "first"}],
+    },
 ]
 
 
@@ -631,6 +643,30 @@ def test_a_board_past_a_thousand_rows_is_read_to_a_thousand_and_says_so(hosted: 
     facts = _facts(hosted, "large", "first")
     assert len(facts["points"]) == 1_000 and sorted(point["row"] for point in facts["points"]) == list(range(1_000))
     assert "1,200 results: the chart and the table hold the best 1,000" in facts["statusLine"]
+
+
+def test_an_order_asked_is_kept_as_the_view_reads_on_and_said(hosted: dict[str, Any]) -> None:
+    calls = _calls(hosted, "ascending", before="metric_switch")
+    assert calls[0]["arguments"] == {"task": TASK, "dataset": BOARD, "metric": METRICS[0], "order": "asc", "limit": 50}
+    assert all(call["arguments"]["order"] == "asc" for call in calls)
+    page, rows = _answer(calls[-1]), _rows(calls)
+    assert page["order"] == "asc" and len(rows) == page["total"]
+    facts = _facts(hosted, "ascending", "first")
+    assert [row["cells"][0] for row in facts["rows"]] == [str(row.get("rank", "–")) for row in rows[:10]]
+    assert [row["cells"][2] for row in facts["rows"]] == [row["values"][0] or "—" for row in rows[:10]]  # worst first, as beside it
+    assert "worst first, as asked" in facts["text"] and page["direction"] in facts["text"]
+    _assert_chart_matches(facts, rows, page["metrics"], METRICS[0], lower=False)  # the state of the art still steps up
+    # An order asked for one metric is not one for another: the metric picked is read best first.
+    switched = _calls(hosted, "ascending", after="metric_switch")
+    assert switched and all(call["arguments"]["metric"] == METRICS[1] and "order" not in call["arguments"] for call in switched)
+    after = _facts(hosted, "ascending", "switched")
+    assert after["metric"] == METRICS[1] and "worst first" not in after["text"]
+
+
+def test_a_large_board_read_worst_first_says_it_holds_the_worst(hosted: dict[str, Any]) -> None:
+    calls = _calls(hosted, "large_ascending")
+    assert len(calls) == 20 and all(call["arguments"]["order"] == "asc" for call in calls)
+    assert "1,200 results: the chart and the table hold the worst 1,000" in _facts(hosted, "large_ascending", "first")["statusLine"]
 
 
 def test_a_task_without_a_dataset_shows_its_benchmarks_and_opens_one(hosted: dict[str, Any]) -> None:

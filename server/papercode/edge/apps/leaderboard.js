@@ -16,7 +16,7 @@ const CODE_KINDS = {
 
 const state = {
   input: {}, // the tool's arguments, as the host sent them
-  query: null, // what the rows shown answer: {task, dataset, metric, has_code, status}
+  query: null, // what the rows shown answer: {task, dataset, metric, order, has_code, status}
   board: null, // the board's latest answer (task, dataset, metric, direction, metrics, total, note, attribution)
   rows: [],
   loading: false,
@@ -55,6 +55,7 @@ view.start({
 function boardArgs(query) {
   const args = { task: query.task, dataset: query.dataset, limit: PAGE_ROWS };
   if (query.metric) args.metric = query.metric;
+  if (query.order) args.order = query.order;
   if (query.has_code === true || query.has_code === false) args.has_code = query.has_code;
   if (query.status) args.status = query.status;
   return args;
@@ -66,7 +67,14 @@ function showBoard(answer, input) {
   state.rows = answer.rows || [];
   state.error = null;
   state.tableRows = TABLE_FIRST;
-  state.query = { task: input.task ?? answer.task, dataset: input.dataset ?? answer.dataset, metric: answer.metric, has_code: input.has_code, status: input.status };
+  state.query = {
+    task: input.task ?? answer.task,
+    dataset: input.dataset ?? answer.dataset,
+    metric: answer.metric,
+    order: input.order,
+    has_code: input.has_code,
+    status: input.status,
+  };
   render();
   // The host's answer is one page, of the size the model asked for: read the board from its start in pages of 50.
   if (answer.total > state.rows.length) loadBoard(state.query, { keepRows: true });
@@ -144,7 +152,7 @@ function openBoard(dataset) {
   const task = state.overview.task;
   state.board = { task, dataset, total: 0, rows: [] };
   state.rows = [];
-  loadBoard({ task, dataset, metric: null, has_code: undefined, status: undefined });
+  loadBoard({ task, dataset, metric: null, order: undefined, has_code: undefined, status: undefined });
 }
 
 async function openTask(task) {
@@ -201,6 +209,11 @@ function valueOf(row, board) {
 
 function lowerIsBetter(board) {
   return String(board.direction || "").startsWith("lower");
+}
+
+/** Whether the rows come worst first: an order asked against the metric's direction (the answer says which it read). */
+function worstFirst(board) {
+  return Boolean(board.order) && board.order !== (lowerIsBetter(board) ? "asc" : "desc");
 }
 
 /** The plotted points (rows with a date and a number), and the state of the art: in date order, each point that beats
@@ -436,9 +449,10 @@ function controls(board) {
   const metrics = [...(board.metrics || []), ...(board.other_metrics || [])];
   const parts = [];
   if (metrics.length) {
+    // An order asked for one metric is not one for another: the metric picked is read best first.
     const select = el(
       "select",
-      { attrs: { id: "metric", "aria-label": "Metric" }, on: { change: (event) => loadBoard({ ...state.query, metric: event.target.value }) } },
+      { attrs: { id: "metric", "aria-label": "Metric" }, on: { change: (event) => loadBoard({ ...state.query, metric: event.target.value, order: undefined }) } },
       ...metrics.map((name) => el("option", { text: name, attrs: { value: name, selected: name === board.metric } })),
     );
     parts.push(el("div", { class: "control" }, el("label", { text: "Metric", attrs: { for: "metric" } }), select));
@@ -458,6 +472,16 @@ function controls(board) {
       el("div", { class: "segmented", attrs: { role: "group", "aria-label": "Code" } }, choice("All", undefined), choice("With code", true), choice("Without", false)),
     ),
   );
+  if (worstFirst(board)) {
+    parts.push(
+      el(
+        "span",
+        { class: "chip order" },
+        "worst first, as asked",
+        el("button", { class: "link", text: "×", title: "Show the best first", attrs: { "aria-label": "Show the best first" }, on: { click: () => loadBoard({ ...state.query, order: undefined }) } }),
+      ),
+    );
+  }
   if (state.query?.status) {
     const status = Array.isArray(state.query.status) ? state.query.status.join(", ") : state.query.status;
     parts.push(
@@ -477,7 +501,7 @@ function statusLine(points) {
   const have = state.rows.length;
   let text;
   if (state.loading) text = `Loading… ${formatCount(have)} of ${formatCount(Math.min(total, MOST_ROWS))} results`;
-  else if (total > have && have >= MOST_ROWS) text = `${plural(total, "result")}: the chart and the table hold the best ${formatCount(have)}.`;
+  else if (total > have && have >= MOST_ROWS) text = `${plural(total, "result")}: the chart and the table hold the ${worstFirst(state.board) ? "worst" : "best"} ${formatCount(have)}.`;
   else if (total > have) text = `Showing ${formatCount(have)} of ${plural(total, "result")}.`;
   else text = have ? `All ${plural(have, "result")}.` : "";
   const unplotted = have - points.length;
