@@ -58,6 +58,8 @@ BOARD = "ImageNet"
 METRICS = ["Top 1 Accuracy", "Top 5 Accuracy", "Number of params"]
 LARGE_BOARD = "ImageNet ReaL"
 LARGE_ROWS = 1_200  # past the 1,000 rows the view reads
+MANY_TASK = "Few-Shot Image Classification"  # a subtask of TASK with more benchmarks than the view lists
+MANY_BENCHMARKS = 230  # past the 200 the view lists
 NAMES = ["Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta", "Eta", "Theta", "Iota", "Kappa", "Lambda", "Mu"]
 KINDS = ["Conv", "Net", "ViT", "Mix", "Former"]
 
@@ -240,7 +242,11 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
         benchmark("CIFAR-10", ["Percentage correct"], [result("AlphaNet-S", {"Percentage correct": "96.1"}, date="2017-02-01")]),
         benchmark(LARGE_BOARD, ["Accuracy"], _large_board()),
     ]
-    write_dump(sources / "evaluation-tables.json", [task(TASK, boards, [task("Few-Shot Image Classification")])])
+    many = [
+        benchmark(f"Few-Shot Set {i}", ["Accuracy"], [result(f"Shot {i}", {"Accuracy": f"{40 + i / 10:.1f}"}, date="2022-01-01")])
+        for i in range(MANY_BENCHMARKS)
+    ]
+    write_dump(sources / "evaluation-tables.json", [task(TASK, boards, [task(MANY_TASK, many)])])
     write_dump(sources / "methods.json", [method("Attention")])
     write_dump(sources / "datasets.json", [dataset(BOARD)])
     build_archive([sources], home / "archive", data_date="2025-07-28")
@@ -382,6 +388,13 @@ SCENARIOS: list[dict[str, Any]] = [
         "tool": "get_leaderboard",
         "arguments": {"task": TASK, "dataset": LARGE_BOARD, "order": "asc", "limit": 50},
         "steps": [{"facts": "first"}],
+    },
+    {"name": "many", "tool": "get_leaderboard", "arguments": {"task": MANY_TASK}, "steps": [{"facts": "first"}]},
+    {
+        "name": "subtask",
+        "tool": "get_leaderboard",
+        "arguments": {"task": TASK},
+        "steps": [{"facts": "first", "mark": "opened"}, {"click": ".chips button.chip"}, {"facts": "many"}],
     },
 ]
 
@@ -667,6 +680,21 @@ def test_a_large_board_read_worst_first_says_it_holds_the_worst(hosted: dict[str
     calls = _calls(hosted, "large_ascending")
     assert len(calls) == 20 and all(call["arguments"]["order"] == "asc" for call in calls)
     assert "1,200 results: the chart and the table hold the worst 1,000" in _facts(hosted, "large_ascending", "first")["statusLine"]
+
+
+def test_a_task_of_many_benchmarks_lists_the_busiest_and_says_how_many_it_holds(hosted: dict[str, Any]) -> None:
+    # The host's page of 10: its cursor goes on only in pages of 10, so the view reads from the start in pages of 50.
+    many = _calls(hosted, "many")
+    assert [(call["arguments"]["limit"], "cursor" in call["arguments"]) for call in many] == [(50, False)] + [(50, True)] * 3
+    # A task opened in the view: its first page of 50 is held and read on from, never asked for again.
+    opened = _calls(hosted, "subtask", after="opened")
+    assert opened[0]["arguments"] == {"task": MANY_TASK, "limit": 50}
+    assert ["cursor" in call["arguments"] for call in opened] == [False, True, True, True]
+    for calls, facts in ((many, _facts(hosted, "many", "first")), (opened, _facts(hosted, "subtask", "many"))):
+        assert facts["heading"] == MANY_TASK
+        assert facts["benchmarks"] == [entry["dataset"] for call in calls for entry in _answer(call)["benchmarks"]][:200]
+        assert len(facts["benchmarks"]) == 200
+        assert facts["statusLine"] == f"Showing 200 of {MANY_BENCHMARKS} benchmarks, those with the most results."
 
 
 def test_a_task_without_a_dataset_shows_its_benchmarks_and_opens_one(hosted: dict[str, Any]) -> None:

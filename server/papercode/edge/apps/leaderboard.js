@@ -5,7 +5,7 @@
 
 const PAGE_ROWS = 50; // get_leaderboard's largest page
 const MOST_ROWS = 1000; // how far into a board the view reads
-const MOST_BENCHMARKS = 200;
+const MOST_BENCHMARKS = 200; // how many of a task's benchmarks the view lists, the busiest (it says so when a task has more)
 const TABLE_FIRST = 10;
 const TABLE_STEP = 25;
 const CODE_KINDS = {
@@ -123,19 +123,22 @@ function showOverview(answer, input) {
   state.overview = { task: answer.task, input, answer, benchmarks: answer.benchmarks || [] };
   state.board = null;
   renderOverview();
-  if (answer.next_cursor) loadBenchmarks(answer.task, answer.next_cursor);
+  // A cursor goes on only in pages of the size it was read in: a page of 50 is held and read on from, any other size
+  // is read again from the start in pages of 50.
+  if (answer.next_cursor) loadBenchmarks(input.limit === PAGE_ROWS ? answer : null);
 }
 
-async function loadBenchmarks(task, cursor) {
+async function loadBenchmarks(held) {
   const overview = state.overview;
   state.overviewLoading = true;
   renderOverview();
   try {
-    // The cursor the host's answer carries is for pages of its size; read the rest from the start in pages of 50.
-    const all = [];
-    let next = null;
+    const all = held ? [...(held.benchmarks || [])] : [];
+    let next = held ? held.next_cursor : null;
     do {
-      const page = await callTool("get_leaderboard", next ? { task, limit: PAGE_ROWS, cursor: next } : { task, limit: PAGE_ROWS });
+      const args = { task: overview.task, limit: PAGE_ROWS };
+      if (next) args.cursor = next;
+      const page = await callTool("get_leaderboard", args);
       if (state.overview !== overview) return;
       all.push(...(page.benchmarks || []));
       next = page.next_cursor;
@@ -160,7 +163,8 @@ async function openTask(task) {
   state.overview = null;
   setContent(root(), el("div", { class: "loading", text: `Loading ${task}…` }));
   try {
-    showOverview(await callTool("get_leaderboard", { task, limit: PAGE_ROWS }), { task });
+    const input = { task, limit: PAGE_ROWS };
+    showOverview(await callTool("get_leaderboard", input), input);
   } catch (error) {
     setContent(root(), errorBox(error));
   }
@@ -601,6 +605,10 @@ function renderOverview() {
     parts.push(el("div", { class: "empty", text: "This task has no benchmark with results." }));
   }
   if (state.overviewLoading) parts.push(el("div", { class: "status-line loading", text: "Loading the other benchmarks…" }));
+  else if (overview.benchmarks.length < (answer.total || 0)) {
+    const text = `Showing ${formatCount(overview.benchmarks.length)} of ${plural(answer.total, "benchmark")}, those with the most results.`;
+    parts.push(el("div", { class: "status-line", text }));
+  }
   if (overview.error) parts.push(errorBox(overview.error));
   if (answer.subtasks?.length) {
     parts.push(
