@@ -238,6 +238,10 @@ def models_of(answer: dict[str, Any]) -> list[str | None]:
         (True, None),
         (None, None),
         ("9" * 80, None),
+        ("\u0663", None),  # digits are 0-9, as the leaderboard view reads them too
+        ("\uff11\uff12", None),
+        ("12.3\u00a0\u00b1\u00a00.4", 12.3),
+        ("\ufeff5", 5.0),  # white space as both languages' `\s` take it
     ],
 )
 def test_a_value_is_parsed_as_people_typed_it(typed: object, number: float | None) -> None:

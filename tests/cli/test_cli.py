@@ -1,7 +1,8 @@
 """The `papercode` command line, run in-process (`cli.main`): check, call, config, flags, environment and start-up errors.
 
-Two tests need a real process: a host launching the configured command, and a reader closing the pipe under
-`python -m papercode`; the transports have their own subprocess tests (test_stdio.py, test_http.py).
+Three tests need a real process: a host launching the configured command, one starting `serve` with and without
+`--no-views`, and a reader closing the pipe under `python -m papercode`; the transports have their own subprocess tests
+(test_stdio.py, test_http.py).
 """
 
 from __future__ import annotations
@@ -250,6 +251,36 @@ async def test_the_claude_desktop_snippet_launches_a_working_server(run: Run, tm
         async with Client(params, mode="legacy") as client:
             result = await client.call_tool("get_harvested_code_for_paper", {"arxiv_id": BERT_MOUTH})
     assert result.structured_content is not None and result.structured_content["counts"]["total"] == 10
+
+
+@pytest.mark.process
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("args", "environment", "views"),
+    [((), {}, True), (("--no-views",), {}, False), ((), {"PAPERCODE_NO_VIEWS": "1"}, False)],
+    ids=["default", "flag", "variable"],
+)
+async def test_serve_with_no_views_names_no_view_and_serves_none(
+    tmp_path: Path, args: tuple[str, ...], environment: dict[str, str], views: bool
+) -> None:
+    """`papercode serve --no-views` (or PAPERCODE_NO_VIEWS=1), as a host starts it: no extension in its capabilities, no
+    tool with a `_meta.ui` view, no `ui://` resource; served without it, all three are there."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "papercode", "serve", *args],
+        env={"HOME": str(tmp_path), "PAPERCODE_OFFLINE": "1", **environment, **THIS_CHECKOUT},
+        cwd=str(tmp_path),
+    )
+    with anyio.fail_after(60):
+        async with Client(params, mode="legacy") as client:
+            capabilities = client.server_capabilities
+            tools = (await client.list_tools()).tools
+            resources = (await client.list_resources()).resources
+    assert capabilities is not None and bool(capabilities.extensions) is views
+    assert sorted(tool.name for tool in tools if tool.meta and "ui" in tool.meta) == (["get_leaderboard", "get_paper"] if views else [])
+    assert sorted(str(resource.uri) for resource in resources if str(resource.uri).startswith("ui://")) == (
+        ["ui://papercode/leaderboard", "ui://papercode/paper"] if views else []
+    )
 
 
 def test_version_through_the_module_entry_point(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -6,6 +6,7 @@ would end its element early; values inserted as text). The views in a browser: t
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from mcp import Client
 from mcp.server.apps import APP_MIME_TYPE, EXTENSION_ID
 from mcp.types import TextResourceContents
 
+from papercode.core.records import KNOWN_STATUSES, STATUS_MEANINGS
 from papercode.corpus.stages import Corpus
 from papercode.edge import views
 from papercode.edge.app import build_server
@@ -147,12 +149,15 @@ def test_the_views_insert_values_as_text_never_as_html(path: Path) -> None:
     )
 
 
-def test_the_views_status_legend_names_every_status_the_records_know() -> None:
-    from papercode.core.records import KNOWN_STATUSES
-
-    legend = re.search(r"const STATUSES = \[(.*?)\];", (APPS_DIR / "view.js").read_text(encoding="utf-8"), re.DOTALL)
-    assert legend is not None
-    assert re.findall(r'\["(\w+)", "', legend.group(1)) == list(KNOWN_STATUSES)
+@pytest.mark.parametrize("view", views.VIEWS, ids=lambda view: view.name)
+def test_a_views_statuses_and_their_meanings_are_the_records_own(view: views.View) -> None:
+    declared = re.findall(r"^const STATUSES = Object\.freeze\((.*)\);$", views.view_html(view.name), re.MULTILINE)
+    assert [json.loads(pairs) for pairs in declared] == [[[status, meaning] for status, meaning in STATUS_MEANINGS.items()]]
+    assert list(STATUS_MEANINGS) == list(KNOWN_STATUSES) and all(STATUS_MEANINGS.values())
+    for path in OWN_FILES:  # declared once, from Python: no file of the views' keeps a copy of the words
+        source = path.read_text(encoding="utf-8")
+        assert not re.search(r"\bSTATUSES\s*=", source), path.name
+        assert not [meaning for meaning in STATUS_MEANINGS.values() if meaning in source], path.name
 
 
 def test_the_vendored_library_is_pinned_with_its_licences() -> None:

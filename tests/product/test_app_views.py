@@ -2,7 +2,8 @@
 to `papercode serve` over stdio with the official TypeScript SDK client, reads each view from its `ui://` resource and
 renders it in a sandboxed iframe in headless Chromium (Debian's `chromium`, which .ci/run installs), under the
 restrictive Content-Security-Policy a host gives a view that declares no origin, with ext-apps' AppBridge forwarding the
-view's tools/call to the server. What the views show is read from their DOM and held to the server's own answers.
+view's tools/call to the server. What the views show is read from their DOM and held to the server's own answers; what
+a view's script copies from papercode's Python (how a typed value is read) runs in Node, held to the Python.
 
 Screenshots of both views at 400 and 1,000 px, light and dark, are written into the test's output folder (pytest's
 `tmp_path`; `--basetemp DIR` chooses where). Run with `-m clients` after
@@ -15,19 +16,21 @@ import hashlib
 import json
 import math
 import os
+import random
 import re
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
 from papercode.archive.build import build_archive
 from papercode.core.metrics import parse_value
-from papercode.edge.views import LIBRARY, VIEWS
+from papercode.core.records import STATUS_MEANINGS
+from papercode.edge.views import APPS_DIR, LIBRARY, VIEWS
 from tests.support.archive_tables import bundled_rows, link_row, paper_row, write_json
 from tests.support.checkout import THIS_CHECKOUT
 from tests.support.leaderboard_tables import benchmark, dataset, method, result, task, write_dump
@@ -55,6 +58,8 @@ BOARD = "ImageNet"
 METRICS = ["Top 1 Accuracy", "Top 5 Accuracy", "Number of params"]
 LARGE_BOARD = "ImageNet ReaL"
 LARGE_ROWS = 1_200  # past the 1,000 rows the view reads
+MANY_TASK = "Few-Shot Image Classification"  # a subtask of TASK with more benchmarks than the view lists
+MANY_BENCHMARKS = 230  # past the 200 the view lists
 NAMES = ["Alpha", "Beta", "Gamma", "Delta", "Epsilon", "Zeta", "Eta", "Theta", "Iota", "Kappa", "Lambda", "Mu"]
 KINDS = ["Conv", "Net", "ViT", "Mix", "Former"]
 
@@ -237,7 +242,11 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
         benchmark("CIFAR-10", ["Percentage correct"], [result("AlphaNet-S", {"Percentage correct": "96.1"}, date="2017-02-01")]),
         benchmark(LARGE_BOARD, ["Accuracy"], _large_board()),
     ]
-    write_dump(sources / "evaluation-tables.json", [task(TASK, boards, [task("Few-Shot Image Classification")])])
+    many = [
+        benchmark(f"Few-Shot Set {i}", ["Accuracy"], [result(f"Shot {i}", {"Accuracy": f"{40 + i / 10:.1f}"}, date="2022-01-01")])
+        for i in range(MANY_BENCHMARKS)
+    ]
+    write_dump(sources / "evaluation-tables.json", [task(TASK, boards, [task(MANY_TASK, many)])])
     write_dump(sources / "methods.json", [method("Attention")])
     write_dump(sources / "datasets.json", [dataset(BOARD)])
     build_archive([sources], home / "archive", data_date="2025-07-28")
@@ -288,15 +297,26 @@ class Browser:
     chromium: Path
 
 
+def _cannot_run(problem: str) -> NoReturn:
+    message = f"the views' tests in Node and Chromium cannot run: {problem}. Next: npm ci --prefix tests/product/apps (and tests/product/clients); apt-get install chromium"
+    if os.environ.get("PAPERCODE_CI") == "1":
+        pytest.fail(f"{message} (PAPERCODE_CI=1: in CI this fails instead of skipping)", pytrace=False)
+    pytest.skip(message)
+
+
 @pytest.fixture(scope="module")
-def browser() -> Browser:
-    node, problem = _find_node()
+def node() -> Path:
+    found, problem = _find_node()
+    if found is None:
+        _cannot_run(problem)
+    return found
+
+
+@pytest.fixture(scope="module")
+def browser(node: Path) -> Browser:
     chromium = _find_chromium()
-    if node is None or chromium is None:
-        message = f"the views' browser tests cannot run: {problem or 'no chromium on PATH'}. Next: npm ci --prefix tests/product/apps (and tests/product/clients); apt-get install chromium"
-        if os.environ.get("PAPERCODE_CI") == "1":
-            pytest.fail(f"{message} (PAPERCODE_CI=1: in CI this fails instead of skipping)", pytrace=False)
-        pytest.skip(message)
+    if chromium is None:
+        _cannot_run("no chromium on PATH")
     return Browser(node, chromium)
 
 
@@ -356,6 +376,25 @@ SCENARIOS: list[dict[str, Any]] = [
         "tool": "get_leaderboard",
         "arguments": {"task": TASK, "dataset": LARGE_BOARD, "limit": 50},
         "steps": [{"facts": "first"}],
+    },
+    {
+        "name": "ascending",
+        "tool": "get_leaderboard",
+        "arguments": {"task": TASK, "dataset": BOARD, "order": "asc"},
+        "steps": [{"facts": "first", "mark": "metric_switch"}, {"select": ["#metric", METRICS[1]]}, {"facts": "switched"}],
+    },
+    {
+        "name": "large_ascending",
+        "tool": "get_leaderboard",
+        "arguments": {"task": TASK, "dataset": LARGE_BOARD, "order": "asc", "limit": 50},
+        "steps": [{"facts": "first"}],
+    },
+    {"name": "many", "tool": "get_leaderboard", "arguments": {"task": MANY_TASK}, "steps": [{"facts": "first"}]},
+    {
+        "name": "subtask",
+        "tool": "get_leaderboard",
+        "arguments": {"task": TASK},
+        "steps": [{"facts": "first", "mark": "opened"}, {"click": ".chips button.chip"}, {"facts": "many"}],
     },
 ]
 
@@ -431,6 +470,65 @@ def test_the_vendored_library_is_the_package_the_lockfile_pins() -> None:
     assert (LIBRARY.parent / "LICENSE").read_bytes() == (installed.parents[2] / "LICENSE").read_bytes()
 
 
+# -- what the views' JavaScript copies from papercode's Python, held to it ----------------------------------------------
+
+# Values as typed, and strings a value could be: the two languages' white space, digits and lengths differ.
+TYPED_VALUES = [
+    *("88.5", "88.5%", "1.2M", "12.3 ± 0.4", "12.3±0.4", "12.3 +/- 0.4", "12.3 +- 0.4", "71.2 (0.3)", "85.1*", "85.1†", "1,024"),
+    *("1,000.5%", "-0.5", "\u22120.5", "+3", "1e-3", "3E+05", "1e999", ".5", "5.", "1,00", "12 ms", "1.2 Mega", "4k", "4kg", "3M%"),
+    *("-", "", "n/a", "—", "12abc", "nan", "inf", "+/-", "9" * 80, "1" + " " * 63, "1" + " " * 64, "1 " + "\U0001f600" * 62),
+    *("\u0663", "\uff11\uff12", "1\u00a0%", "12.3\u00a0\u00b1\u00a00.4", "5\u2009M", "5\x1c", "5\x85", "\ufeff5", "5\ufeff", "1_000"),
+]
+VALUE_CHARACTERS = [*"0123456789.,eE+-%kKMBGT ()[]*/;a_\n\t", *"\u2212\u00b1\u2020\u2021\u00a0\u2009\u0663\uff11\x1c\x85\ufeff\u00b2\u00bd"]
+VALUE_CHARACTERS += ["+/-", "+-", "\U0001f600"]
+
+
+def _drawn_values(count: int, most: int) -> list[str]:
+    """`count` strings of up to `most` of VALUE_CHARACTERS, the same every run."""
+    draw = random.Random(count * 1_000 + most)
+    return ["".join(draw.choices(VALUE_CHARACTERS, k=draw.randint(0, most))) for _ in range(count)]
+
+
+def _run_view_function(node: Path, file: str, first: str, function: str, arguments: list[Any]) -> list[Any]:
+    """What `function` of apps/`file` answers for each argument, run in Node: the file's text from the line that starts
+    with `first` to the end of `function` (the declarations it needs, and it)."""
+    source = (APPS_DIR / file).read_text(encoding="utf-8")
+    start = source.index(f"\n{first}") + 1
+    end = source.index("\n}\n", source.index(f"\nfunction {function}(")) + 3
+    script = (
+        "const {source, name, args} = JSON.parse(require('node:fs').readFileSync(0, 'utf8'));"
+        "const run = new Function(`${source}\\nreturn ${name};`)();"
+        "process.stdout.write(JSON.stringify(args.map((arg) => run(arg) ?? null)));"
+    )
+    done = subprocess.run(
+        [str(node), "-e", script],
+        input=json.dumps({"source": source[start:end], "name": function, "args": arguments}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    answers: list[Any] = json.loads(done.stdout)
+    assert len(answers) == len(arguments)
+    return answers
+
+
+def test_the_leaderboard_view_reads_a_typed_value_as_the_server_does(node: Path) -> None:
+    """leaderboard.js's parseValue is core.metrics.parse_value's rule (the chart plots what the server ranks by): both
+    read one table of values, and thousands of strings drawn from their characters, to the same number or to none."""
+    values = [*TYPED_VALUES, *_drawn_values(20_000, 10), *_drawn_values(2_000, 70)]
+    read = _run_view_function(node, "leaderboard.js", "const SPACE", "parseValue", values)
+    differ = [
+        (value, number, found)
+        for value, found in zip(values, read, strict=True)
+        if (number := parse_value(value)) != (found or {}).get("number")
+    ]
+    assert differ == []
+    assert sum(found is not None for found in read) > len(values) // 10  # the table reaches numbers, not only refusals
+    percent = {value: found["percent"] for value, found in zip(TYPED_VALUES, read, strict=False) if found}
+    assert percent["88.5%"] and percent["1,000.5%"] and not percent["88.5"] and not percent["1.2M"]
+
+
 @pytest.mark.parametrize("view", [scenario["name"] for scenario in SCENARIOS])
 def test_a_view_loads_nothing_and_runs_without_errors_under_the_restrictive_policy(hosted: dict[str, Any], view: str) -> None:
     report = hosted["views"][view]
@@ -484,9 +582,9 @@ def _step_vertices(path: str) -> list[tuple[float, float]]:
     return vertices
 
 
-def _assert_chart_matches(facts: dict[str, Any], rows: list[dict[str, Any]], metric: str, lower: bool) -> None:
-    at = _answer_metrics(rows, metric)
-    points, sota = _expected_points(rows, at, lower)
+def _assert_chart_matches(facts: dict[str, Any], rows: list[dict[str, Any]], metrics: list[str], metric: str, lower: bool) -> None:
+    """The chart of `rows` by `metric` (`metrics`: the answer's, which name the values of a row in order)."""
+    points, sota = _expected_points(rows, metrics.index(metric), lower)
     shown = {point["row"]: point for point in facts["points"]}
     assert sorted(shown) == sorted(points)
     assert {i: point["kind"] for i, point in shown.items()} == {i: _kind(rows[i]) for i in points}
@@ -500,23 +598,14 @@ def _assert_chart_matches(facts: dict[str, Any], rows: list[dict[str, Any]], met
     assert _step_vertices(facts["sotaPath"]) == [(shown[i]["cx"], shown[i]["cy"]) for i in sota]
 
 
-def _answer_metrics(rows: list[dict[str, Any]], metric: str) -> int:
-    """Where `metric`'s value is in a row's values (the answer's `metrics` order, the same on every page)."""
-    return METRIC_ORDER[metric]
-
-
-METRIC_ORDER: dict[str, int] = {}
-
-
 def test_the_points_and_the_step_line_match_the_rows(hosted: dict[str, Any]) -> None:
     calls = _calls(hosted, "board", before="metric_switch")
     page = _answer(calls[-1])
-    METRIC_ORDER.update({name: i for i, name in enumerate(page["metrics"])})
     rows = _rows(calls)
     assert len(rows) == page["total"] == len(BOARD_RESULTS) + 4
     assert {call["arguments"]["limit"] for call in calls} == {50}
     facts = _facts(hosted, "board", "first")
-    _assert_chart_matches(facts, rows, METRICS[0], lower=False)
+    _assert_chart_matches(facts, rows, page["metrics"], METRICS[0], lower=False)
     assert len(facts["points"]) == len(rows) - 2  # the undated row and the one without a number are not plotted
     assert "2 without a date or a number are not plotted" in facts["statusLine"]
     best = next(point for point in facts["points"] if point["sota"] and point["row"] == 0)
@@ -543,11 +632,10 @@ def test_a_metric_switch_asks_get_leaderboard_again_and_steps_the_other_way(host
     assert all(call["arguments"]["metric"] == METRICS[2] for call in calls)
     page = _answer(calls[0])
     assert page["metric"] == METRICS[2] and page["direction"] == "lower is better"
-    METRIC_ORDER.update({name: i for i, name in enumerate(page["metrics"])})
     facts = _facts(hosted, "board", "params")
     assert facts["metric"] == METRICS[2] and METRICS[2] in facts["text"]
     rows = _rows(calls)
-    _assert_chart_matches(facts, rows, METRICS[2], lower=True)
+    _assert_chart_matches(facts, rows, page["metrics"], METRICS[2], lower=True)
     levels = [point["cy"] for point in sorted((p for p in facts["points"] if p["sota"]), key=lambda p: p["cx"])]
     assert len(levels) > 1 and levels == sorted(levels)  # fewer parameters is better: each step goes down the chart
 
@@ -568,6 +656,45 @@ def test_a_board_past_a_thousand_rows_is_read_to_a_thousand_and_says_so(hosted: 
     facts = _facts(hosted, "large", "first")
     assert len(facts["points"]) == 1_000 and sorted(point["row"] for point in facts["points"]) == list(range(1_000))
     assert "1,200 results: the chart and the table hold the best 1,000" in facts["statusLine"]
+
+
+def test_an_order_asked_is_kept_as_the_view_reads_on_and_said(hosted: dict[str, Any]) -> None:
+    calls = _calls(hosted, "ascending", before="metric_switch")
+    assert calls[0]["arguments"] == {"task": TASK, "dataset": BOARD, "metric": METRICS[0], "order": "asc", "limit": 50}
+    assert all(call["arguments"]["order"] == "asc" for call in calls)
+    page, rows = _answer(calls[-1]), _rows(calls)
+    assert page["order"] == "asc" and len(rows) == page["total"]
+    facts = _facts(hosted, "ascending", "first")
+    assert [row["cells"][0] for row in facts["rows"]] == [str(row.get("rank", "–")) for row in rows[:10]]
+    assert [row["cells"][2] for row in facts["rows"]] == [row["values"][0] or "—" for row in rows[:10]]  # worst first, as beside it
+    assert "worst first, as asked" in facts["text"] and page["direction"] in facts["text"]
+    _assert_chart_matches(facts, rows, page["metrics"], METRICS[0], lower=False)  # the state of the art still steps up
+    # An order asked for one metric is not one for another: the metric picked is read best first.
+    switched = _calls(hosted, "ascending", after="metric_switch")
+    assert switched and all(call["arguments"]["metric"] == METRICS[1] and "order" not in call["arguments"] for call in switched)
+    after = _facts(hosted, "ascending", "switched")
+    assert after["metric"] == METRICS[1] and "worst first" not in after["text"]
+
+
+def test_a_large_board_read_worst_first_says_it_holds_the_worst(hosted: dict[str, Any]) -> None:
+    calls = _calls(hosted, "large_ascending")
+    assert len(calls) == 20 and all(call["arguments"]["order"] == "asc" for call in calls)
+    assert "1,200 results: the chart and the table hold the worst 1,000" in _facts(hosted, "large_ascending", "first")["statusLine"]
+
+
+def test_a_task_of_many_benchmarks_lists_the_busiest_and_says_how_many_it_holds(hosted: dict[str, Any]) -> None:
+    # The host's page of 10: its cursor goes on only in pages of 10, so the view reads from the start in pages of 50.
+    many = _calls(hosted, "many")
+    assert [(call["arguments"]["limit"], "cursor" in call["arguments"]) for call in many] == [(50, False)] + [(50, True)] * 3
+    # A task opened in the view: its first page of 50 is held and read on from, never asked for again.
+    opened = _calls(hosted, "subtask", after="opened")
+    assert opened[0]["arguments"] == {"task": MANY_TASK, "limit": 50}
+    assert ["cursor" in call["arguments"] for call in opened] == [False, True, True, True]
+    for calls, facts in ((many, _facts(hosted, "many", "first")), (opened, _facts(hosted, "subtask", "many"))):
+        assert facts["heading"] == MANY_TASK
+        assert facts["benchmarks"] == [entry["dataset"] for call in calls for entry in _answer(call)["benchmarks"]][:200]
+        assert len(facts["benchmarks"]) == 200
+        assert facts["statusLine"] == f"Showing 200 of {MANY_BENCHMARKS} benchmarks, those with the most results."
 
 
 def test_a_task_without_a_dataset_shows_its_benchmarks_and_opens_one(hosted: dict[str, Any]) -> None:
@@ -619,8 +746,8 @@ def test_each_sample_is_a_badge_of_its_status_and_a_pointer_only_one_is_never_sh
     (closed,) = [sample for sample in shown if sample["pointerOnly"]]
     assert closed["sha"] == _sha("closed") and closed["panel"] is None
     legend = dict(_facts(hosted, "card", "code")["legend"])
-    assert list(legend) == ["ran_honours", "ran", "ran_draft_wrong", "ran_violates", "unverified", "link only"]
-    assert all(legend.values())
+    assert list(legend) == [*STATUS_MEANINGS, "link only"]
+    assert {status: legend[status] for status in STATUS_MEANINGS} == STATUS_MEANINGS and legend["link only"]
     groups = _facts(hosted, "card", "code")["groups"]
     assert groups[0] == {"repo": "greek-lab/gamma-vit", "files": ["gamma/metrics.py", "gamma/model.py", "train.py"]}
 

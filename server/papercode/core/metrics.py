@@ -114,14 +114,17 @@ _COST_UNIT = re.compile(
 
 # A number as typed: a sign, digits (thousands separated by commas, or not), a fraction, an exponent; then an
 # optional magnitude (k, M, B, G, T) and percent sign; then nothing, or something that does not continue the number
-# (an uncertainty `± 0.4`, `+/- 0.4`, `(0.4)`, a unit after a space, a footnote mark `*` or `†`).
+# (an uncertainty `± 0.4`, `+/- 0.4`, `(0.4)`, a unit after a space, a footnote mark `*` or `†`). Digits are 0-9 and
+# white space is the class below, spelled out because Python's `\s` and `\d` differ from JavaScript's: the leaderboard
+# view reads values by this rule too (edge/apps/leaderboard.js, held to it by tests/product/test_app_views.py).
+_SPACE = r"\s\x1c-\x1f\x85\ufeff"
 _NUMBER = re.compile(
-    r"\s*(?P<sign>[-+\u2212]?)\s*"
-    r"(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d*)?|\d+(?:\.\d*)?|\.\d+)"
-    r"(?:[eE](?P<exponent>[-+]?\d{1,3}))?"
-    r"\s*(?P<magnitude>[kKMBGT](?![a-zA-Z]))?"
-    r"\s*%?"
-    r"(?P<rest>(?:[\s(\[*\u2020\u2021\u00b1/,;]|\+/?-).*)?",
+    rf"[{_SPACE}]*(?P<sign>[-+\u2212]?)[{_SPACE}]*"
+    r"(?P<digits>[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]*)?|[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+    r"(?:[eE](?P<exponent>[-+]?[0-9]{1,3}))?"
+    rf"[{_SPACE}]*(?P<magnitude>[kKMBGT](?![a-zA-Z]))?"
+    rf"[{_SPACE}]*%?"
+    rf"(?P<rest>(?:[{_SPACE}(\[*\u2020\u2021\u00b1/,;]|\+/?-).*)?",
     re.DOTALL,
 )
 _MAGNITUDE: Final = {"k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}

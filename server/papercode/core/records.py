@@ -13,9 +13,16 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, 
 
 from .ids import LOWER_HEX, MAX_OWNER_CHARS, MAX_REPO_NAME_CHARS, SHA_PREFIX_LENGTH
 
-# Statuses in order, best first for an agent looking for working code. Unknown values are
-# kept and rank after these.
-KNOWN_STATUSES: tuple[str, ...] = ("ran_honours", "ran", "ran_draft_wrong", "ran_violates", "unverified")
+# Statuses in order, best first for an agent looking for working code, each with what it says of a sample (the words
+# the views' legend shows a person). Unknown values are kept and rank after these.
+STATUS_MEANINGS: dict[str, str] = {
+    "ran_honours": "ran, and honours its contract",
+    "ran": "ran on synthesized fixtures",
+    "ran_draft_wrong": "ran, but its declared output was wrong",
+    "ran_violates": "ran, and broke its contract",
+    "unverified": "not run",
+}
+KNOWN_STATUSES: tuple[str, ...] = tuple(STATUS_MEANINGS)
 OFFICIAL_KIND = "official"  # the repository kind of the paper's own code (listings put it first: see `ordering`)
 REPO_KINDS: tuple[str, ...] = (OFFICIAL_KIND, "named_in_paper", "found_in_text", "listed", "community")
 NO_LICENCE = "NONE"  # a sample's licence when none was found (the records write it; a missing one counts as it)

@@ -4,16 +4,19 @@ the `ui://` resource a tool names in `_meta.ui.resourceUri` and hands the view t
 
 A view is one HTML document, built at its first read from the files in `apps/` and kept: the page (`view.html`), the
 shared stylesheet, and one inline module script, made of the vendored view side of `@modelcontextprotocol/ext-apps`
-(`apps/vendor/`, pinned), papercode's shared view code (`apps/view.js`) and the view's own (`apps/<name>.js`). The
-library is an ES module that ends by exporting its names under minified local ones; `library_script` turns that last
-statement into one binding, `ExtApps`, so the code after it can use them (docs/decisions/views.md says why this,
-rather than a bundler). Nothing in a view loads from the network: it runs under the restrictive policy a host gives a
-view that declares no origin. Reading a view never waits for the corpus (`PapercodeServer.read_resource`).
+(`apps/vendor/`, pinned), the constants the views share with papercode's Python (`constants_script`: the statuses and
+their meanings, from `core.records`), papercode's shared view code (`apps/view.js`) and the view's own
+(`apps/<name>.js`). The library is an ES module that ends by exporting its names under minified local ones;
+`library_script` turns that last statement into one binding, `ExtApps`, so the code after it can use them
+(docs/decisions/views.md says why this, rather than a bundler). Nothing in a view loads from the network: it runs under
+the restrictive policy a host gives a view that declares no origin. Reading a view never waits for the corpus
+(`PapercodeServer.read_resource`).
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +24,8 @@ from typing import Any, Final
 
 from mcp.server.apps import APP_MIME_TYPE, Apps
 from mcp.server.mcpserver.resources import FunctionResource
+
+from papercode.core.records import STATUS_MEANINGS
 
 APPS_DIR: Final = Path(__file__).parent / "apps"
 LIBRARY: Final = APPS_DIR / "vendor" / "ext-apps-2.0.4" / "app-with-deps.js"
@@ -94,7 +99,7 @@ def views_extension() -> Apps:
 def view_html(name: str) -> str:
     """The view's document: the page with its title, the stylesheet and one module script inlined."""
     view, page = _BY_NAME[name], _read("view.html")
-    style, own = _read("view.css"), "\n".join((_read("view.js"), _read(f"{name}.js")))
+    style, own = _read("view.css"), "\n".join((constants_script(), _read("view.js"), _read(f"{name}.js")))
     for part, text in (("stylesheet", style), ("script", own)):
         _check_inline(text, f"the {name} view's {part}")
     filled = {
@@ -115,6 +120,12 @@ def _library() -> str:
     script = library_script(LIBRARY.read_text(encoding="utf-8"))
     _check_inline(script, "the library")
     return script
+
+
+def constants_script() -> str:
+    """The constants the views share with papercode's Python, declared in JavaScript ahead of `view.js`: `STATUSES`, the
+    samples' statuses best first, each with what it means (one home for those words: `core.records.STATUS_MEANINGS`)."""
+    return f"const STATUSES = Object.freeze({json.dumps(list(STATUS_MEANINGS.items()))});"
 
 
 def _check_inline(text: str, what: str) -> None:

@@ -53,7 +53,7 @@ function readFacts() {
     width: doc.documentElement.clientWidth,
     scrollWidth: doc.documentElement.scrollWidth,
     heading: text(doc.querySelector("h1")),
-    text: text(doc.body),
+    text: text(doc.getElementById("view")), // what the view shows: the body's text would hold its script's too
     loading: doc.querySelectorAll(".loading").length,
     errors: [...doc.querySelectorAll(".error")].map(text),
     elements: Object.fromEntries(["img", "b", "iframe", "object", "embed", "link", "script"].map((tag) => [tag, doc.getElementsByTagName(tag).length])),

@@ -5,7 +5,7 @@
 
 const PAGE_ROWS = 50; // get_leaderboard's largest page
 const MOST_ROWS = 1000; // how far into a board the view reads
-const MOST_BENCHMARKS = 200;
+const MOST_BENCHMARKS = 200; // how many of a task's benchmarks the view lists, the busiest (it says so when a task has more)
 const TABLE_FIRST = 10;
 const TABLE_STEP = 25;
 const CODE_KINDS = {
@@ -16,7 +16,7 @@ const CODE_KINDS = {
 
 const state = {
   input: {}, // the tool's arguments, as the host sent them
-  query: null, // what the rows shown answer: {task, dataset, metric, has_code, status}
+  query: null, // what the rows shown answer: {task, dataset, metric, order, has_code, status}
   board: null, // the board's latest answer (task, dataset, metric, direction, metrics, total, note, attribution)
   rows: [],
   loading: false,
@@ -55,6 +55,7 @@ view.start({
 function boardArgs(query) {
   const args = { task: query.task, dataset: query.dataset, limit: PAGE_ROWS };
   if (query.metric) args.metric = query.metric;
+  if (query.order) args.order = query.order;
   if (query.has_code === true || query.has_code === false) args.has_code = query.has_code;
   if (query.status) args.status = query.status;
   return args;
@@ -66,7 +67,14 @@ function showBoard(answer, input) {
   state.rows = answer.rows || [];
   state.error = null;
   state.tableRows = TABLE_FIRST;
-  state.query = { task: input.task ?? answer.task, dataset: input.dataset ?? answer.dataset, metric: answer.metric, has_code: input.has_code, status: input.status };
+  state.query = {
+    task: input.task ?? answer.task,
+    dataset: input.dataset ?? answer.dataset,
+    metric: answer.metric,
+    order: input.order,
+    has_code: input.has_code,
+    status: input.status,
+  };
   render();
   // The host's answer is one page, of the size the model asked for: read the board from its start in pages of 50.
   if (answer.total > state.rows.length) loadBoard(state.query, { keepRows: true });
@@ -115,19 +123,22 @@ function showOverview(answer, input) {
   state.overview = { task: answer.task, input, answer, benchmarks: answer.benchmarks || [] };
   state.board = null;
   renderOverview();
-  if (answer.next_cursor) loadBenchmarks(answer.task, answer.next_cursor);
+  // A cursor goes on only in pages of the size it was read in: a page of 50 is held and read on from, any other size
+  // is read again from the start in pages of 50.
+  if (answer.next_cursor) loadBenchmarks(input.limit === PAGE_ROWS ? answer : null);
 }
 
-async function loadBenchmarks(task, cursor) {
+async function loadBenchmarks(held) {
   const overview = state.overview;
   state.overviewLoading = true;
   renderOverview();
   try {
-    // The cursor the host's answer carries is for pages of its size; read the rest from the start in pages of 50.
-    const all = [];
-    let next = null;
+    const all = held ? [...(held.benchmarks || [])] : [];
+    let next = held ? held.next_cursor : null;
     do {
-      const page = await callTool("get_leaderboard", next ? { task, limit: PAGE_ROWS, cursor: next } : { task, limit: PAGE_ROWS });
+      const args = { task: overview.task, limit: PAGE_ROWS };
+      if (next) args.cursor = next;
+      const page = await callTool("get_leaderboard", args);
       if (state.overview !== overview) return;
       all.push(...(page.benchmarks || []));
       next = page.next_cursor;
@@ -144,7 +155,7 @@ function openBoard(dataset) {
   const task = state.overview.task;
   state.board = { task, dataset, total: 0, rows: [] };
   state.rows = [];
-  loadBoard({ task, dataset, metric: null, has_code: undefined, status: undefined });
+  loadBoard({ task, dataset, metric: null, order: undefined, has_code: undefined, status: undefined });
 }
 
 async function openTask(task) {
@@ -152,7 +163,8 @@ async function openTask(task) {
   state.overview = null;
   setContent(root(), el("div", { class: "loading", text: `Loading ${task}…` }));
   try {
-    showOverview(await callTool("get_leaderboard", { task, limit: PAGE_ROWS }), { task });
+    const input = { task, limit: PAGE_ROWS };
+    showOverview(await callTool("get_leaderboard", input), input);
   } catch (error) {
     setContent(root(), errorBox(error));
   }
@@ -160,19 +172,29 @@ async function openTask(task) {
 
 // -- values ---------------------------------------------------------------------------------------------------------
 
-// A number as typed (core/metrics.py's parse_value, the same rule): `88.5`, `88.5%`, `1.2M`, `12.3 ± 0.4`, `1,024`.
-const NUMBER =
-  /^\s*([-+\u2212]?)\s*(\d{1,3}(?:,\d{3})+(?:\.\d*)?|\d+(?:\.\d*)?|\.\d+)(?:[eE]([-+]?\d{1,3}))?\s*([kKMBGT](?![a-zA-Z]))?\s*(%?)((?:[\s(\[*\u2020\u2021\u00b1/,;]|\+\/?-)[\s\S]*)?$/;
+// A number as typed, by core/metrics.py's rule (parse_value; tests/product/test_app_views.py runs both on one table):
+// `88.5`, `88.5%`, `1.2M`, `12.3 ± 0.4`, `1,024`. White space and digits are spelled out there and here alike: the two
+// languages' `\s` and `\d` differ.
+const SPACE = String.raw`\s\x1c-\x1f\x85\ufeff`;
+const NUMBER = new RegExp(
+  String.raw`^[${SPACE}]*(?<sign>[-+\u2212]?)[${SPACE}]*` +
+    String.raw`(?<digits>[0-9]{1,3}(?:,[0-9]{3})+(?:\.[0-9]*)?|[0-9]+(?:\.[0-9]*)?|\.[0-9]+)` +
+    String.raw`(?:[eE](?<exponent>[-+]?[0-9]{1,3}))?` +
+    String.raw`[${SPACE}]*(?<magnitude>[kKMBGT](?![a-zA-Z]))?` +
+    String.raw`[${SPACE}]*(?<percent>%?)` +
+    String.raw`(?<rest>(?:[${SPACE}(\[*\u2020\u2021\u00b1/,;]|\+/?-)[\s\S]*)?$`,
+);
 const MAGNITUDE = { k: 1e3, K: 1e3, M: 1e6, B: 1e9, G: 1e9, T: 1e12 };
+const MAX_VALUE_CHARS = 64; // core/metrics.py's: a longer value is not a number someone typed into a table
 
 function parseValue(text) {
-  if (typeof text !== "string" || text.length > 64) return null;
-  const found = NUMBER.exec(text);
+  if (typeof text !== "string" || [...text].length > MAX_VALUE_CHARS) return null; // in characters, as Python counts
+  const found = NUMBER.exec(text)?.groups;
   if (!found) return null;
-  let number = Number(found[2].replaceAll(",", "") + (found[3] ? `e${found[3]}` : ""));
-  if (found[4]) number *= MAGNITUDE[found[4]];
-  if (found[1] === "-" || found[1] === "\u2212") number = -number;
-  return Number.isFinite(number) ? { number, percent: found[5] === "%", magnitude: Boolean(found[4]) } : null;
+  let number = Number(found.digits.replaceAll(",", "") + (found.exponent ? `e${found.exponent}` : ""));
+  if (found.magnitude) number *= MAGNITUDE[found.magnitude];
+  if (found.sign === "-" || found.sign === "\u2212") number = -number;
+  return Number.isFinite(number) ? { number, percent: found.percent === "%", magnitude: Boolean(found.magnitude) } : null;
 }
 
 function codeKind(row) {
@@ -191,6 +213,11 @@ function valueOf(row, board) {
 
 function lowerIsBetter(board) {
   return String(board.direction || "").startsWith("lower");
+}
+
+/** Whether the rows come worst first: an order asked against the metric's direction (the answer says which it read). */
+function worstFirst(board) {
+  return Boolean(board.order) && board.order !== (lowerIsBetter(board) ? "asc" : "desc");
 }
 
 /** The plotted points (rows with a date and a number), and the state of the art: in date order, each point that beats
@@ -426,9 +453,10 @@ function controls(board) {
   const metrics = [...(board.metrics || []), ...(board.other_metrics || [])];
   const parts = [];
   if (metrics.length) {
+    // An order asked for one metric is not one for another: the metric picked is read best first.
     const select = el(
       "select",
-      { attrs: { id: "metric", "aria-label": "Metric" }, on: { change: (event) => loadBoard({ ...state.query, metric: event.target.value }) } },
+      { attrs: { id: "metric", "aria-label": "Metric" }, on: { change: (event) => loadBoard({ ...state.query, metric: event.target.value, order: undefined }) } },
       ...metrics.map((name) => el("option", { text: name, attrs: { value: name, selected: name === board.metric } })),
     );
     parts.push(el("div", { class: "control" }, el("label", { text: "Metric", attrs: { for: "metric" } }), select));
@@ -448,6 +476,16 @@ function controls(board) {
       el("div", { class: "segmented", attrs: { role: "group", "aria-label": "Code" } }, choice("All", undefined), choice("With code", true), choice("Without", false)),
     ),
   );
+  if (worstFirst(board)) {
+    parts.push(
+      el(
+        "span",
+        { class: "chip order" },
+        "worst first, as asked",
+        el("button", { class: "link", text: "×", title: "Show the best first", attrs: { "aria-label": "Show the best first" }, on: { click: () => loadBoard({ ...state.query, order: undefined }) } }),
+      ),
+    );
+  }
   if (state.query?.status) {
     const status = Array.isArray(state.query.status) ? state.query.status.join(", ") : state.query.status;
     parts.push(
@@ -467,7 +505,7 @@ function statusLine(points) {
   const have = state.rows.length;
   let text;
   if (state.loading) text = `Loading… ${formatCount(have)} of ${formatCount(Math.min(total, MOST_ROWS))} results`;
-  else if (total > have && have >= MOST_ROWS) text = `${plural(total, "result")}: the chart and the table hold the best ${formatCount(have)}.`;
+  else if (total > have && have >= MOST_ROWS) text = `${plural(total, "result")}: the chart and the table hold the ${worstFirst(state.board) ? "worst" : "best"} ${formatCount(have)}.`;
   else if (total > have) text = `Showing ${formatCount(have)} of ${plural(total, "result")}.`;
   else text = have ? `All ${plural(have, "result")}.` : "";
   const unplotted = have - points.length;
@@ -567,6 +605,10 @@ function renderOverview() {
     parts.push(el("div", { class: "empty", text: "This task has no benchmark with results." }));
   }
   if (state.overviewLoading) parts.push(el("div", { class: "status-line loading", text: "Loading the other benchmarks…" }));
+  else if (overview.benchmarks.length < (answer.total || 0)) {
+    const text = `Showing ${formatCount(overview.benchmarks.length)} of ${plural(answer.total, "benchmark")}, those with the most results.`;
+    parts.push(el("div", { class: "status-line", text }));
+  }
   if (overview.error) parts.push(errorBox(overview.error));
   if (answer.subtasks?.length) {
     parts.push(

@@ -8,14 +8,8 @@
 const SVG_NS = "http://www.w3.org/2000/svg";
 const NARROW_PX = 560;
 
-// The samples' statuses, best first, and what each means (the records' own words, docs/records.md).
-const STATUSES = [
-  ["ran_honours", "ran, and honours its contract"],
-  ["ran", "ran on synthesized fixtures"],
-  ["ran_draft_wrong", "ran, but its declared output was wrong"],
-  ["ran_violates", "ran, and broke its contract"],
-  ["unverified", "not run"],
-];
+// STATUSES, the samples' statuses best first with what each means ([[status, meaning], ...]), is declared ahead of this
+// file by edge/views.py from core/records.py's STATUS_MEANINGS: the words have one home.
 const STATUS_MEANING = new Map(STATUSES);
 
 /** An element with `props` (class, text, title, attrs, on: {event: handler}) and children (nodes or strings, as text). */
