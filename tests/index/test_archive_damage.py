@@ -22,12 +22,13 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from papercode.answers import overview, queries, twins
+from papercode.core import liveness
 from papercode.core.limits import Limits
 from papercode.corpus.reload import LiveCorpus
 from papercode.corpus.snapshot import records_part, served_key
 from papercode.corpus.stages import ARCHIVE_NEXT, Corpus, open_stages
 from papercode.index import mapped
-from papercode.index.mapped_archive import UNOPENABLE_NEXT, ArchiveUnavailable, current_build, open_archive
+from papercode.index.mapped_archive import MANIFEST, UNOPENABLE_NEXT, ArchiveUnavailable, current_build, open_archive
 from tests.support.archive_layers import build_small_archive, layered_records
 from tests.support.http import WAIT, papercode_serve, wait_ready
 
@@ -110,6 +111,49 @@ def test_too_many_open_files_is_not_called_damage(layered: tuple[Path, Path], mo
     note = Corpus.load([records], archive_dir=archive).archive_note
     assert note is not None and "damaged" not in note and ARCHIVE_NEXT not in note
     assert note.endswith(" cannot be opened: Too many open files. Next: " + UNOPENABLE_NEXT)
+
+
+def _refused(monkeypatch: pytest.MonkeyPatch, path: Path, error: int) -> None:
+    """`os.open` of `path` fails with `error`, as it does for any file once the process is out of descriptors."""
+    opening = os.open
+
+    def refusing(file: str | Path, flags: int, *args: int, **kwargs: object) -> int:
+        if Path(file) == path:
+            raise OSError(error, os.strerror(error))
+        return opening(file, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", refusing)
+
+
+@pytest.mark.parametrize("refused", ["the build's lock", "the manifest"])
+def test_out_of_descriptors_at_the_lock_or_the_manifest_says_so_not_that_the_archive_kept_changing(
+    layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, refused: str
+) -> None:
+    """The lock on the build is the first descriptor a start takes, the manifest the second: out of descriptors, it
+    failed there, and was told as a build switching three times or as a manifest to fetch again."""
+    records, archive = layered
+    build = current_build(archive)
+    assert build is not None
+    _refused(monkeypatch, build if refused == "the build's lock" else build / MANIFEST, errno.EMFILE)
+    note = Corpus.load([records], archive_dir=archive).archive_note
+    reason = f"the archive's build {build.name} cannot be opened: Too many open files"
+    assert note == f"the archive is not served: {reason}. Next: {UNOPENABLE_NEXT}"
+
+
+def test_a_file_system_without_locks_is_said_with_what_to_fix(layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """No lock, no serving: a build could remove what the server maps. Said as it is, not as a build switching."""
+    _, archive = layered
+    build = current_build(archive)
+    assert build is not None
+
+    def no_locks(descriptor: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(liveness.fcntl, "flock", no_locks)
+    with pytest.raises(ArchiveUnavailable) as raised:
+        open_archive(archive)
+    assert str(raised.value) == f"the archive's build {build.name} cannot be opened: No locks available"
+    assert raised.value.next_step == UNOPENABLE_NEXT
 
 
 def test_an_overlay_tantivy_cannot_open_is_damage_only_when_the_files_are_not_the_build_s(

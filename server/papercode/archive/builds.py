@@ -5,7 +5,8 @@ A build is written into `builds/.building-<id>-<pid>` (the pid of the process wr
 once complete, and made current by renaming a new symlink over `current`: one `rename(2)`, so a server starting at
 any moment sees the old build or the new one, whole. Builds no longer current are removed when no server holds them
 (a server holds a shared lock on the build it serves: see `index.mapped_archive.open_archive`); one still in use stays,
-and the next build (or `papercode archive` command) removes it once its servers are gone. Builds of one archive
+and the next build (or `papercode archive` command) removes it once its servers are gone. Nothing is removed while
+`current` names no build that is there. Builds of one archive
 directory exclude each other with a lock on its `.lock` file; what a killed build left (`.building-…` of a process
 that is no longer running) is removed by the next.
 """
@@ -169,9 +170,12 @@ def _remove_unheld(build: Path) -> bool:
     removed."""
     if not liveness.LOCKS:  # pragma: no cover - no way to know: keep it
         return False
-    held = liveness.lock_directory(build)
+    try:
+        held = liveness.lock_directory(build)
+    except OSError:  # no verdict (too many open files, a file system without locks): it stays
+        return False
     if held is None:
-        return False  # a server serves it (or it cannot be locked: it stays)
+        return False  # a server serves it, or it is gone
     try:
         # Renamed aside first, so that no server resolving an old link could open it half removed.
         doomed = build.with_name(f"{_BUILDING}{build.name}-{os.getpid()}")
