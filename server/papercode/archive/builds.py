@@ -112,10 +112,11 @@ def remove_unused(archive_dir: Path) -> list[Path]:
     """Every complete build but the current one that no server holds, removed. Returns what was removed.
 
     The current build is told by its id, never by its path: `current_build` names it by the real path of `builds/`,
-    and `archive_dir` may be written another way (relative, through a symlink). A `current` link that names no build
-    of this directory leaves every build where it is: which one it meant cannot be known."""
+    and `archive_dir` may be written another way (relative, through a symlink). Without a current build (no `current`
+    link, one that names no build of this directory, or one whose build is missing, as a half-done copy or a hand edit
+    leaves it) every build stays where it is: one of them may be the build to point `current` at again."""
     current = current_build(archive_dir)
-    if current is None and os.path.lexists(archive_dir / CURRENT):
+    if current is None or not current.is_dir():
         return []
     removed = []
     with contextlib.suppress(FileNotFoundError), os.scandir(archive_dir / BUILDS) as listing:
