@@ -51,7 +51,7 @@ _ONE = msgspec.json.Decoder()
 class Cuts:
     """What reading the tables cut: subtask entries nested too deep (with everything below them) and other values
     nested so; and what the build's summary warns of (`warned`: each reason's count, `examples`: its first), a part
-    of a value left out by the server's rules (`CUT_REASONS`)."""
+    of a value left out or rewritten by the server's rules (`hidden_characters_removed`, `bad_homepage`, ...)."""
 
     subtasks: int = 0
     values: int = 0
@@ -61,14 +61,6 @@ class Cuts:
     def warn(self, reason: str, example: str) -> None:
         self.warned[reason] = self.warned.get(reason, 0) + 1
         self.examples.setdefault(reason, example)
-
-
-# What `Cuts.warn` counts, each a warning of the build's summary.
-CUT_REASONS: Final = {
-    "hidden_characters_removed": "control, bidi or zero-width characters or terminal escapes taken out of a name or text",
-    "bad_homepage": "a dataset's homepage no client can follow safely (not http(s), ...), written without it",
-    "future_result_date": "a result dated after today, written without its date",
-}
 
 
 @dataclass(slots=True)
