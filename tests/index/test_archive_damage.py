@@ -10,7 +10,7 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -27,7 +27,7 @@ from papercode.core.limits import Limits
 from papercode.corpus.reload import LiveCorpus
 from papercode.corpus.snapshot import records_part, served_key
 from papercode.corpus.stages import ARCHIVE_NEXT, Corpus, open_stages
-from papercode.index import mapped
+from papercode.index import mapped, overlay
 from papercode.index.mapped_archive import MANIFEST, UNOPENABLE_NEXT, ArchiveUnavailable, current_build, open_archive
 from tests.support.archive_layers import build_small_archive, layered_records
 from tests.support.http import WAIT, papercode_serve, wait_ready
@@ -169,6 +169,45 @@ def test_an_overlay_tantivy_cannot_open_is_damage_only_when_the_files_are_not_th
     assert note is not None and "damaged" not in note
     assert "search index of the archive's build " in note and "cannot be opened: Failed to open file for read" in note
     assert note.endswith(f". Next: {UNOPENABLE_NEXT}")
+
+
+def _files_hashed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The search index's files an overlay that failed checked against the manifest's sha256 (a read of them all)."""
+    checked: list[str] = []
+    check = overlay.first_damage
+
+    def recording(directory: Path, files: Mapping[str, mapped.FileFacts]) -> str | None:
+        checked.extend(files)
+        return check(directory, files)
+
+    monkeypatch.setattr(overlay, "first_damage", recording)
+    return checked
+
+
+def test_an_index_of_another_tantivy_version_is_said_without_hashing_its_files(
+    layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    records, archive = layered
+    checked = _files_hashed(monkeypatch)
+    monkeypatch.setattr(tantivy.Index, "is_compatible", lambda path: False)
+    note = Corpus.load([records], archive_dir=archive).archive_note
+    assert note is not None and "the archive's search index was written by another tantivy version" in note
+    assert checked == []
+
+
+def test_a_schema_tantivy_refuses_is_checked_before_it_is_called_another_schema(
+    layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    records, archive = layered
+    checked = _files_hashed(monkeypatch)
+
+    def refused(index: tantivy.Index) -> tantivy.Index:
+        raise ValueError("Schema error: 'the fields differ'")
+
+    monkeypatch.setattr(overlay, "open_index", refused)
+    note = Corpus.load([records], archive_dir=archive).archive_note
+    assert note is not None and "the archive's search index has another schema (Schema error" in note
+    assert checked and all(name.startswith("search/") for name in checked)
 
 
 def test_a_reload_the_system_refuses_the_archive_is_a_failed_reload_not_damage(
