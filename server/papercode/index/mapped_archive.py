@@ -197,8 +197,8 @@ class MappedArchive:
     repositories their code links name, their abstracts, and where its search index is."""
 
     def __init__(self, build: Path, manifest: Manifest, *, lock: int | None = None) -> None:
-        """`lock` (a descriptor holding a shared lock on `build`) is the layer's from here: released by `close()`,
-        or at once if the build cannot be opened."""
+        """`lock` (a descriptor holding a shared lock on `build`) is the mapped archive's from here: released by
+        `close()`, or at once if the build cannot be opened."""
         self.build = build
         self.manifest = manifest
         self._lock = lock
