@@ -23,7 +23,7 @@ from papercode.archive.builds import new_build_id
 from papercode.core.limits import Limits
 from papercode.corpus.reload import LiveCorpus
 from papercode.corpus.snapshot import records_part, served_key
-from papercode.corpus.stages import open_stages
+from papercode.corpus.stages import ARCHIVE_NEXT, open_stages
 from papercode.index.mapped_archive import BUILDS, CURRENT, current_build
 from tests.support.archive_layers import build_small_archive, layered_records
 from tests.support.http import WAIT, health, papercode_serve, wait_ready
@@ -249,3 +249,22 @@ async def test_a_reload_without_the_archive_it_never_served_is_no_failure(layere
     assert live().archive is None and live().archive_note is not None
     assert await live.reload("SIGHUP") is True  # the records alone, as before: nothing served is dropped
     assert live.health()["status"] == "ok"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_a_failed_reload_keeps_its_reason_whole_whatever_the_reason_holds(tmp_path: Path) -> None:
+    """The reason and the next step are kept apart, never cut out of one line again: a directory whose name holds
+    ". Next: " stays in the reason, and the next step is the one papercode gives."""
+    records = layered_records(tmp_path / "records")
+    archive = build_small_archive(tmp_path / "sources", tmp_path / "archive. Next: remove it")
+    build = current_build(archive)
+    assert build is not None
+    live = _live(records, archive)
+    await live.load()
+    os.unlink(archive / CURRENT)
+    assert await live.reload("SIGHUP") is False
+    assert live.last_error == (
+        "the archive could not be opened again (archive. Next: remove it holds no complete archive build); "
+        f"its build {build.name} is still served. Next: {ARCHIVE_NEXT}"
+    )
