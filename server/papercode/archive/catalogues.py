@@ -24,9 +24,10 @@ from typing import Any, Final
 import msgspec
 
 from papercode.core.days import latest_day
+from papercode.core.safe_text import URL_PROBLEMS, visible, web_url
 
 from .dumps import EXPANSION, PIECE_BYTES, DumpError, array_pieces, check_expansion, cut_deep, gunzipped_chunks, plain_chunks
-from .rows import URL_PROBLEMS, Tally, day, flag, quoted, text, visible, web_url
+from .rows import Tally, day, flag, quoted, text
 from .tables import CUT_DEPTH, BadInput, TableFile, arrow
 
 SUBTASK_DEPTH: Final = 32  # levels of subtasks kept below a top-level task (the real archive nests a few)
@@ -506,7 +507,7 @@ def dataset_of(raw: dict[str, Any], cuts: Cuts) -> DatasetEntry | None:
 
 
 def _homepage(value: Any, dataset: str, cuts: Cuts) -> str | None:
-    """A dataset's homepage, when a client can follow it safely (`rows.web_url`, as a paper's `url_abs`)."""
+    """A dataset's homepage, when a client can follow it safely (`safe_text.web_url`, as a paper's `url_abs`)."""
     if not text(value):
         return None
     url, problem = web_url(value)
@@ -517,7 +518,7 @@ def _homepage(value: Any, dataset: str, cuts: Cuts) -> str | None:
 
 
 def clean_name(value: Any, most: int = NAME_CHARS, cuts: Cuts | None = None) -> str | None:
-    """A name: a non-empty string without characters no one sees (`rows.visible`; counted in `cuts`), its white space
+    """A name: a non-empty string without characters no one sees (`safe_text.visible`; counted in `cuts`), its white space
     runs made one space, cut to `most` characters."""
     if type(value) is not str:
         return None
