@@ -145,14 +145,14 @@ def resolve_build(spec: str) -> Callable[..., Any] | str:
     return function  # type: ignore[no-any-return]
 
 
-def build_step(spec: str, sources: Sequence[Path], out: Path, snapshot: str | None) -> dict[str, Any]:
+def build_step(spec: str, sources: Sequence[Path], out: Path, data_date: str | None) -> dict[str, Any]:
     """`build_archive(sources, out[, data_date=...])` timed in this process, with the CLI's GC policy."""
     build = resolve_build(spec)
     if isinstance(build, str):
         return {"available": False, "reason": build}
     bench.gc_policy()
     started = start_usage()
-    kwargs = {"data_date": snapshot} if snapshot is not None else {}
+    kwargs = {"data_date": data_date} if data_date is not None else {}
     start = time.perf_counter()
     answer = build(list(sources), out, **kwargs)
     build_s = time.perf_counter() - start
@@ -166,7 +166,7 @@ def _worker_main(mode: str, payload_path: str) -> int:
     elif mode == "json":
         answer = json_floor([Path(p) for p in payload["files"]])
     elif mode == "build":
-        answer = build_step(payload["build"], [Path(p) for p in payload["files"]], Path(payload["out"]), payload.get("snapshot"))
+        answer = build_step(payload["build"], [Path(p) for p in payload["files"]], Path(payload["out"]), payload.get("data_date"))
     else:
         raise SystemExit(f"unknown worker mode {mode!r}")
     # the answer goes to a file, so that whatever the measured code prints cannot corrupt it
@@ -349,7 +349,7 @@ def measure_archive(
     forms: Sequence[str] | None = None,
     build: str | None = DEFAULT_BUILD,
     build_out: Path | None = None,
-    snapshot: str | None = None,
+    data_date: str | None = None,
     repeat: int = 1,
     log: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
@@ -386,21 +386,21 @@ def measure_archive(
         entry["floor"] = min(runs, key=lambda r: r["floor_s"])
         entry["floor"]["runs_s"] = [r["floor_s"] for r in runs]
         if build:
-            entry["build"] = _measure_build(build, form, files, build_out=build_out, snapshot=snapshot, log=log)
+            entry["build"] = _measure_build(build, form, files, build_out=build_out, data_date=data_date, log=log)
         result["forms"][form] = entry
     result["targets"] = [list(row) for row in targets(result)]
     return result
 
 
 def _measure_build(
-    build: str, form: str, files: Sequence[Path], *, build_out: Path | None, snapshot: str | None, log: Callable[[str], None] | None
+    build: str, form: str, files: Sequence[Path], *, build_out: Path | None, data_date: str | None, log: Callable[[str], None] | None
 ) -> dict[str, Any]:
     if log:
         log(f"# build from {form}")
     with tempfile.TemporaryDirectory(prefix="papercode-archive-build-") as tmp:
         out = (build_out / form.replace(".", "-")) if build_out else Path(tmp) / "archive"
         _fresh(out)
-        payload = {"build": build, "files": [str(p) for p in files], "out": str(out), "snapshot": snapshot}
+        payload = {"build": build, "files": [str(p) for p in files], "out": str(out), "data_date": data_date}
         answer = run_step("build", payload, terminal=True)
         if answer["available"]:
             answer["archive"] = archive_facts(out)
@@ -592,7 +592,7 @@ def main(args: argparse.Namespace) -> int:
         forms=forms,
         build=None if args.no_build else args.build,
         build_out=args.build_out,
-        snapshot=args.snapshot,
+        data_date=args.snapshot,
         repeat=args.repeat,
         log=lambda line: print(line, file=sys.stderr, flush=True),
     )

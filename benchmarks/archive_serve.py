@@ -11,7 +11,7 @@ handshake desktop hosts speak), each with its own temporary directory (`TMPDIR`:
 
 1. **in-process** (a fresh subprocess, the CLI's GC policy): `Corpus.open(bundled records, cache_dir=a fresh directory,
    archive_dir=DIR)`, twice (the first start after a build, then a later one), timed; then `search_papers` (p50/p99,
-   over the records and the archive) and the lookups (`get_paper`, `get_harvested_code_for_paper`, `find_papers_for_repo`,
+   over the overlay) and the lookups (`get_paper`, `get_harvested_code_for_paper`, `find_papers_for_repo`,
    `corpus_stats`; p50), called as `answers` answers them (`papercode.bench.tool_answers`), with arguments taken from the corpus: archive papers
    no record replaces, and the records' papers. It also picks the probe: an archive-only paper with an arXiv id.
 2. **empty server**: `papercode serve --records <an empty directory>`: the same process with nothing to serve, so that

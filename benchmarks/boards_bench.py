@@ -236,9 +236,9 @@ def _opens(out: Path) -> dict[str, float]:
         times = []
         for _ in range(20):
             started = time.perf_counter()
-            layer = bench.open_archive(out / label)
+            mapped = bench.open_archive(out / label)
             times.append(time.perf_counter() - started)
-            layer.close()
+            mapped.close()
         figures[f"{label}_ms"] = statistics.median(times) * 1000
     return figures
 

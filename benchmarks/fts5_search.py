@@ -205,8 +205,8 @@ def _filter_sql(filters: SearchFilters) -> tuple[str, list[object]]:
         if value:
             clauses.append("paper IN (SELECT paper FROM facet WHERE kind = ? AND value = ?)")
             params += [kind, _FACET_KEY[kind](value)]
-    if filters.status:  # any of the comma-separated statuses
-        statuses = filters.status.split(",")
+    if filters.status:  # any of them
+        statuses = list(filters.status)
         clauses.append(f"paper IN (SELECT paper FROM facet WHERE kind = 'status' AND value IN ({', '.join('?' * len(statuses))}))")
         params += statuses
     if filters.has_samples is not None:

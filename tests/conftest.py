@@ -1,6 +1,6 @@
 """Fixtures every test folder shares: the bundled corpus, in-memory MCP clients in both protocol eras (`client`, and
 `connect` for a server of a test's own), records loaded as the server loads them, records laid over a small archive
-(`layered`), and the rules every test runs under (no subprocess outside `-m process`, no download leaving 127.0.0.1,
+(`overlaid`), and the rules every test runs under (no subprocess outside `-m process`, no download leaving 127.0.0.1,
 scratch files in memory).
 
 The helpers tests import (record builders, archive tables, the Hub and GitHub stand-ins, ...) live in `tests/support/`.
@@ -22,7 +22,7 @@ from mcp import Client
 from papercode.corpus.stages import Corpus
 from papercode.edge.app import PapercodeServer, build_server
 from papercode.settings import bundled_records_dir
-from tests.support.archive_layers import build_small_archive, layered_records
+from tests.support.archive_overlay import build_small_archive, overlay_records
 from tests.support.checkout import SERVER_DIR
 from tests.support.mcp import MODES, Connect, connected
 from tests.support.records import synthetic_record_list, write_records
@@ -142,7 +142,7 @@ def synthetic_corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
 
 
 @pytest.fixture(scope="session")
-def layered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def overlaid(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(the records, the archive directory beneath them): built once, never written by a test that uses it."""
-    root = tmp_path_factory.mktemp("layered")
-    return layered_records(root / "records"), build_small_archive(root / "sources", root / "archive")
+    root = tmp_path_factory.mktemp("overlaid")
+    return overlay_records(root / "records"), build_small_archive(root / "sources", root / "archive")

@@ -59,7 +59,7 @@ def test_search_status_filter_takes_several_statuses(load_corpus: LoadCorpus) ->
             make_record("2001.00003", "unverified", [make_sample(sha_for(3), status="unverified")], title="Gamma"),
         ]
     )
-    found = queries.search_papers(corpus, "", SearchFilters(status="ran_honours,ran_violates"))
+    found = queries.search_papers(corpus, "", SearchFilters(status=("ran_honours", "ran_violates")))
     assert sorted(hit.arxiv_id or "" for hit in found.hits) == ["2001.00001", "2001.00002"]
     assert found.total == 2
 

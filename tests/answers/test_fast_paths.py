@@ -35,7 +35,7 @@ from papercode.index.paper_index import SampleRow
 from papercode.index.search import SearchEngine
 from papercode.index.search_documents import SearchDocument, document_texts, documents_of, paper_texts
 from papercode.index.search_queries import SearchFilters
-from tests.support.archive_layers import build_small_archive, load_layered
+from tests.support.archive_overlay import build_small_archive, load_overlaid
 from tests.support.tool_answers import STATUS_IMPLIES, flat_samples
 
 PAGE = 7  # small, so that a paper's samples cross many pages (and the last, partial one)
@@ -61,10 +61,10 @@ def some_stored(sha: str) -> bool:
     return sha[-1] in "02468ace"
 
 
-@pytest.fixture(params=["bundled", "synthetic", "layered"])
+@pytest.fixture(params=["bundled", "synthetic", "overlaid"])
 def any_corpus(request: pytest.FixtureRequest, tmp_path: Path) -> Corpus:
-    if request.param == "layered":
-        return load_layered(request.getfixturevalue("layered"))
+    if request.param == "overlaid":
+        return load_overlaid(request.getfixturevalue("overlaid"))
     return request.getfixturevalue("corpus" if request.param == "bundled" else "synthetic_corpus")
 
 
@@ -295,7 +295,7 @@ def test_a_missing_or_damaged_abstracts_file_is_refused(tmp_path: Path, damage: 
         SearchEngine(tmp_path / "index")
 
 
-@pytest.mark.parametrize("which", ["bundled", "synthetic", "layered"])
+@pytest.mark.parametrize("which", ["bundled", "synthetic", "overlaid"])
 def test_snippets_are_cut_from_the_texts_that_were_indexed(
     which: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -310,9 +310,9 @@ def test_snippets_are_cut_from_the_texts_that_were_indexed(
         add(self, document)
 
     monkeypatch.setattr(search_writer.IndexWriting, "add", capture)
-    if which == "layered":
-        records, _ = request.getfixturevalue("layered")
-        corpus = load_layered((records, build_small_archive(tmp_path_of(request) / "sources", tmp_path_of(request) / "archive")))
+    if which == "overlaid":
+        records, _ = request.getfixturevalue("overlaid")
+        corpus = load_overlaid((records, build_small_archive(tmp_path_of(request) / "sources", tmp_path_of(request) / "archive")))
         index = corpus.index
         assert isinstance(index, OverlaidIndex) and index.ordinals is not None
         ordinals = index.ordinals
@@ -338,7 +338,7 @@ def tmp_path_of(request: pytest.FixtureRequest) -> Path:
     return path
 
 
-@pytest.mark.parametrize("which", ["bundled", "synthetic", "layered"])
+@pytest.mark.parametrize("which", ["bundled", "synthetic", "overlaid"])
 def test_the_documents_an_overlay_lays_are_those_the_build_indexed(
     which: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -354,8 +354,8 @@ def test_the_documents_an_overlay_lays_are_those_the_build_indexed(
         write_index(directory, documents, count)
 
     monkeypatch.setattr(search_writer, "write_index", capture)
-    if which == "layered":
-        records, _ = request.getfixturevalue("layered")
+    if which == "overlaid":
+        records, _ = request.getfixturevalue("overlaid")
         corpus = Corpus.load([records])
     else:
         corpus = Corpus.load(

@@ -654,6 +654,9 @@ def test_the_words_people_use_for_a_kind_are_read_as_it(corpus: Corpus, kind: st
         ("repo", "invalid_argument: describe takes kind task, method or dataset, not 'repo': repositories are looked up with "
          "find_papers_for_repo. Next: call find_papers_for_repo(repo='BERT')."),
         ("dataste", "invalid_argument: kind must be task, method or dataset, not 'dataste'. Next: call again with kind='dataset'."),
+        ("Metohd", "invalid_argument: kind must be task, method or dataset, not 'Metohd'. Next: call again with kind='method'."),
+        # the nearest kind as the nearest argument is found (core.names.near_by_edits): a fragment is no misspelling
+        ("set", "invalid_argument: kind must be task, method or dataset, not 'set'. Next: call again with kind task, method or dataset."),
         ("colour", "invalid_argument: kind must be task, method or dataset, not 'colour'. Next: call again with kind task, method or dataset."),
     ],
 )  # fmt: skip

@@ -127,7 +127,14 @@ def one_row(model: str) -> list[dict[str, Any]]:
 def tasks_named_alike() -> list[dict[str, Any]]:
     return [
         task("Shared", one_row("top")),  # a top-level task, and the subtask of another under the same name
-        task("Parent", subtasks=[task("Shared", one_row("sub")), task("Dup", one_row("dup-1")), task("Dup", one_row("dup-2"))]),
+        task(
+            "Parent",
+            subtasks=[
+                task("Shared", one_row("sub")),
+                task("Dup", one_row("dup-1")),
+                task("Dup", one_row("dup-2"), subtasks=[task("Below", one_row("below"))]),  # alike all the way up: one task
+            ],
+        ),
         task("Loop", one_row("loop-1"), subtasks=[task("Loop", one_row("loop-2"), subtasks=[task("Loop", one_row("loop-3"))])]),
         task("A", one_row("a-1"), subtasks=[task("B", one_row("b"), subtasks=[task("A", one_row("a-2"))])]),  # a cycle by name
         task("P1", subtasks=[task("Twin", one_row("twin-1"))]),
@@ -172,10 +179,25 @@ def test_a_name_a_top_level_task_and_a_subtask_share_means_the_top_level_one_and
 ) -> None:
     assert model_of(alike, "Shared") == "top"
     parent = describe(alike, "task", "Parent")
-    assert parent["subtasks"] == ["Parent > Shared", "Dup", "Parent > Dup"]
+    assert parent["subtasks"] == ["Parent > Shared", "Dup"]
     assert model_of(alike, "Parent > Shared") == "sub" and describe(alike, "task", "parent > shared")["parent"] == "Parent"
-    # two subtasks alike all the way up cannot be told apart: the first stands for both
-    assert (model_of(alike, "Dup"), model_of(alike, "Parent > Dup")) == ("dup-1", "dup-1")
+
+
+def test_tasks_alike_all_the_way_up_are_one_task_with_the_benchmarks_and_subtasks_of_both(alike: Corpus) -> None:
+    """No name tells two subtasks of one parent with one name apart: every name an answer gives for either leads to
+    one task, which answers with both's benchmarks (and rows) and subtasks."""
+    both = [{"dataset": "dup-1 set", "rows": 1}, {"dataset": "dup-2 set", "rows": 1}]
+    assert describe(alike, "task", "Parent")["subtasks"] == ["Parent > Shared", "Dup"]
+    named = {describe(alike, "dataset", f"{dup} set")["benchmarks"][0]["task"] for dup in ("dup-1", "dup-2")}
+    named.add(describe(alike, "task", "Below")["parent"])
+    assert named == {"Dup"}
+    for name in ("Dup", "Parent > Dup"):
+        described = describe(alike, "task", name)
+        assert (described["benchmarks"], described["subtasks"], described["parent"]) == (both, ["Below"], "Parent")
+        assert [listed["dataset"] for listed in board(alike, name)["benchmarks"]] == ["dup-1 set", "dup-2 set"]
+        assert [board(alike, name, f"{dup} set")["rows"][0]["model"] for dup in ("dup-1", "dup-2")] == ["dup-1", "dup-2"]
+        assert board(alike, name)["subtasks"] == ["Below"]
+    assert model_of(alike, "Dup > Below") == "below"
 
 
 def test_a_task_that_is_its_own_subtask_or_in_a_cycle_by_name_is_reached_by_each_name_its_answers_give(alike: Corpus) -> None:

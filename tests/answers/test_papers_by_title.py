@@ -13,7 +13,7 @@ import pytest
 
 from papercode.answers import prompts, queries, resolving
 from papercode.corpus.stages import Corpus
-from tests.support.archive_layers import load_layered
+from tests.support.archive_overlay import load_overlaid
 from tests.support.records import BERT_MOUTH, BERT_MOUTH_TITLE, BERTS_ICL, BERTS_ICL_TITLE, make_record
 from tests.support.tool_answers import answer, refusal
 
@@ -119,8 +119,8 @@ def test_a_title_among_many_longer_titles_holding_it_is_found(load_corpus: LoadC
     assert paper(corpus, "graph networks")["query"] == by_title("graph networks", "2002.00001")
 
 
-def test_over_an_archive_a_title_names_a_record_or_an_archive_paper(layered: tuple[Path, Path]) -> None:
-    corpus = load_layered(layered)
+def test_over_an_archive_a_title_names_a_record_or_an_archive_paper(overlaid: tuple[Path, Path]) -> None:
+    corpus = load_overlaid(overlaid)
     assert paper(corpus, "a paper only the archive has")["query"] == by_title("a paper only the archive has", "2003.00003")
     assert paper(corpus, "Conference paper without an arXiv id")["slug"] == "no-arxiv-archive-paper"
     assert paper(corpus, "The Harvested Record")["query"] == by_title("The Harvested Record", "2001.00001")

@@ -13,7 +13,7 @@ import pytest
 
 from papercode.corpus.stages import Corpus
 from papercode.settings import bundled_records_dir
-from tests.support.archive_layers import load_layered
+from tests.support.archive_overlay import load_overlaid
 from tests.support.records import BERT_MOUTH, BERTS_ICL
 from tests.support.tool_answers import answer
 
@@ -108,18 +108,34 @@ def test_no_hits_because_of_filters_names_the_filter_that_emptied_it(
     assert (got["total"], got["hits"], got["note"]) == (0, [], note)
 
 
-def test_over_an_archive_no_hits_asks_for_other_words(layered: tuple[Path, Path]) -> None:
-    got = search(load_layered(layered), "zzqqxxjj")
+@pytest.mark.parametrize(("filters", "shown"), [({"year_from": 2020}, "year_from=2020"), ({"status": "unverified"}, 'status="unverified"')])
+def test_papers_with_every_word_that_a_filter_leaves_out_give_no_hits_naming_it_not_the_hits_of_any_word(
+    corpus: Corpus, filters: dict[str, Any], shown: str
+) -> None:
+    assert keys(search(corpus, "bert markov")) == [BERT_MOUTH]  # every word: 2019, ran_honours
+    assert keys(search(corpus, "bert", **filters)) == [BERTS_ICL]  # what falling back to any word would have found
+    name = next(iter(filters))
+    assert search(corpus, "bert markov", **filters) == {
+        "query": "bert markov",
+        "total": 0,
+        "hits": [],
+        "note": f"no paper with these words matches {shown}. Next: call again without {name}",
+    }
+    assert "match" not in search(corpus, "markov random", **filters)  # falling back would find nothing either
+
+
+def test_over_an_archive_no_hits_asks_for_other_words(overlaid: tuple[Path, Path]) -> None:
+    got = search(load_overlaid(overlaid), "zzqqxxjj")
     assert got["note"] == (
         "no paper of this corpus of 4 papers has any of these words. Next: check the spelling, or search with other words "
         "(of a title, an author, a task or a method)"
     )
 
 
-def test_a_word_only_replaced_archive_rows_had_is_unmatched(layered: tuple[Path, Path]) -> None:
+def test_a_word_only_replaced_archive_rows_had_is_unmatched(overlaid: tuple[Path, Path]) -> None:
     # "title" is in the archive's rows of the two papers the records replace, and nowhere else: those rows are
     # deleted from the search, so no paper has the word.
-    corpus = load_layered(layered)
+    corpus = load_overlaid(overlaid)
     assert search(corpus, "title")["unmatched"] == ["title"]
     assert search(corpus, "paper title")["unmatched"] == ["title"]
 

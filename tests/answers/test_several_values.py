@@ -40,6 +40,8 @@ def test_a_list_or_ids_comma_separated_are_several_values(values: checks.Several
         (checks.PAPERS, BERT_MOUTH_TITLE),  # a title's commas
         (checks.PAPERS, "Attention, please"),  # single words may be a title's: a bare slug splits only with a hyphen
         (checks.PAPERS, f"{BERT_MOUTH}, BERT as a Markov Random Field"),  # one part is no id
+        (checks.PAPERS, "Zero-Shot, Few-Shot"),  # hyphenated words as a title writes them: no slug is capitalised
+        (checks.PAPERS, f"{BERT_MOUTH}, Self-Attention"),
         (checks.PAPERS, ","),
         (checks.CODE_HASHES, "2a890c3f,not-hex"),
         (checks.STATUSES, "ran,ran honours"),

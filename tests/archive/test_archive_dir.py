@@ -30,7 +30,7 @@ from papercode.core import liveness
 from papercode.index.mapped import verify
 from papercode.index.mapped_archive import BUILDS, CURRENT, ArchiveUnavailable, open_archive
 from papercode.settings import settings_for
-from tests.support.archive_layers import SNAPSHOT, small_archive_sources
+from tests.support.archive_overlay import DATA_DATE, small_archive_sources
 from tests.support.archive_tables import current_manifest
 from tests.support.checkout import THIS_CHECKOUT
 from tests.support.fetching import fetch, hub_datasets
@@ -44,12 +44,12 @@ UNUSED = "20200101T000000Z-0000beef"  # a complete build that `current` does not
 
 def intact_current(archive: Path) -> str:
     """The id of the archive's current build, after checking every byte of it against its manifest."""
-    layer = open_archive(archive)
+    mapped = open_archive(archive)
     try:
-        assert verify(layer.build, layer.manifest.files) == []
-        return layer.build_id
+        assert verify(mapped.build, mapped.manifest.files) == []
+        return mapped.build_id
     finally:
-        layer.close()
+        mapped.close()
 
 
 def builds_in(archive: Path) -> list[str]:
@@ -150,7 +150,7 @@ def test_removing_unused_builds_keeps_the_current_one_however_the_directory_is_w
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, form: str
 ) -> None:
     where = place(tmp_path, form, "flag")
-    build_archive(small_archive_sources(tmp_path / "src"), where.real, data_date=SNAPSHOT)
+    build_archive(small_archive_sources(tmp_path / "src"), where.real, data_date=DATA_DATE)
     current = intact_current(where.real)
     add_unused_build(where.real)
     monkeypatch.chdir(where.cwd)
@@ -160,15 +160,15 @@ def test_removing_unused_builds_keeps_the_current_one_however_the_directory_is_w
 
 def test_a_build_under_a_symlinked_parent_stays_current_and_says_where_it_went(tmp_path: Path) -> None:
     where = place(tmp_path, "symlinked parent", "flag")
-    for snapshot in (SNAPSHOT, "2025-08-01"):
-        summary = build_archive(small_archive_sources(tmp_path / "src"), where.given, data_date=snapshot)
+    for data_date in (DATA_DATE, "2025-08-01"):
+        summary = build_archive(small_archive_sources(tmp_path / "src"), where.given, data_date=data_date)
         assert summary.archive_dir == where.real
         assert intact_current(where.real) == summary.build_id and builds_in(where.real) == [summary.build_id]
 
 
 def test_a_current_link_that_names_no_build_of_its_directory_leaves_every_build(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
-    build_archive(small_archive_sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
+    build_archive(small_archive_sources(tmp_path / "src"), archive, data_date=DATA_DATE)
     before = builds_in(archive)
     os.unlink(archive / CURRENT)
     os.symlink(tmp_path / "elsewhere" / BUILDS / before[0], archive / CURRENT)
@@ -182,7 +182,7 @@ def test_without_a_current_build_a_commands_start_removes_no_build(
     """After a half-done copy or a hand edit, the build `current` names may be gone: the builds left are what it can
     be pointed at again, and a plain `papercode check` (no `--archive`) used to remove them all."""
     archive = tmp_path / "archive"
-    build_archive(small_archive_sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
+    build_archive(small_archive_sources(tmp_path / "src"), archive, data_date=DATA_DATE)
     add_unused_build(archive)
     served = intact_current(archive)
     shutil.rmtree(archive / BUILDS / served) if current == "names a missing build" else os.unlink(archive / CURRENT)
@@ -196,7 +196,7 @@ def test_without_a_current_build_a_commands_start_removes_no_build(
 def test_a_build_that_cannot_be_locked_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a file system without locks no server can say it holds a build: each stays, and nothing fails."""
     archive = tmp_path / "archive"
-    build_archive(small_archive_sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
+    build_archive(small_archive_sources(tmp_path / "src"), archive, data_date=DATA_DATE)
     add_unused_build(archive)
     before = builds_in(archive)
 
@@ -210,7 +210,7 @@ def test_a_build_that_cannot_be_locked_is_kept(tmp_path: Path, monkeypatch: pyte
 def test_a_current_link_naming_a_missing_build_says_so(tmp_path: Path) -> None:
     """Not "the archive kept changing": nothing changes, the build `current` names is not there."""
     archive = tmp_path / "archive"
-    build_archive(small_archive_sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
+    build_archive(small_archive_sources(tmp_path / "src"), archive, data_date=DATA_DATE)
     (build,) = builds_in(archive)
     shutil.rmtree(archive / BUILDS / build)
     with pytest.raises(ArchiveUnavailable) as raised:
@@ -220,7 +220,7 @@ def test_a_current_link_naming_a_missing_build_says_so(tmp_path: Path) -> None:
 
 def test_archive_verify_removes_unused_builds_as_every_commands_start_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     archive = tmp_path / "archive"
-    build_archive(small_archive_sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
+    build_archive(small_archive_sources(tmp_path / "src"), archive, data_date=DATA_DATE)
     current = intact_current(archive)
     add_unused_build(archive)
     assert cli.main(["archive", "verify", "--out", str(archive)]) == 0
@@ -261,7 +261,7 @@ def every_command(where: Place, tmp_path: Path) -> list[Command]:
 
     def names_the_archive(result: subprocess.CompletedProcess[str]) -> bool:
         build = current_manifest(where.real)["build_id"]
-        return f"archive: build {build} (4 papers, data of {SNAPSHOT}), {where.given} (that is {where.real})\n" in result.stdout
+        return f"archive: build {build} (4 papers, data of {DATA_DATE}), {where.given} (that is {where.real})\n" in result.stdout
 
     return [
         Command("check", ["check", *where.archive_dir, *code_dir], 0),
@@ -286,11 +286,11 @@ def every_command(where: Place, tmp_path: Path) -> list[Command]:
         ),
         Command(
             "archive build",
-            ["archive", "build", *sources, *where.out, "--snapshot", SNAPSHOT],
+            ["archive", "build", *sources, *where.out, "--snapshot", DATA_DATE],
             0,
             lambda result: result.stdout.startswith(f"archive: {where.real}, build "),
         ),
-        Command("archive fetch", ["archive", "fetch", *where.out, "--snapshot", SNAPSHOT], 0),
+        Command("archive fetch", ["archive", "fetch", *where.out, "--snapshot", DATA_DATE], 0),
         Command("archive verify", ["archive", "verify", *where.out], 0),
     ]
 
@@ -329,7 +329,7 @@ def test_no_command_removes_the_current_build_however_the_archive_dir_is_named(
     tmp_path: Path, hub_cache: Path, form: str, how: str
 ) -> None:
     where = place(tmp_path, form, how)
-    build_archive(small_archive_sources(tmp_path / "first"), where.real, data_date=SNAPSHOT)
+    build_archive(small_archive_sources(tmp_path / "first"), where.real, data_date=DATA_DATE)
     intact_current(where.real)
     assert anyio.run(served_stats, where, tmp_path)["by_source"]["archive"] == 4, "serve --archive"
     intact_current(where.real)
@@ -347,7 +347,7 @@ def test_no_command_removes_the_current_build_however_the_archive_dir_is_named(
 @pytest.mark.process
 def test_a_stray_leftover_of_a_pid_past_any_range_crashes_no_command_and_stays(tmp_path: Path, hub_cache: Path) -> None:
     where = place(tmp_path, "symlink", "env")  # PAPERCODE_ARCHIVE_DIR: even the commands without --archive sweep it
-    build_archive(small_archive_sources(tmp_path / "first"), where.real, data_date=SNAPSHOT)
+    build_archive(small_archive_sources(tmp_path / "first"), where.real, data_date=DATA_DATE)
     stray_link = where.real / f".current-{PAST_ANY_PID}"
     stray_build = where.real / BUILDS / f".building-20200101T000000Z-0000beef-{PAST_ANY_PID}"
     os.symlink(f"{BUILDS}/{UNUSED}", stray_link)

@@ -42,7 +42,7 @@ from tests.support.archive_tables import (
 )
 from tests.support.build_phases import PHASE, without_phases
 
-SNAPSHOT = "2025-07-28"
+DATA_DATE = "2025-07-28"
 INSTALL = "pip install 'papercode[archive]'"
 FORMS = ("json.gz", "json", "parquet", "parquet-date32", "pandas-timestamp", "pandas-float-ms", "mixed")
 
@@ -98,7 +98,7 @@ def files_of(directory: Path) -> dict[str, bytes]:
 def test_the_bundled_papers_come_back_exactly_from_their_archive_rows(tmp_path: Path, form: str) -> None:
     papers, links = bundled_rows()  # links shuffled: the build restores the records' order
     sources = write_sources(tmp_path / "src", form, papers, links)
-    summary = build_archive(sources, tmp_path / "archive", data_date=SNAPSHOT)
+    summary = build_archive(sources, tmp_path / "archive", data_date=DATA_DATE)
     assert_bundled_papers_back(served_papers(tmp_path / "archive"))
     assert (summary.papers, summary.papers_from_links, summary.code_links) == (2, 0, 14)
     assert summary.rejected.total() == 0 and summary.warnings.total() == 0
@@ -110,7 +110,7 @@ def test_a_row_s_missing_fields_are_served_missing_never_empty(tmp_path: Path) -
     papers, links = bundled_rows()
     papers.append(paper_row("no-extras", "Bare", authors=[], abstract=None, date=None, tasks=None, methods=None, url_abs=""))
     links.append(link_row("linked-only", "https://github.com/a/b", "Linked only", is_official=None, framework=None))
-    build_archive(write_sources(tmp_path / "src", "parquet", papers, links), tmp_path / "archive", data_date=SNAPSHOT)
+    build_archive(write_sources(tmp_path / "src", "parquet", papers, links), tmp_path / "archive", data_date=DATA_DATE)
     served = served_papers(tmp_path / "archive")
     assert served["no-extras"] == served_form_of("Bare")
     assert served["linked-only"] == {**served_form_of("Linked only"), "code_links": [("https://github.com/a/b", False, False, None)]}
@@ -125,7 +125,7 @@ def served_form_of(title: str) -> Row:
         "date": None,
         "year": None,
         "url_abs": None,
-        "snapshot": SNAPSHOT,
+        "snapshot": DATA_DATE,
         "proceeding": None,
         "authors": [],
         "url_pdf": None,
@@ -143,20 +143,20 @@ def test_every_paper_of_a_build_is_served_by_its_keys_and_the_manifest_counts_th
     papers += [paper_row(f"paper-{i}", f"Paper {i}", arxiv_id=f"2101.{i:05d}", tasks=["Language Modelling"]) for i in range(300)]
     papers.append(paper_row("bad-id", "Kept, served by slug", arxiv_id="not-an-arxiv-id"))
     links += [link_row("linked-only", "https://gitlab.com/group/sub/project", "Named only by a link", paper_arxiv_id="2202.00001")]
-    summary = build_archive(write_sources(tmp_path / "src", "json.gz", papers, links), tmp_path / "archive", data_date=SNAPSHOT)
+    summary = build_archive(write_sources(tmp_path / "src", "json.gz", papers, links), tmp_path / "archive", data_date=DATA_DATE)
     assert summary.papers == 304 and (summary.papers_from_abstracts, summary.papers_from_links) == (303, 1)
-    layer = open_archive(tmp_path / "archive")
+    mapped = open_archive(tmp_path / "archive")
     try:
-        assert len(layer) == len(layer.papers) == 304 and layer.build_id == summary.build_id
-        for a, row in enumerate(layer.papers):
-            assert layer.by_slug.get(row.slug) == a
-            assert row.arxiv_id is None or layer.by_arxiv.get(row.arxiv_id) == a
-        assert layer.papers[layer.by_slug.get("bad-id")].arxiv_id is None and layer.by_arxiv.get("not-an-arxiv-id") is None
-        assert layer.papers[layer.by_slug.get("linked-only")].arxiv_id == "2202.00001"
-        assert list(layer.papers_for_repo("gitlab.com/group/sub/project") or ()) == [layer.by_slug.get("linked-only")]
-        assert len(layer.arxiv_ids_with_prefix("2101.", 1000)) == 300
+        assert len(mapped) == len(mapped.papers) == 304 and mapped.build_id == summary.build_id
+        for a, row in enumerate(mapped.papers):
+            assert mapped.by_slug.get(row.slug) == a
+            assert row.arxiv_id is None or mapped.by_arxiv.get(row.arxiv_id) == a
+        assert mapped.papers[mapped.by_slug.get("bad-id")].arxiv_id is None and mapped.by_arxiv.get("not-an-arxiv-id") is None
+        assert mapped.papers[mapped.by_slug.get("linked-only")].arxiv_id == "2202.00001"
+        assert list(mapped.papers_for_repo("gitlab.com/group/sub/project") or ()) == [mapped.by_slug.get("linked-only")]
+        assert len(mapped.arxiv_ids_with_prefix("2101.", 1000)) == 300
     finally:
-        layer.close()
+        mapped.close()
     manifest = current_manifest(tmp_path / "archive")
     assert manifest["counts"]["papers"] == 304 and manifest["counts"]["papers_from_links"] == 1
 
@@ -222,7 +222,7 @@ EXPECTED_WARNINGS = {"bad_arxiv_id": 1, "bad_date": 1}
 @pytest.mark.parametrize("form", ["json.gz", "pandas-float-ms"])
 def test_each_rejection_is_counted_with_an_example_in_the_summary_and_manifest(run: Run, tmp_path: Path, form: str) -> None:
     sources = write_sources(tmp_path / "src", form, *crafted_rows())
-    code, out, err = run("archive", "build", *sources, "--out", tmp_path / "archive", "--snapshot", SNAPSHOT)
+    code, out, err = run("archive", "build", *sources, "--out", tmp_path / "archive", "--snapshot", DATA_DATE)
     assert (code, err) == (0, "")
     for reason, count in {**EXPECTED_REJECTED, **EXPECTED_WARNINGS}.items():
         assert f"  {reason} ({count}): e.g. " in out
@@ -237,7 +237,7 @@ def test_each_rejection_is_counted_with_an_example_in_the_summary_and_manifest(r
 
 @pytest.mark.parametrize("form", ["json.gz", "pandas-timestamp"])
 def test_kept_rows_are_served_as_the_real_records_are_written(tmp_path: Path, form: str) -> None:
-    build_archive(write_sources(tmp_path / "src", form, *crafted_rows()), tmp_path / "archive", data_date=SNAPSHOT)
+    build_archive(write_sources(tmp_path / "src", form, *crafted_rows()), tmp_path / "archive", data_date=DATA_DATE)
     served = served_papers(tmp_path / "archive")
     # the papers rows' papers in their order, then those only links name (the blank-title row's paper is one)
     assert list(served) == ["good-one", "bad-arxiv", "bad-date", "old-style", "only-linked", "blank-title"]
@@ -316,7 +316,7 @@ def test_a_pandas_copy_with_every_method_missing_and_a_dump_with_one_author_as_t
     }
     pq.write_table(pa.table(rows | {"__index_level_0__": [0]}), tmp_path / "copy.parquet")  # methods, tasks: type null
     write_json(tmp_path / "dump.json", [paper_row("q", "Q", authors="Solo Author", tasks=None, methods=None)])
-    build_archive([tmp_path / "copy.parquet", tmp_path / "dump.json"], tmp_path / "archive", data_date=SNAPSHOT)
+    build_archive([tmp_path / "copy.parquet", tmp_path / "dump.json"], tmp_path / "archive", data_date=DATA_DATE)
     served = served_papers(tmp_path / "archive")
     assert served["p"]["authors"] == served["q"]["authors"] == ["Solo Author"]
     assert served["p"]["methods"] == served["p"]["tasks"] == []
@@ -363,7 +363,7 @@ def test_a_file_named_twice_is_read_once_and_the_table_is_told_by_columns_not_na
     source = tmp_path / "src"
     write_json(source / "a.json.gz", links)  # names say nothing: the columns do
     write_parquet(source / "b" / "whatever.parquet", papers, pandas_style=True)
-    summary = build_archive([source, source / "a.json.gz", source / "b"], tmp_path / "archive", data_date=SNAPSHOT)
+    summary = build_archive([source, source / "a.json.gz", source / "b"], tmp_path / "archive", data_date=DATA_DATE)
     assert summary.rejected.total() == 0
     assert [(file.path.name, file.table) for file in summary.sources] == [("a.json.gz", "links"), ("whatever.parquet", "papers")]
     assert_bundled_papers_back(served_papers(tmp_path / "archive"))
@@ -424,7 +424,7 @@ def test_an_interrupted_build_leaves_the_previous_archive_and_no_temporary_direc
 ) -> None:
     sources = write_sources(tmp_path / "src", "json.gz", *bundled_rows())
     out = tmp_path / "data" / "archive"
-    first = build_archive(sources, out, data_date=SNAPSHOT)
+    first = build_archive(sources, out, data_date=DATA_DATE)
     before = files_of(out)
     added: list[str] = []
 
@@ -447,7 +447,7 @@ def test_an_interrupted_build_leaves_the_previous_archive_and_no_temporary_direc
 def test_ctrl_c_during_a_build_says_the_previous_archive_is_unchanged(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sources = write_sources(tmp_path / "src", "json.gz", *bundled_rows())
     out = tmp_path / "archive"
-    first = build_archive(sources, out, data_date=SNAPSHOT)
+    first = build_archive(sources, out, data_date=DATA_DATE)
     before = files_of(out)
 
     def interrupt(self: Any, source: Any, batch: Any) -> None:
@@ -466,7 +466,7 @@ def test_a_switch_that_fails_leaves_the_previous_build_current_and_nothing_of_th
 ) -> None:
     sources = write_sources(tmp_path / "src", "json.gz", *bundled_rows())
     out = tmp_path / "archive"
-    first = build_archive(sources, out, data_date=SNAPSHOT)
+    first = build_archive(sources, out, data_date=DATA_DATE)
     before = files_of(out)
     rename, calls = os.rename, []
 
@@ -493,7 +493,7 @@ def test_what_a_killed_build_left_is_removed_by_the_next_and_a_running_build_s_i
     beside the archive and the archive renamed aside, which came back.)"""
     sources = write_sources(tmp_path / "src", "json", *bundled_rows())
     out = tmp_path / "archive"
-    first = build_archive(sources, out, data_date=SNAPSHOT)
+    first = build_archive(sources, out, data_date=DATA_DATE)
     dead = NO_PROCESS
     stale = out / BUILDS / f".building-{builds.new_build_id()}-{dead}"
     (stale / "papers").mkdir(parents=True)
@@ -503,7 +503,7 @@ def test_what_a_killed_build_left_is_removed_by_the_next_and_a_running_build_s_i
     unswitched = out / BUILDS / builds.new_build_id()
     shutil.copytree(out / BUILDS / first.build_id, unswitched)
     os.symlink(f"{BUILDS}/{unswitched.name}", out / f".current-{dead}")
-    second = build_archive(sources, out, data_date=SNAPSHOT)
+    second = build_archive(sources, out, data_date=DATA_DATE)
     assert builds_of(out) == sorted([second.build_id, running.name])  # the first: no server holds it
     assert sorted(os.listdir(out)) == [".lock", BUILDS, CURRENT]
     assert_bundled_papers_back(served_papers(out))
@@ -529,7 +529,7 @@ def test_a_build_is_current_by_one_link_and_its_manifest_says_what_it_holds(tmp_
     one before it, which no server holds, is removed. (What replaced the plain `.jsonl` shards, one record a line.)"""
     sources = write_sources(tmp_path / "src", "json.gz", *bundled_rows())
     out = tmp_path / "archive"
-    first = build_archive(sources, out, data_date=SNAPSHOT)
+    first = build_archive(sources, out, data_date=DATA_DATE)
     assert sorted(os.listdir(out)) == [".lock", BUILDS, CURRENT]
     assert os.readlink(out / CURRENT) == f"{BUILDS}/{first.build_id}" and builds_of(out) == [first.build_id]
     assert builds.new_build_id() != first.build_id and len(first.build_id) == len(builds.new_build_id())
@@ -537,7 +537,7 @@ def test_a_build_is_current_by_one_link_and_its_manifest_says_what_it_holds(tmp_
     assert manifest == first.manifest()
     assert (FORMAT, FORMAT_VERSION) == ("papercode-archive", 2)
     assert (manifest["format"], manifest["format_version"], manifest["build_id"]) == (FORMAT, FORMAT_VERSION, first.build_id)
-    assert (manifest["snapshot"], manifest["counts"]["papers"], manifest["counts"]["code_links"]) == (SNAPSHOT, 2, 14)
+    assert (manifest["snapshot"], manifest["counts"]["papers"], manifest["counts"]["code_links"]) == (DATA_DATE, 2, 14)
     assert {name.split("/")[0] for name in manifest["files"]} == {"papers", "search"}
     second = build_archive(sources, out, data_date="2025-08-01")
     assert os.readlink(out / CURRENT) == f"{BUILDS}/{second.build_id}" and builds_of(out) == [second.build_id]
@@ -560,7 +560,7 @@ def test_an_archive_inside_a_source_directory_is_not_read_as_a_source(tmp_path: 
     source = tmp_path / "pwc"
     write_sources(source, "json.gz", *bundled_rows())
     for _ in range(2):  # the second build finds the first one's archive.json under pwc/: not a source
-        summary = build_archive([source], source / "archive", data_date=SNAPSHOT)
+        summary = build_archive([source], source / "archive", data_date=DATA_DATE)
         assert [file.path.name for file in summary.sources] == ["links-between-papers-and-code.json.gz", "papers-with-abstracts.json.gz"]
     assert_bundled_papers_back(served_papers(source / "archive"))
 
@@ -577,7 +577,7 @@ def test_the_default_archive_directory_follows_xdg(monkeypatch: pytest.MonkeyPat
 
 def test_without_out_the_build_goes_to_the_default_directory(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    code, out, err = run("archive", "build", *write_sources(tmp_path / "src", "json.gz", *bundled_rows()), "--snapshot", SNAPSHOT)
+    code, out, err = run("archive", "build", *write_sources(tmp_path / "src", "json.gz", *bundled_rows()), "--snapshot", DATA_DATE)
     assert (code, err) == (0, "")
     archive = tmp_path / "xdg" / "papercode" / "archive"
     assert out.startswith(f"archive: {archive}, build {current_manifest(archive)['build_id']} (")
@@ -587,7 +587,7 @@ def test_without_out_the_build_goes_to_the_default_directory(run: Run, tmp_path:
 
 def test_papercode_archive_dir_is_where_the_build_goes_and_serve_looks(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PAPERCODE_ARCHIVE_DIR", str(tmp_path / "chosen"))
-    code, out, err = run("archive", "build", *write_sources(tmp_path / "src", "json.gz", *bundled_rows()), "--snapshot", SNAPSHOT)
+    code, out, err = run("archive", "build", *write_sources(tmp_path / "src", "json.gz", *bundled_rows()), "--snapshot", DATA_DATE)
     assert (code, err) == (0, "")
     assert out.startswith(f"archive: {tmp_path / 'chosen'}, build ")
     assert settings_for("serve", {"--archive": True}).served_archive == tmp_path / "chosen"
@@ -649,7 +649,7 @@ BAD_INPUTS = [
 def test_bad_input_is_one_line_naming_the_file_and_exit_2_with_the_previous_archive_untouched(run: Run, tmp_path: Path, kind: str) -> None:
     good = write_sources(tmp_path / "good", "json.gz", *bundled_rows())
     out = tmp_path / "archive"
-    build_archive(good, out, data_date=SNAPSHOT)
+    build_archive(good, out, data_date=DATA_DATE)
     before = files_of(out)
     bad, problem = _bad_source(kind, tmp_path / "bad")
     code, out_text, err = run("archive", "build", *good, bad, "--out", out)
@@ -686,7 +686,7 @@ def test_without_pyarrow_parquet_says_how_to_install_it_and_dumps_still_build(
     code, out, err = run("archive", "build", *parquet, "--out", tmp_path / "archive")
     assert (code, out) == (2, "") and err.count("\n") == 1 and INSTALL in err and "pyarrow" in err
     assert not (tmp_path / "archive").exists()
-    code, out, err = run("archive", "build", *dumps, "--out", tmp_path / "archive", "--snapshot", SNAPSHOT)
+    code, out, err = run("archive", "build", *dumps, "--out", tmp_path / "archive", "--snapshot", DATA_DATE)
     assert (code, err) == (0, "")
     assert_bundled_papers_back(served_papers(tmp_path / "archive"))
 
@@ -732,7 +732,7 @@ def test_progress_off_a_terminal_is_one_line_a_phase() -> None:
 
 def test_papercode_archive_build_off_a_terminal_says_each_phase_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     sources = write_sources(tmp_path / "src", "json.gz", *crafted_rows())
-    assert cli.main(["archive", "build", *map(str, sources), "--out", str(tmp_path / "archive"), "--snapshot", SNAPSHOT]) == 0
+    assert cli.main(["archive", "build", *map(str, sources), "--out", str(tmp_path / "archive"), "--snapshot", DATA_DATE]) == 0
     phases = [line.removeprefix(PHASE).split(", ")[0] for line in capsys.readouterr().err.splitlines()]
     assert phases == [
         "reading links-between-papers-and-code.json.gz (links table)",  # the links first: each paper is written with its links

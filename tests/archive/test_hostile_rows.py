@@ -54,7 +54,7 @@ from tests.support.build_phases import without_phases
 from tests.support.checkout import SERVER_DIR
 from tests.support.records import make_record
 
-SNAPSHOT = "2025-07-28"
+DATA_DATE = "2025-07-28"
 CAP = Limits()  # the server's caps as it applies them by default
 MIB = 1024 * 1024
 MB_ONE = 1_000_000
@@ -63,7 +63,7 @@ MB_ONE = 1_000_000
 def build(directory: Path, papers: list[Row], links: list[Row], **options: Any) -> build_module.BuildSummary:
     """The two tables as JSON dumps, built into `directory / "archive"`."""
     sources = [write_json(directory / "src" / "papers.json", papers), write_json(directory / "src" / "links.json", links)]
-    return build_archive(sources, directory / "archive", data_date=SNAPSHOT, **options)
+    return build_archive(sources, directory / "archive", data_date=DATA_DATE, **options)
 
 
 def files_of(directory: Path) -> dict[str, bytes]:
@@ -381,7 +381,7 @@ def test_a_build_whose_every_row_is_rejected_is_refused_and_the_previous_archive
     before = files_of(archive)
     papers = [paper_row("no-title", None), paper_row("..", "Bad slug"), {**paper_row("x"), "paper_url": None}]
     sources = [write_json(tmp_path / "bad" / "papers.json", papers), write_json(tmp_path / "bad" / "links.json", [link_row("..", "a/b")])]
-    code = cli.main(["archive", "build", *map(str, sources), "--out", str(archive), "--snapshot", SNAPSHOT])
+    code = cli.main(["archive", "build", *map(str, sources), "--out", str(archive), "--snapshot", DATA_DATE])
     out, err = capsys.readouterr()
     assert (code, out) == (2, "")
     err = without_phases(err)
@@ -404,7 +404,7 @@ def test_a_build_from_tables_without_rows_is_refused_and_the_previous_archive_ke
 
         pq.write_table(pq.read_table(source).slice(0, 0), source)
     with pytest.raises(EmptyArchive, match="no paper to write: the sources hold 0 papers rows and 0 links rows"):
-        build_archive(sources, archive, data_date=SNAPSHOT)
+        build_archive(sources, archive, data_date=DATA_DATE)
     assert files_of(archive) == before
 
 
@@ -413,7 +413,7 @@ def test_papercode_archive_build_refuses_an_empty_build_and_a_server_keeps_its_p
     archive = good_archive(tmp_path)
     before = files_of(archive)
     source = write_json(tmp_path / "bad" / "papers.json", [paper_row("no-title", None), paper_row("also-none", "  ")])
-    result = papercode_process(tmp_path, "archive", "build", source, "--out", archive, "--snapshot", SNAPSHOT)
+    result = papercode_process(tmp_path, "archive", "build", source, "--out", archive, "--snapshot", DATA_DATE)
     assert result.returncode == 2 and result.stdout == ""
     assert "no paper to write" in result.stderr and "no_title 2" in result.stderr
     assert files_of(archive) == before

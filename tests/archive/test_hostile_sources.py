@@ -48,7 +48,7 @@ from papercode.archive.tables import (
 from tests.support.archive_tables import PWC, generated_rows, link_row, method_row, paper_row, served_papers, write_json, write_parquet
 from tests.support.build_phases import phases_left_out
 
-SNAPSHOT = "2025-07-28"
+DATA_DATE = "2025-07-28"
 BUILD_SECONDS = 60  # far above what a refusal takes: a build still running then is the defect
 ANY = msgspec.json.Decoder().decode
 
@@ -57,7 +57,7 @@ def build_cli(tmp_path: Path, *sources: Path) -> subprocess.CompletedProcess[str
     """`papercode archive build SOURCES --out tmp_path/archive` in a fresh process, bounded in time."""
     command = [sys.executable, "-m", "papercode", "archive", "build", *map(str, sources), "--out", str(tmp_path / "archive")]
     return phases_left_out(
-        subprocess.run([*command, "--snapshot", SNAPSHOT], capture_output=True, text=True, timeout=BUILD_SECONDS, check=False)
+        subprocess.run([*command, "--snapshot", DATA_DATE], capture_output=True, text=True, timeout=BUILD_SECONDS, check=False)
     )
 
 
@@ -127,7 +127,7 @@ def test_every_batch_ends_at_its_row_count_whatever_its_columns_hold(tmp_path: P
 def test_an_optional_column_of_nothing_is_read_as_missing(tmp_path: Path) -> None:
     nothing = pa.array([None] * 3, pa.null())
     columns = {"paper_url": urls(3), "title": pa.array(["A", "B", "C"]), "abstract": nothing, "date": nothing, "authors": nothing}
-    build_archive([write_table(tmp_path / "papers.parquet", columns)], tmp_path / "archive", data_date=SNAPSHOT)
+    build_archive([write_table(tmp_path / "papers.parquet", columns)], tmp_path / "archive", data_date=DATA_DATE)
     papers = served_papers(tmp_path / "archive").values()
     assert sorted(paper["title"] for paper in papers) == ["A", "B", "C"]
     assert all((paper["abstract"], paper["date"], paper["authors"]) == (None, None, []) for paper in papers)
@@ -277,7 +277,7 @@ def test_text_that_is_not_utf8_in_a_column_the_build_ignores_is_ignored(tmp_path
     path = write_table(
         tmp_path / "papers.parquet", {"paper_url": urls(2), "title": pa.array(["A", "B"]), "nips_id": raw_text([BAD, b"ok"])}
     )
-    build_archive([path], tmp_path / "archive", data_date=SNAPSHOT)
+    build_archive([path], tmp_path / "archive", data_date=DATA_DATE)
     assert sorted(paper["title"] for paper in served_papers(tmp_path / "archive").values()) == ["A", "B"]
 
 
@@ -362,7 +362,7 @@ def test_a_dumps_first_row_with_a_repeated_key_is_refused_and_a_later_rows_last_
     assert classify(ignored).table == "papers"
     later = tmp_path / "later.json"
     later.write_text(f'[{{"paper_url": "{PWC}/paper/a", "title": "A"}}, {{"paper_url": "{PWC}/paper/b", "title": "B1", "title": "B2"}}]')
-    build_archive([later], tmp_path / "archive", data_date=SNAPSHOT)
+    build_archive([later], tmp_path / "archive", data_date=DATA_DATE)
     assert sorted(paper["title"] for paper in served_papers(tmp_path / "archive").values()) == ["A", "B2"]
 
 

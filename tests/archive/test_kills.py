@@ -33,7 +33,7 @@ pytestmark = pytest.mark.process
 
 # Its `sitecustomize` makes a server's exit wait until no thread is in a build (a race otherwise: see there).
 EXIT_AFTER_BUILDS = Path(__file__).resolve().parent / "exit_after_builds"
-SNAPSHOT = "2025-07-28"
+DATA_DATE = "2025-07-28"
 
 
 class Stand:
@@ -53,7 +53,7 @@ class Stand:
             write_json(root / "src" / "links.json", links + more_links),
         ]
         self.archive = root / "archive"
-        self.build_id = build_archive(self.sources, self.archive, data_date=SNAPSHOT).build_id
+        self.build_id = build_archive(self.sources, self.archive, data_date=DATA_DATE).build_id
         self.hold = root / "hold"
         self.processes: list[subprocess.Popen[bytes]] = []
 
@@ -143,7 +143,7 @@ def test_a_start_killed_while_it_opens_the_archive_leaves_only_what_the_next_sta
 @pytest.mark.parametrize(("point", "then"), [("archive-reading", "build"), ("archive-indexed", "start")])
 def test_a_build_killed_midway_leaves_the_current_build_serving_and_its_directory_to_the_next(stand: Stand, point: str, then: str) -> None:
     before = contents(stand.archive)
-    builder = stand.start("archive", "build", *stand.sources, "--out", stand.archive, "--snapshot", SNAPSHOT, held_at=point)
+    builder = stand.start("archive", "build", *stand.sources, "--out", stand.archive, "--snapshot", DATA_DATE, held_at=point)
     stand.reached(point, builder.pid)
     kill_hard(builder)
     (left,) = [path for path in (stand.archive / BUILDS).iterdir() if path.name.startswith(".building-")]
@@ -156,7 +156,7 @@ def test_a_build_killed_midway_leaves_the_current_build_serving_and_its_director
         serving(stand, stand.build_id, stand.check())  # served meanwhile, and what the build left swept
         assert contents(stand.archive) == before
     else:
-        rebuilt = stand.run("archive", "build", *stand.sources, "--out", stand.archive, "--snapshot", SNAPSHOT)
+        rebuilt = stand.run("archive", "build", *stand.sources, "--out", stand.archive, "--snapshot", DATA_DATE)
         assert rebuilt.returncode == 0, rebuilt.stderr
         new = current_build_id(stand.archive)
         assert new not in (None, stand.build_id)
@@ -199,12 +199,12 @@ def test_a_server_ended_while_its_build_child_runs_ends_quietly_without_building
 def test_a_build_a_live_server_holds_is_kept_until_the_server_is_gone(stand: Stand) -> None:
     server = stand.start("serve", "--records", stand.records, "--archive", "--archive-dir", stand.archive, held_at="overlay-written")
     stand.reached("overlay-written", server.pid)  # it opened the current build
-    newer = stand.run("archive", "build", *stand.sources, "--out", stand.archive, "--snapshot", SNAPSHOT)
+    newer = stand.run("archive", "build", *stand.sources, "--out", stand.archive, "--snapshot", DATA_DATE)
     assert newer.returncode == 0, newer.stderr
     second = current_build_id(stand.archive)
     assert sorted(os.listdir(stand.archive / BUILDS)) == sorted([stand.build_id, str(second)])  # the server's: kept
     kill_hard(server)  # its lock goes with it
-    newest = stand.run("archive", "build", *stand.sources, "--out", stand.archive, "--snapshot", SNAPSHOT)
+    newest = stand.run("archive", "build", *stand.sources, "--out", stand.archive, "--snapshot", DATA_DATE)
     assert newest.returncode == 0, newest.stderr
     assert sorted(os.listdir(stand.archive / BUILDS)) == [str(current_build_id(stand.archive))]
 

@@ -12,7 +12,7 @@ import pytest
 from papercode.corpus.stages import Corpus
 from papercode.index.mapped_archive import MANIFEST, ArchiveUnavailable, open_archive
 from tests.support import archive_record
-from tests.support.archive_layers import build_small_archive
+from tests.support.archive_overlay import build_small_archive
 
 # Made at commit c5e42ca, before the fields were declared once (see `tests.support.archive_record`).
 BEFORE = json.loads((Path(__file__).parent / "archive_before_fields.json").read_text(encoding="utf-8"))

@@ -6,16 +6,16 @@ no record has, as the plain record the build wrote of it (`build_recording`), wi
 archive's papers begin (as the old `Admission(archive=...)` counted them). Every tool must answer alike.
 
 What may differ, and why:
-- `next_cursor`: a cursor is signed with the index's fingerprint, which names the archive's build in the layered
+- `next_cursor`: a cursor is signed with the index's fingerprint, which names the archive's build in the overlaid
   form. The pages they lead to are compared.
-- `corpus_stats.load`: the one-index form read the archive's papers as records; the layered form reads the records
+- `corpus_stats.load`: the one-index form read the archive's papers as records; the overlaid form reads the records
   only (the archive is opened, never read).
 - the order of search hits of equal score: tantivy breaks a tie by where each document is (segment, then place), and
-  the layered form keeps the archive's documents in the archive's segments (split between its two indexing threads)
+  the overlaid form keeps the archive's documents in the archive's segments (split between its two indexing threads)
   and the records' in one segment after them. Where records replace archive rows, scores also differ by a little
   (under 1 %): the replaced rows' documents are deleted in the overlay, and BM25 statistics count deleted documents
   until a merge, which the archive's index never has. Without replacements, scores are the same to the bit.
-- completions of an arXiv id and lookups by the arXiv id or slug of an archive row a record replaced: the layered form
+- completions of an arXiv id and lookups by the arXiv id or slug of an archive row a record replaced: the overlaid form
   leads them to the record (as the old one index did: its `Admission` kept them as keys of the record); the one-index
   form written here leaves those rows out, so it knows no such keys. They are tested on their own below.
 """
@@ -66,7 +66,7 @@ from tests.support.archive_tables import (
 )
 from tests.support.records import make_record, make_sample, sha_for, write_records
 
-SNAPSHOT = "2025-07-28"
+DATA_DATE = "2025-07-28"
 SHARED = "https://github.com/shared/toolkit"
 SHARED_REPO = "shared/toolkit"
 
@@ -153,7 +153,7 @@ def records_that_replace(papers: list[Row]) -> list[Row]:
 class Forms:
     """One set of papers served both ways."""
 
-    layered: Corpus
+    overlaid: Corpus
     one_index: Corpus
     records: list[Row]
     replaced: list[Row]  # the archive papers the records replace, as the build wrote them
@@ -172,15 +172,15 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     root = tmp_path_factory.mktemp("serving")
     papers, links = archive_tables()
     sources = [write_json(root / "src" / "papers.json.gz", papers), write_json(root / "src" / "links.json", links)]
-    summary, written = build_recording(sources, root / "archive", SNAPSHOT)
+    summary, written = build_recording(sources, root / "archive", DATA_DATE)
     assert summary.papers == len(written) and summary.rejected.total() == 0
     return Built(root / "archive", papers, written, root)
 
 
 def served_both_ways(built: Built, records: list[Row], name: str) -> Forms:
     directory = write_records(built.root / name / "records", records)
-    layered = Corpus.load([directory], archive_dir=built.archive)
-    assert layered.archive_note is None and isinstance(layered.index, OverlaidIndex)
+    overlaid = Corpus.load([directory], archive_dir=built.archive)
+    assert overlaid.archive_note is None and isinstance(overlaid.index, OverlaidIndex)
     arxiv_ids = {record["arxiv_id"] for record in records if record["arxiv_id"]}
     slugs = {slug_of(record) for record in records}
     replaced = [paper for paper in built.written if paper.get("arxiv_id") in arxiv_ids or slug_of(paper) in slugs]
@@ -191,7 +191,7 @@ def served_both_ways(built: Built, records: list[Row], name: str) -> Forms:
     loaded = Corpus.load([directory, archive_records])
     assert loaded.index.report.problems == []
     index = dataclasses.replace(loaded.index, sources=PaperSources(archive_start=len(records), archive_replaced=len(replaced)))
-    return Forms(layered, Corpus.compose(index, loaded.search), records, replaced)
+    return Forms(overlaid, Corpus.compose(index, loaded.search), records, replaced)
 
 
 @pytest.fixture(scope="module")
@@ -231,49 +231,49 @@ def pages(ask: Callable[..., Any], *arguments: Any, **named: Any) -> Iterator[di
 
 
 def test_the_numbering_is_the_one_index_s(forms: Forms) -> None:
-    layered, one = forms.layered.index, forms.one_index.index
-    assert len(layered.papers) == len(one.papers)
-    assert [paper.key for paper in layered.papers] == [paper.key for paper in one.papers]
-    assert layered.sources == one.sources
+    overlaid, one = forms.overlaid.index, forms.one_index.index
+    assert len(overlaid.papers) == len(one.papers)
+    assert [paper.key for paper in overlaid.papers] == [paper.key for paper in one.papers]
+    assert overlaid.sources == one.sources
 
 
 def test_get_paper_and_get_harvested_code_for_paper_answer_alike(forms: Forms) -> None:
-    layered, one = forms.layered, forms.one_index
+    overlaid, one = forms.overlaid, forms.one_index
     for paper in one.index.papers:
         keys = [paper.key] if paper.slug is None else [paper.key, paper.slug, f"/paper/{paper.slug}"]
         for key in keys:
-            assert queries.paper_detail_shown(layered, key) == queries.paper_detail_shown(one, key), key
+            assert queries.paper_detail_shown(overlaid, key) == queries.paper_detail_shown(one, key), key
             for stored in (None, lambda sha: sha.endswith(("0", "8"))):
-                assert without_cursor(queries.harvested_code_shown(layered, key, stored=stored)) == without_cursor(
+                assert without_cursor(queries.harvested_code_shown(overlaid, key, stored=stored)) == without_cursor(
                     queries.harvested_code_shown(one, key, stored=stored)
                 ), key
-        assert list(pages(queries.harvested_code_shown, layered, paper.key, limit=1)) == list(
+        assert list(pages(queries.harvested_code_shown, overlaid, paper.key, limit=1)) == list(
             pages(queries.harvested_code_shown, one, paper.key, limit=1)
         )
     for missing in ("2998.99999", "no-such-paper"):
         for ask in (queries.paper_detail_shown, queries.harvested_code_shown):
-            with pytest.raises(QueryError) as in_layered:
-                ask(layered, missing)
+            with pytest.raises(QueryError) as in_overlaid:
+                ask(overlaid, missing)
             with pytest.raises(QueryError) as in_one:
                 ask(one, missing)
-            assert str(in_layered.value) == str(in_one.value)
+            assert str(in_overlaid.value) == str(in_one.value)
 
 
 def test_find_papers_for_repo_answers_alike(forms: Forms) -> None:
-    layered, one = forms.layered, forms.one_index
-    assert isinstance(layered.index, OverlaidIndex) and layered.index.archive is not None
-    repos = {*one.index.repo_names, *layered.index.repo_names, *layered.index.archive.repo_names}
+    overlaid, one = forms.overlaid, forms.one_index
+    assert isinstance(overlaid.index, OverlaidIndex) and overlaid.index.archive is not None
+    repos = {*one.index.repo_names, *overlaid.index.repo_names, *overlaid.index.archive.repo_names}
     assert SHARED_REPO in repos and len(repos) > 300
     found = 0
     for repo in sorted(repos):
         try:
             expected = list(pages(queries.papers_for_repo, one, repo, limit=4))
         except QueryError as error:  # only a replaced row linked it
-            with pytest.raises(QueryError) as in_layered:
-                queries.papers_for_repo(layered, repo)
-            assert str(in_layered.value) == str(error)
+            with pytest.raises(QueryError) as in_overlaid:
+                queries.papers_for_repo(overlaid, repo)
+            assert str(in_overlaid.value) == str(error)
             continue
-        assert list(pages(queries.papers_for_repo, layered, repo, limit=4)) == expected, repo
+        assert list(pages(queries.papers_for_repo, overlaid, repo, limit=4)) == expected, repo
         found += 1
     assert found > 300
 
@@ -281,9 +281,9 @@ def test_find_papers_for_repo_answers_alike(forms: Forms) -> None:
 def test_the_repository_many_papers_link_to_lists_them_in_one_order(forms: Forms) -> None:
     """Records with samples from it, records that link it, archive papers that link it: one list, official first, then
     those with the most samples from it, then by paper key, as one index lists them."""
-    layered = queries.papers_for_repo(forms.layered, SHARED, limit=100)
-    assert layered.model_dump() == {**queries.papers_for_repo(forms.one_index, SHARED, limit=100).model_dump(), "next_cursor": None}
-    officials = [paper.is_official for paper in layered.papers]
+    overlaid = queries.papers_for_repo(forms.overlaid, SHARED, limit=100)
+    assert overlaid.model_dump() == {**queries.papers_for_repo(forms.one_index, SHARED, limit=100).model_dump(), "next_cursor": None}
+    officials = [paper.is_official for paper in overlaid.papers]
     assert officials == sorted(officials, reverse=True) and any(officials) and not all(officials)
 
 
@@ -317,7 +317,7 @@ FILTERS = (  # but the first, each lets a few of the papers through (a snippet f
     SearchFilters(has_samples=True),
     SearchFilters(has_samples=False, official_code=True, year_from=2021),
     SearchFilters(framework="jax", year_to=2013),
-    SearchFilters(status="ran"),
+    SearchFilters(status=("ran",)),
     SearchFilters(task="Language Modelling"),
     SearchFilters(method="Method 3 Graph"),
 )
@@ -331,10 +331,10 @@ def compare_search(forms: Forms, tolerance: Callable[[str], float], *, snippets:
     for query in QUERIES:
         with_all, with_any = (match_scores(forms.one_index, query, every_word=every) for every in (True, False))
         for every_word in (True, False):
-            assert match_scores(forms.layered, query, every_word=every_word).keys() == (with_all if every_word else with_any).keys()
+            assert match_scores(forms.overlaid, query, every_word=every_word).keys() == (with_all if every_word else with_any).keys()
         for filters in FILTERS:
             total, expected = all_hits(forms.one_index, query, filters)
-            got_total, got = all_hits(forms.layered, query, filters)
+            got_total, got = all_hits(forms.overlaid, query, filters)
             if not snippets:
                 expected, got = ([{**hit, "snippet": bool(hit.get("snippet"))} for hit in hits] for hits in (expected, got))
             assert got_total == total and len(got) == len(expected), (query, filters)
@@ -357,11 +357,11 @@ def compare_search(forms: Forms, tolerance: Callable[[str], float], *, snippets:
 
 
 def test_search_papers_ranks_alike_to_the_bit_over_an_archive_no_record_replaces(adding: Forms) -> None:
-    """One set of BM25 statistics over both layers: every paper scores what it scores in one index, to the bit, so
+    """One set of BM25 statistics over the overlay: every paper scores what it scores in one index, to the bit, so
     the two orders differ only among papers of equal score."""
     for query in QUERIES:
         for every_word in (True, False):
-            assert match_scores(adding.layered, query, every_word=every_word) == match_scores(
+            assert match_scores(adding.overlaid, query, every_word=every_word) == match_scores(
                 adding.one_index, query, every_word=every_word
             )
     assert compare_search(adding, lambda query: 1e-9) > 1_000
@@ -383,34 +383,34 @@ def test_search_papers_finds_the_same_papers_over_an_archive_records_replace(rep
 )
 def test_browsing_is_the_same_order(forms: Forms, filters: SearchFilters) -> None:
     """Without a query, newest first, then by a hash of the paper's key: computed alike in both indexes."""
-    assert all_hits(forms.layered, "", filters) == all_hits(forms.one_index, "", filters)
+    assert all_hits(forms.overlaid, "", filters) == all_hits(forms.one_index, "", filters)
 
 
 def test_corpus_stats_counts_alike(forms: Forms) -> None:
-    layered, one = (overview.corpus_stats(corpus).model_dump() for corpus in (forms.layered, forms.one_index))
-    layered_load, one_load = layered.pop("load"), one.pop("load")
-    assert layered == one
-    assert layered["by_source"] == {
+    overlaid, one = (overview.corpus_stats(corpus).model_dump() for corpus in (forms.overlaid, forms.one_index))
+    overlaid_load, one_load = overlaid.pop("load"), one.pop("load")
+    assert overlaid == one
+    assert overlaid["by_source"] == {
         "records": len(forms.records),
-        "archive": len(forms.layered.index.papers) - len(forms.records),
+        "archive": len(forms.overlaid.index.papers) - len(forms.records),
         "archive_rows_replaced": len(forms.replaced),
     }
-    assert (layered_load["records_read"], one_load["records_read"]) == (len(forms.records), len(forms.one_index.index.papers))
-    assert layered_load["rejected"] == layered_load["warnings"] == 0
+    assert (overlaid_load["records_read"], one_load["records_read"]) == (len(forms.records), len(forms.one_index.index.papers))
+    assert overlaid_load["rejected"] == overlaid_load["warnings"] == 0
 
 
 def test_list_samples_by_status_answers_alike(forms: Forms) -> None:
     for status in forms.one_index.index.statuses():
-        assert list(pages(queries.samples_by_status_shown, forms.layered, status, limit=2)) == list(
+        assert list(pages(queries.samples_by_status_shown, forms.overlaid, status, limit=2)) == list(
             pages(queries.samples_by_status_shown, forms.one_index, status, limit=2)
         )
 
 
 def test_prompts_and_completions_answer_alike(forms: Forms) -> None:
-    layered, one = forms.layered, forms.one_index
+    overlaid, one = forms.overlaid, forms.one_index
     for paper in one.index.papers:
-        assert prompts.implement_prompt(layered, paper.key) == prompts.implement_prompt(one, paper.key)
-        assert prompts.compare_prompt(layered, paper.key) == prompts.compare_prompt(one, paper.key)
+        assert prompts.implement_prompt(overlaid, paper.key) == prompts.implement_prompt(one, paper.key)
+        assert prompts.compare_prompt(overlaid, paper.key) == prompts.compare_prompt(one, paper.key)
     replaced_ids = {paper["arxiv_id"] for paper in forms.replaced if paper.get("arxiv_id")} - {
         record["arxiv_id"] for record in forms.records
     }
@@ -418,16 +418,16 @@ def test_prompts_and_completions_answer_alike(forms: Forms) -> None:
         parsed = prefix.removeprefix("arXiv:")
         known = one.index.arxiv_ids_with_prefix(parsed, 10_000)
         expected = sorted({*known, *(arxiv for arxiv in replaced_ids if arxiv.startswith(parsed))})[: completions.COMPLETIONS]
-        assert completions.complete(layered, "arxiv_id", prefix) == expected, prefix
-        assert completions.complete(layered, "status", prefix) == completions.complete(one, "status", prefix)
-        assert completions.complete(layered, "code_sha256", prefix) == completions.complete(one, "code_sha256", prefix)
+        assert completions.complete(overlaid, "arxiv_id", prefix) == expected, prefix
+        assert completions.complete(overlaid, "status", prefix) == completions.complete(one, "status", prefix)
+        assert completions.complete(overlaid, "code_sha256", prefix) == completions.complete(one, "code_sha256", prefix)
 
 
 # -- a record wins -----------------------------------------------------------------------------------
 
 
 def test_a_record_wins_by_arxiv_id_by_slug_and_by_both_at_once(replacing: Forms, built: Built) -> None:
-    corpus = replacing.layered
+    corpus = replacing.overlaid
     one, three, twelve, twenty = (built.papers[i] for i in (1, 3, 12, 20))
 
     def answered(asked: str) -> tuple[str, str | None, str | None, str, int]:
@@ -452,7 +452,7 @@ def test_a_record_wins_by_arxiv_id_by_slug_and_by_both_at_once(replacing: Forms,
 
 
 def test_search_finds_a_replaced_paper_once_as_its_record(replacing: Forms) -> None:
-    corpus = replacing.layered
+    corpus = replacing.overlaid
     for record in replacing.records:
         total, hits = all_hits(corpus, record["title"], SearchFilters())
         assert total == len(hits)
@@ -465,7 +465,7 @@ def test_search_finds_a_replaced_paper_once_as_its_record(replacing: Forms) -> N
 
 
 def test_repository_lists_show_the_record_not_the_archive_row(replacing: Forms, built: Built) -> None:
-    listed = {paper.arxiv_id or paper.slug: paper for paper in queries.papers_for_repo(replacing.layered, SHARED, limit=100).papers}
+    listed = {paper.arxiv_id or paper.slug: paper for paper in queries.papers_for_repo(replacing.overlaid, SHARED, limit=100).papers}
     one, twelve, twenty = (built.papers[i] for i in (1, 12, 20))
     assert twelve["arxiv_id"] not in listed and slug(twelve) not in listed  # its record does not link the repository
     assert listed[slug(twenty)].is_official is False  # the row linked it as official; the record does not
@@ -477,7 +477,7 @@ def test_repository_lists_show_the_record_not_the_archive_row(replacing: Forms, 
 
 
 def test_by_source_counts_the_records_the_archive_and_the_rows_replaced(replacing: Forms, built: Built) -> None:
-    stats = overview.corpus_stats(replacing.layered)
+    stats = overview.corpus_stats(replacing.overlaid)
     # the bundled records replace their own rows; the others one row each, and one of them two
     assert len(replacing.replaced) == 2 + 1 + 1 + 2
     assert stats.by_source == {"records": 7, "archive": len(built.written) - 6, "archive_rows_replaced": 6}
@@ -513,16 +513,16 @@ def test_a_paper_scores_the_same_from_the_archive_as_from_a_record_of_its_text_b
     ln(600,000 / 1.5))."""
     paper = next(paper for paper in built.written if paper.get("arxiv_id") and paper.get("abstract") and paper.get("tasks"))
     key = paper["arxiv_id"]
-    as_record = served_both_ways(built, [*adding.records, paper], "same-text").layered
+    as_record = served_both_ways(built, [*adding.records, paper], "same-text").overlaid
     assert twins.paper_detail(as_record, key).attribution == models.ATTRIBUTION
-    assert twins.paper_detail(adding.layered, key).attribution == models.ARCHIVE_ATTRIBUTION
-    ranking = adding.layered.search
+    assert twins.paper_detail(adding.overlaid, key).attribution == models.ARCHIVE_ATTRIBUTION
+    ranking = adding.overlaid.search
     assert isinstance(ranking, Ranking)
-    documents = len(adding.layered.index.papers)  # no document deleted: every one is a paper
+    documents = len(adding.overlaid.index.papers)  # no document deleted: every one is a paper
     common = rare = 0
     for token in sorted({token for word in query_terms(paper["title"]) for token in query_tokens(word)}):
         having = ranking._searcher.doc_freq("title", token)
-        ratio = title_score(as_record, key, token) / title_score(adding.layered, key, token)
+        ratio = title_score(as_record, key, token) / title_score(adding.overlaid, key, token)
         assert ratio == pytest.approx(idf(documents + 1, having + 1) / idf(documents, having), rel=0.002), token
         if having >= documents // 5:
             assert ratio == pytest.approx(1, rel=0.01), token
@@ -535,7 +535,7 @@ def test_a_paper_scores_the_same_from_the_archive_as_from_a_record_of_its_text_b
         tokens = query_tokens(word)
         having = [ranking._searcher.doc_freq(field, token) for field in FIELDS for token in tokens]
         if all(count == 0 or count >= documents // 5 for count in having):
-            assert match_scores(as_record, word)[key] == pytest.approx(match_scores(adding.layered, word)[key], rel=0.01), word
+            assert match_scores(as_record, word)[key] == pytest.approx(match_scores(adding.overlaid, word)[key], rel=0.01), word
             common += 1
     assert common >= 5
 
@@ -682,7 +682,7 @@ def test_not_found_says_the_whole_reason_and_papercodes_next_step_whatever_the_r
 
 
 def test_an_archive_served_or_not_asked_for_says_nothing_of_it(adding: Forms, built: Built, tmp_path: Path) -> None:
-    for corpus in (adding.layered, Corpus.load([write_records(tmp_path / "records", records_that_add(built.papers))])):
+    for corpus in (adding.overlaid, Corpus.load([write_records(tmp_path / "records", records_that_add(built.papers))])):
         assert corpus.archive_note is None and overview.corpus_stats(corpus).archive is None and overview.load_notice(corpus) is None
         with pytest.raises(QueryError) as error:
             twins.paper_detail(corpus, "2998.99999")
@@ -711,7 +711,7 @@ def test_a_build_a_server_holds_is_kept_and_the_next_build_after_it_is_gone_remo
     assert held is not None
     corpus = Corpus.load([write_records(tmp_path / "records", records_that_add(built.papers))], archive_dir=archive)
     sources = [write_json(tmp_path / "src" / "papers.json", [paper_row("newer", "A newer build's paper", arxiv_id="2102.00001")])]
-    newer = build_archive(sources, archive, data_date=SNAPSHOT)
+    newer = build_archive(sources, archive, data_date=DATA_DATE)
     assert sorted(os.listdir(archive / BUILDS)) == sorted([held.name, newer.build_id])
     assert os.readlink(archive / CURRENT) == f"{BUILDS}/{newer.build_id}"
     still = next(paper["arxiv_id"] for paper in built.written[20:] if paper.get("arxiv_id"))
@@ -722,7 +722,7 @@ def test_a_build_a_server_holds_is_kept_and_the_next_build_after_it_is_gone_remo
     opened.close()
     del corpus
     gc.collect()
-    newest = build_archive(sources, archive, data_date=SNAPSHOT)
+    newest = build_archive(sources, archive, data_date=DATA_DATE)
     assert sorted(os.listdir(archive / BUILDS)) == [newest.build_id]
 
 

@@ -39,7 +39,7 @@ from tests.support.archive_tables import (
 from tests.support.checkout import THIS_CHECKOUT
 from tests.support.processes import run_papercode
 
-SNAPSHOT = "2025-07-28"
+DATA_DATE = "2025-07-28"
 NO_PROCESS = 4_194_304  # above every process id Linux (2**22 at most) and macOS hand out: its owner is dead
 COMMITS = {"pwc-archive/papers-with-abstracts": "a" * 40, "pwc-archive/links-between-paper-and-code": "b" * 40}
 
@@ -74,7 +74,7 @@ def test_a_directory_with_any_archive_json_and_files_of_its_own_is_refused_and_l
     (mine / "notes.txt").write_text("three years of notes")
     (mine / "src" / "model.py").write_text("import torch\n")
     before = files_of(mine)
-    result = run_papercode("archive", "build", *sources(tmp_path / "src"), "--out", mine, "--snapshot", SNAPSHOT)
+    result = run_papercode("archive", "build", *sources(tmp_path / "src"), "--out", mine, "--snapshot", DATA_DATE)
     assert one_line(result, 2) == (
         f"papercode: archive build: --out {mine}: not empty and not an archive papercode wrote (no current link, no archive.json "
         "with papercode's format marker); it was left as it is. Next: pass a new or empty directory, or an archive papercode built\n"
@@ -90,7 +90,7 @@ def test_a_directory_with_any_archive_json_and_files_of_its_own_is_refused_and_l
 )
 def test_an_archive_holding_a_file_papercode_did_not_write_is_not_written(tmp_path: Path, added: str, named: str) -> None:
     archive = tmp_path / "archive"
-    build_archive(sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
+    build_archive(sources(tmp_path / "src"), archive, data_date=DATA_DATE)
     (archive / added).parent.mkdir(exist_ok=True)
     (archive / added).write_text("mine")
     before = files_of(archive)
@@ -104,7 +104,7 @@ def test_an_archive_holding_a_file_papercode_did_not_write_is_not_written(tmp_pa
 
 def test_a_file_put_into_the_archive_while_the_build_runs_is_not_removed_with_it(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
-    build_archive(sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
+    build_archive(sources(tmp_path / "src"), archive, data_date=DATA_DATE)
     before = files_of(archive)
 
     class Meanwhile(ArchiveBuildProgress):
@@ -126,8 +126,8 @@ def test_a_symlinked_out_is_rebuilt_where_it_points_and_stays_a_symlink(tmp_path
     target.parent.mkdir()
     home.mkdir()
     (home / "archive").symlink_to(target)
-    for snapshot in (SNAPSHOT, "2025-08-01"):
-        result = run_papercode("archive", "build", *sources(tmp_path / "src"), "--out", home / "archive", "--snapshot", snapshot)
+    for data_date in (DATA_DATE, "2025-08-01"):
+        result = run_papercode("archive", "build", *sources(tmp_path / "src"), "--out", home / "archive", "--snapshot", data_date)
         assert (result.returncode, result.stderr) == (0, "")
         assert result.stdout.startswith(f"archive: {target}, build ") and f" MB, given as {home / 'archive'})\n" in result.stdout
     assert (home / "archive").is_symlink() and os.readlink(home / "archive") == str(target)
@@ -138,7 +138,7 @@ def test_a_symlinked_out_is_rebuilt_where_it_points_and_stays_a_symlink(tmp_path
 @pytest.mark.process
 def test_a_symlinked_out_pointing_nowhere_is_refused(tmp_path: Path) -> None:
     (tmp_path / "archive").symlink_to(tmp_path / "unmounted" / "disk" / "archive")
-    result = run_papercode("archive", "build", *sources(tmp_path / "src"), "--out", tmp_path / "archive", "--snapshot", SNAPSHOT)
+    result = run_papercode("archive", "build", *sources(tmp_path / "src"), "--out", tmp_path / "archive", "--snapshot", DATA_DATE)
     assert "points where nothing is. Next: create " in one_line(result, 2)
     assert not (tmp_path / "unmounted").exists() and (tmp_path / "archive").is_symlink()
 
@@ -197,7 +197,7 @@ def test_after_a_build_killed_between_its_renames_the_next_start_serves_the_prev
 ) -> None:
     archive = tmp_path / "data" / "archive"
     source_files = sources(tmp_path / "src")
-    build_archive(source_files, archive, data_date=SNAPSHOT)
+    build_archive(source_files, archive, data_date=DATA_DATE)
     before = files_of(archive)
     mine = users_own(archive.parent)
     killed_between_the_renames(archive, source_files)
@@ -222,7 +222,7 @@ def test_after_a_build_killed_between_its_renames_the_next_start_serves_the_prev
 def test_the_next_build_after_the_kill_finds_the_previous_build_and_replaces_it(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
     source_files = sources(tmp_path / "src")
-    build_archive(source_files, archive, data_date=SNAPSHOT)
+    build_archive(source_files, archive, data_date=DATA_DATE)
     mine = users_own(tmp_path)
     killed_between_the_renames(archive, source_files)
     result = run_papercode("archive", "build", *source_files, "--out", archive, "--snapshot", "2025-08-02")
@@ -239,7 +239,7 @@ def test_a_read_only_archive_directory_does_not_crash_the_start(
     """What a killed build left cannot be removed (the lock cannot be taken, or a build cannot be renamed aside to be
     removed: a read-only volume): the start serves the current build all the same, and leaves the rest as it is."""
     archive = tmp_path / "archive"
-    first = build_archive(sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
+    first = build_archive(sources(tmp_path / "src"), archive, data_date=DATA_DATE)
     unswitched = archive / BUILDS / "20250101T000000Z-0000abcd"  # what a build killed before its switch leaves
     (archive / BUILDS / first.build_id).rename(unswitched)
     shutil.copytree(unswitched, archive / BUILDS / first.build_id, symlinks=True)
@@ -287,7 +287,7 @@ def test_builds_of_two_archives_in_one_directory_do_not_wait_for_each_other(tmp_
 def test_an_archive_dir_with_a_trailing_newline_is_where_the_build_goes_and_serve_looks(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
     chosen = {"PAPERCODE_ARCHIVE_DIR": f"{archive}\n"}  # as `$(cat file)` or an env file leaves it
-    built = run_papercode("archive", "build", *sources(tmp_path / "src"), "--snapshot", SNAPSHOT, env=chosen)
+    built = run_papercode("archive", "build", *sources(tmp_path / "src"), "--snapshot", DATA_DATE, env=chosen)
     assert (built.returncode, built.stderr) == (0, "")
     assert built.stdout.startswith(f"archive: {archive}, build ")
     assert built.stdout.endswith("Serve it beneath the records: papercode serve --archive\n")  # the hint works as printed
@@ -343,7 +343,7 @@ def test_a_hand_edited_commit_date_in_the_manifest_never_reaches_the_records(tmp
 @pytest.mark.process
 def test_a_manifest_of_an_unknown_format_is_refused_by_serve_and_check_and_replaced_by_a_rebuild(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
-    build_archive(sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
+    build_archive(sources(tmp_path / "src"), archive, data_date=DATA_DATE)
     manifest = current_manifest(archive)
     (archive / CURRENT / MANIFEST).write_bytes(orjson.dumps({**manifest, "format_version": 99}))
     result = run_papercode("check", "--archive", "--archive-dir", archive, "--code-dir", tmp_path / "code")
@@ -352,7 +352,7 @@ def test_a_manifest_of_an_unknown_format_is_refused_by_serve_and_check_and_repla
         "archive: the archive is not served: the archive is of format 99, and this papercode serves format 2. Next: run "
         "`papercode archive fetch` (downloads it) or `papercode archive build SOURCE...` (from files you have)\n"
     ) in result.stdout
-    rebuilt = run_papercode("archive", "build", *sources(tmp_path / "src"), "--out", archive, "--snapshot", SNAPSHOT)
+    rebuilt = run_papercode("archive", "build", *sources(tmp_path / "src"), "--out", archive, "--snapshot", DATA_DATE)
     assert (rebuilt.returncode, rebuilt.stderr) == (0, "")
     assert run_papercode("check", "--archive", "--archive-dir", archive, "--code-dir", tmp_path / "code").returncode == 0
 
@@ -377,7 +377,7 @@ def test_today_is_a_snapshot_date_wherever_it_is_today() -> None:
 @pytest.mark.process
 def test_a_start_with_the_archive_in_place_leaves_every_entry_beside_it_that_papercode_did_not_leave(tmp_path: Path) -> None:
     archive = tmp_path / "archive"
-    build_archive(sources(tmp_path / "src"), archive, data_date=SNAPSHOT)
+    build_archive(sources(tmp_path / "src"), archive, data_date=DATA_DATE)
     mine = users_own(tmp_path)
     result = run_papercode("check", "--archive", "--archive-dir", archive, "--code-dir", tmp_path / "code")
     assert result.returncode == 0, result.stderr

@@ -26,7 +26,7 @@ from papercode.corpus.reload import LiveCorpus
 from papercode.corpus.snapshot import records_part, served_key, snapshot_path
 from papercode.corpus.stages import ARCHIVE_NEXT, open_stages
 from papercode.index.mapped_archive import BUILDS, CURRENT, current_build
-from tests.support.archive_layers import build_small_archive, layered_records
+from tests.support.archive_overlay import build_small_archive, overlay_records
 from tests.support.http import WAIT, health, papercode_serve, wait_ready
 from tests.support.records import synthetic_records, write_records
 
@@ -54,20 +54,20 @@ def _wait(until: Callable[[], bool], what: str) -> None:
 
 
 @pytest.fixture
-def layered_copy(tmp_path: Path) -> tuple[Path, Path]:
+def overlaid_copy(tmp_path: Path) -> tuple[Path, Path]:
     """Records of the test's own (it changes them) over a small archive of its own (it moves `current`)."""
-    return layered_records(tmp_path / "records"), build_small_archive(tmp_path / "sources", tmp_path / "archive")
+    return overlay_records(tmp_path / "records"), build_small_archive(tmp_path / "sources", tmp_path / "archive")
 
 
 @pytest.mark.process
 @ON_LINUX
 @pytest.mark.parametrize("how", ["sighup", "watch"])
 def test_two_hundred_reloads_over_the_archive_keep_descriptors_and_memory_flat(
-    layered_copy: tuple[Path, Path], tmp_path: Path, how: str
+    overlaid_copy: tuple[Path, Path], tmp_path: Path, how: str
 ) -> None:
     """Each reload used to keep the 14 mapped files of the archive it replaced open (a reference cycle only a full collection
     freed) and the allocator's high-water mark of its buffers: 30 reloads took a server from 167 descriptors to 587."""
-    records, archive = layered_copy
+    records, archive = overlaid_copy
     record = sorted(records.iterdir())[0]
     watching = ("--watch", "--watch-interval", "0.05") if how == "watch" else ()
     args = ("--transport", "streamable-http", "--records", str(records), "--archive", "--archive-dir", str(archive), *watching)
@@ -135,9 +135,9 @@ def _restored(archive: Path, served: str) -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_a_reload_that_cannot_open_the_served_archive_keeps_it_and_healthz_says_degraded(
-    layered_copy: tuple[Path, Path], tmp_path: Path
+    overlaid_copy: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    records, archive = layered_copy
+    records, archive = overlaid_copy
     build = current_build(archive)
     assert build is not None
     args = ("--transport", "streamable-http", "--records", str(records), "--archive", "--archive-dir", str(archive))
@@ -206,8 +206,8 @@ def _build_descriptors(build: Path) -> int:
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 @pytest.mark.usefixtures("collections_off")
-async def test_a_replaced_mapped_archive_is_let_go_at_the_swap_without_a_collection(layered_copy: tuple[Path, Path]) -> None:
-    records, archive = layered_copy
+async def test_a_replaced_mapped_archive_is_let_go_at_the_swap_without_a_collection(overlaid_copy: tuple[Path, Path]) -> None:
+    records, archive = overlaid_copy
     build = current_build(archive)
     assert build is not None
     live = _live(records, archive)
@@ -221,8 +221,8 @@ async def test_a_replaced_mapped_archive_is_let_go_at_the_swap_without_a_collect
 
 @ON_LINUX
 @pytest.mark.usefixtures("collections_off")
-def test_a_map_a_call_still_reads_is_released_when_that_call_lets_it_go(layered_copy: tuple[Path, Path]) -> None:
-    records, archive = layered_copy
+def test_a_map_a_call_still_reads_is_released_when_that_call_lets_it_go(overlaid_copy: tuple[Path, Path]) -> None:
+    records, archive = overlaid_copy
     build = current_build(archive)
     assert build is not None
     live = _live(records, archive)
@@ -240,8 +240,8 @@ def test_a_map_a_call_still_reads_is_released_when_that_call_lets_it_go(layered_
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_a_reload_that_cannot_open_the_served_archive_fails_and_keeps_it(layered_copy: tuple[Path, Path]) -> None:
-    records, archive = layered_copy
+async def test_a_reload_that_cannot_open_the_served_archive_fails_and_keeps_it(overlaid_copy: tuple[Path, Path]) -> None:
+    records, archive = overlaid_copy
     live = _live(records, archive)
     await live.load()
     served = _dangling(archive)
@@ -262,8 +262,8 @@ async def test_a_reload_that_cannot_open_the_served_archive_fails_and_keeps_it(l
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
-async def test_a_reload_without_the_archive_it_never_served_is_no_failure(layered_copy: tuple[Path, Path]) -> None:
-    records, archive = layered_copy
+async def test_a_reload_without_the_archive_it_never_served_is_no_failure(overlaid_copy: tuple[Path, Path]) -> None:
+    records, archive = overlaid_copy
     _dangling(archive)
     live = _live(records, archive)
     await live.load()
@@ -277,7 +277,7 @@ async def test_a_reload_without_the_archive_it_never_served_is_no_failure(layere
 async def test_a_failed_reload_keeps_its_reason_whole_whatever_the_reason_holds(tmp_path: Path) -> None:
     """The reason and the next step are kept apart, never cut out of one line again: a directory whose name holds
     ". Next: " stays in the reason, and the next step is the one papercode gives."""
-    records = layered_records(tmp_path / "records")
+    records = overlay_records(tmp_path / "records")
     archive = build_small_archive(tmp_path / "sources", tmp_path / "archive. Next: remove it")
     build = current_build(archive)
     assert build is not None

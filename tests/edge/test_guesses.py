@@ -1,5 +1,5 @@
-"""The names agents guess (`edge.guesses`): names made comparable, edit distance, the nearest names (the table of
-agents' names first, then a few edits away), and the refusals' texts at their bounds. The calls as agents make them are
+"""The names agents guess (`edge.guesses`): names made comparable, the nearest names (the table of agents' names
+first, then a few edits away: `core.names`, tested in tests/core/test_names.py), and the refusals' texts at their bounds. The calls as agents make them are
 in tests/product/test_mistaken_calls.py."""
 
 from __future__ import annotations
@@ -18,14 +18,6 @@ SEARCH_TAKES = ("query", "task", "method", "framework", "has_samples", "status",
 )
 def test_a_name_is_compared_as_snake_case_without_a_hosts_prefix(name: str, key: str) -> None:
     assert guesses.normalised(name) == key
-
-
-@pytest.mark.parametrize(
-    ("a", "b", "edits"),
-    [("query", "query", 0), ("querry", "query", 1), ("year_form", "year_from", 1), ("", "abc", 3), ("kitten", "sitting", 3)],
-)
-def test_edit_distance_counts_a_swap_of_neighbours_as_one_edit(a: str, b: str, edits: int) -> None:
-    assert guesses.edit_distance(a, b) == edits == guesses.edit_distance(b, a)
 
 
 def test_the_table_comes_before_edit_distance_and_a_pair_needs_both() -> None:

@@ -261,8 +261,8 @@ def test_8_calls_with_the_input_closed_at_once_each_get_one_answer_over_the_reco
 
 
 @pytest.mark.process
-def test_8_calls_with_the_input_closed_at_once_each_get_one_answer_over_an_archive(tmp_path: Path, layered: tuple[Path, Path]) -> None:
-    records, archive = layered
+def test_8_calls_with_the_input_closed_at_once_each_get_one_answer_over_an_archive(tmp_path: Path, overlaid: tuple[Path, Path]) -> None:
+    records, archive = overlaid
     calls: list[tuple[str, dict[str, Any]]] = [
         ("search_papers", {"query": "archive"}),
         ("get_paper", {"paper": "2003.00003"}),

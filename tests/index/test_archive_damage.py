@@ -29,14 +29,14 @@ from papercode.corpus.snapshot import records_part, served_key
 from papercode.corpus.stages import ARCHIVE_NEXT, Corpus, open_stages
 from papercode.index import mapped, overlay
 from papercode.index.mapped_archive import MANIFEST, UNOPENABLE_NEXT, ArchiveUnavailable, current_build, open_archive
-from tests.support.archive_layers import build_small_archive, layered_records
+from tests.support.archive_overlay import build_small_archive, overlay_records
 from tests.support.http import WAIT, papercode_serve, wait_ready
 
 
 @pytest.fixture
-def damaged(layered: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path, Path]:
+def damaged(overlaid: tuple[Path, Path], tmp_path: Path) -> tuple[Path, Path, Path]:
     """(the records, a copy of the archive to damage, its current build)."""
-    records, served = layered
+    records, served = overlaid
     archive = tmp_path / "archive"
     shutil.copytree(served, archive, symlinks=True)
     build = current_build(archive)
@@ -105,8 +105,8 @@ def _no_more_maps(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(mapped, "mmap", SimpleNamespace(mmap=_too_many_open_files, ACCESS_READ=mmap.ACCESS_READ))
 
 
-def test_too_many_open_files_is_not_called_damage(layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    records, archive = layered
+def test_too_many_open_files_is_not_called_damage(overlaid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    records, archive = overlaid
     _no_more_maps(monkeypatch)
     note = Corpus.load([records], archive_dir=archive).archive_note
     assert note is not None and "damaged" not in note and ARCHIVE_NEXT not in note
@@ -127,11 +127,11 @@ def _refused(monkeypatch: pytest.MonkeyPatch, path: Path, error: int) -> None:
 
 @pytest.mark.parametrize("refused", ["the build's lock", "the manifest"])
 def test_out_of_descriptors_at_the_lock_or_the_manifest_says_so_not_that_the_archive_kept_changing(
-    layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, refused: str
+    overlaid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, refused: str
 ) -> None:
     """The lock on the build is the first descriptor a start takes, the manifest the second: out of descriptors, it
     failed there, and was told as a build switching three times or as a manifest to fetch again."""
-    records, archive = layered
+    records, archive = overlaid
     build = current_build(archive)
     assert build is not None
     _refused(monkeypatch, build if refused == "the build's lock" else build / MANIFEST, errno.EMFILE)
@@ -140,9 +140,9 @@ def test_out_of_descriptors_at_the_lock_or_the_manifest_says_so_not_that_the_arc
     assert note == f"the archive is not served: {reason}. Next: {UNOPENABLE_NEXT}"
 
 
-def test_a_file_system_without_locks_is_said_with_what_to_fix(layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_system_without_locks_is_said_with_what_to_fix(overlaid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     """No lock, no serving: a build could remove what the server maps. Said as it is, not as a build switching."""
-    _, archive = layered
+    _, archive = overlaid
     build = current_build(archive)
     assert build is not None
 
@@ -157,9 +157,9 @@ def test_a_file_system_without_locks_is_said_with_what_to_fix(layered: tuple[Pat
 
 
 def test_an_overlay_tantivy_cannot_open_is_damage_only_when_the_files_are_not_the_build_s(
-    layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+    overlaid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    records, archive = layered
+    records, archive = overlaid
 
     def refused(path: str) -> bool:
         raise ValueError("Failed to open file for read: 'IoError { Too many open files (os error 24) }'")
@@ -185,9 +185,9 @@ def _files_hashed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_an_index_of_another_tantivy_version_is_said_without_hashing_its_files(
-    layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+    overlaid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    records, archive = layered
+    records, archive = overlaid
     checked = _files_hashed(monkeypatch)
     monkeypatch.setattr(tantivy.Index, "is_compatible", lambda path: False)
     note = Corpus.load([records], archive_dir=archive).archive_note
@@ -196,9 +196,9 @@ def test_an_index_of_another_tantivy_version_is_said_without_hashing_its_files(
 
 
 def test_a_schema_tantivy_refuses_is_checked_before_it_is_called_another_schema(
-    layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+    overlaid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    records, archive = layered
+    records, archive = overlaid
     checked = _files_hashed(monkeypatch)
 
     def refused(index: tantivy.Index) -> tantivy.Index:
@@ -211,9 +211,9 @@ def test_a_schema_tantivy_refuses_is_checked_before_it_is_called_another_schema(
 
 
 def test_a_reload_the_system_refuses_the_archive_is_a_failed_reload_not_damage(
-    layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+    overlaid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    records, archive = layered
+    records, archive = overlaid
     roots = [records]
     live = LiveCorpus(
         lambda key: open_stages(roots, Limits(), None, None, key and records_part(key), archive_dir=archive),
@@ -236,7 +236,7 @@ def test_a_reload_the_system_refuses_the_archive_is_a_failed_reload_not_damage(
 async def test_a_file_cut_short_under_a_server_kills_it_with_a_line_on_stderr(tmp_path: Path) -> None:
     """Nothing can stop another process from truncating a file the server maps, nor catch the SIGBUS that follows
     in Python: the server dies, and its stderr says so (`faulthandler`)."""
-    records = layered_records(tmp_path / "records")
+    records = overlay_records(tmp_path / "records")
     archive = build_small_archive(tmp_path / "sources", tmp_path / "archive")
     build = current_build(archive)
     assert build is not None

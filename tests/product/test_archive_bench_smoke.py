@@ -217,7 +217,7 @@ def test_harness_measures_a_build_of_record_shards(archive: Path, tmp_path: Path
     (tmp_path / "fake_archive_build.py").write_text(FAKE_BUILD)
     monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     result = measure_archive(
-        archive, forms=["json.gz"], build="fake_archive_build:build_archive", snapshot="2025-07-28", build_out=tmp_path / "out"
+        archive, forms=["json.gz"], build="fake_archive_build:build_archive", data_date="2025-07-28", build_out=tmp_path / "out"
     )
     build = result["forms"]["json.gz"]["build"]
     assert build["available"] and build["returned"] == "int"

@@ -22,7 +22,7 @@ from mcp.types import INVALID_PARAMS
 from papercode.corpus.stages import Corpus
 from papercode.edge.app import PapercodeServer, build_server
 from papercode.settings import bundled_records_dir
-from tests.support.archive_layers import build_bundled_archive
+from tests.support.archive_overlay import build_bundled_archive
 from tests.support.mcp import TOOL_NAMES
 from tests.support.records import BERT_MOUTH, BERT_MOUTH_TITLE, BERTS_ICL
 
@@ -124,6 +124,9 @@ MISTAKES = [
     Mistake("search_papers", {"query": "bert", "status": ["ran_honours", "unverified"]}, Answered(hits, [BERT_MOUTH, BERTS_ICL])),
     Mistake("search_papers", {"query": "bert", "status": "ran_honours,unverified"}, Answered(hits, [BERT_MOUTH, BERTS_ICL])),
     Mistake("search_papers", {"query": "bert", "status": {"any": "ran"}}, Refused("invalid_argument", BOTH_FORMS)),
+    # A list's item is one value, as every tool that takes several reads it: a comma in it is not split.
+    Mistake("search_papers", {"query": "bert", "status": ["ran_honours,unverified"]}, Refused("invalid_argument", "several: status=")),
+    Mistake("list_samples_by_status", {"status": ["ran_honours,unverified"]}, Refused("invalid_argument", "several: status=")),
     # A word that matches nothing is named, and the search says it fell back to any word; no hits says why, with the call.
     Mistake(
         "search_papers",
@@ -135,6 +138,15 @@ MISTAKES = [
         "search_papers",
         {"query": "bert", "year_from": 2030},
         Answered(lambda answer: "Next: call again without year_from" in answer["note"], True),
+    ),
+    # Papers have every word and the filter leaves them out: no hits of any word, and the filter named.
+    Mistake(
+        "search_papers",
+        {"query": "bert markov", "status": "unverified"},
+        Answered(
+            lambda answer: (answer.get("match"), answer["total"], answer["note"].endswith("Next: call again without status")),
+            (None, 0, True),
+        ),
     ),
     # -- get_paper --------------------------------------------------------------------------------------------------
     Mistake("get_paper", {"id": BERT_MOUTH}, Refused("invalid_argument", f'call again with paper="{BERT_MOUTH}"')),
@@ -152,6 +164,8 @@ MISTAKES = [
         {"paper": BERT_MOUTH_TITLE.split(":")[0]},
         Refused("not_found", f'call search_papers(query="{BERT_MOUTH_TITLE.split(":")[0]}")'),
     ),
+    # Hyphenated words as a title writes them are no slugs: not split, one title (which names no paper).
+    Mistake("get_paper", {"paper": "Zero-Shot, Few-Shot"}, Refused("not_found", 'call search_papers(query="Zero-Shot, Few-Shot")')),
     # A title where an id goes: the one paper with that whole title, saying so.
     Mistake("get_paper", {"paper": BERT_MOUTH_TITLE}, Answered(by_title, (BERT_MOUTH, True))),
     Mistake("get_paper", {"paper": "berts are generative in context learners."}, Answered(by_title, (BERTS_ICL, True))),
@@ -198,6 +212,9 @@ MISTAKES = [
     Mistake("describe", {"kind": "dataset", "name": TASK}, Refused("not_found", f"call describe(kind='task', name='{TASK}')")),
     Mistake("describe", {"kind": "benchmarks", "name": DATASET}, Answered(lambda answer: answer["kind"], "dataset")),
     Mistake("describe", {"kind": "paper", "name": "BERT"}, Refused("invalid_argument", "call search_papers(query='BERT')")),
+    Mistake("describe", {"kind": "datset", "name": DATASET}, Refused("invalid_argument", "call again with kind='dataset'")),
+    # the nearest kind as the nearest argument (a few edits away): a fragment is no misspelling
+    Mistake("describe", {"kind": "set", "name": DATASET}, Refused("invalid_argument", "call again with kind task, method or dataset")),
     Mistake("describe", {"type": "dataset", "name": DATASET}, Refused("invalid_argument", 'with kind="dataset"')),
     Mistake("describe", {"kind": "dataset", "id": DATASET}, Refused("invalid_argument", f'with name="{DATASET}"')),
     # -- tools that do not exist ------------------------------------------------------------------------------------

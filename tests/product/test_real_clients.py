@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.archive_layers import build_bundled_archive
+from tests.support.archive_overlay import build_bundled_archive
 from tests.support.checkout import THIS_CHECKOUT
 from tests.support.mcp import TOOL_NAMES
 from tests.support.records import BERT_MOUTH, BERT_MOUTH_ORDER, BERT_MOUTH_TITLE, BERTS_ICL, BERTS_ICL_TITLE

@@ -24,7 +24,7 @@ from papercode.answers import queries
 from papercode.archive import build_archive
 from papercode.corpus.stages import Corpus
 
-from .archive_layers import SNAPSHOT, archive_papers
+from .archive_overlay import DATA_DATE, archive_papers
 from .archive_tables import bundled_rows, generated_rows, link_row, paper_row, write_json
 
 
@@ -63,7 +63,7 @@ def answered(corpus: Corpus) -> dict[str, str]:
 
 def record(directory: Path) -> dict[str, Any]:
     """The archive built from `sources` in `directory`: its paper columns' digests and its answers' (over no records)."""
-    build_archive(sources(directory / "tables"), directory / "archive", data_date=SNAPSHOT)
+    build_archive(sources(directory / "tables"), directory / "archive", data_date=DATA_DATE)
     build = (directory / "archive" / "current").resolve()
     columns = {str(path.relative_to(build)): _digest(path.read_bytes()) for path in sorted((build / "papers").iterdir())}
     (directory / "records").mkdir()

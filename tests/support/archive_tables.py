@@ -309,17 +309,17 @@ def served_papers(archive: Path) -> dict[str, Row]:
     abstract), by slug, in build order."""
     from papercode.index.mapped_archive import open_archive
 
-    layer = open_archive(archive)
+    mapped = open_archive(archive)
     try:
-        assert layer.abstracts is not None
+        assert mapped.abstracts is not None
         papers: dict[str, Row] = {}
-        for a in range(len(layer)):
-            row = layer.papers[a]
+        for a in range(len(mapped)):
+            row = mapped.papers[a]
             assert row.slug is not None and row.slug not in papers
-            papers[row.slug] = {**_served_row(row), "abstract": layer.abstracts.get(a)}
+            papers[row.slug] = {**_served_row(row), "abstract": mapped.abstracts.get(a)}
         return papers
     finally:
-        layer.close()
+        mapped.close()
 
 
 def _served_row(row: Any) -> Row:
@@ -375,10 +375,10 @@ def assert_bundled_papers_back(papers: dict[str, Row], snapshot: str = "2025-07-
         )
 
 
-def build_recording(sources: list[Path], out: Path, snapshot: str) -> tuple[Any, list[Row]]:
+def build_recording(sources: list[Path], out: Path, data_date: str) -> tuple[Any, list[Row]]:
     """`build_archive`, and every paper it wrote, in build order, as the Code-with-Papers record the build wrote of it
     before the serving form (its fields, its code links, the archive as its source): the papers of the one-index form
-    that the layered one is compared with."""
+    that the overlaid one is compared with."""
     from papercode.archive import build as build_module
     from papercode.archive.rows import LICENCE_URL
     from papercode.archive.serving import ServingWriter
@@ -396,13 +396,13 @@ def build_recording(sources: list[Path], out: Path, snapshot: str) -> tuple[Any,
                 | ({} if link.framework is None else {"framework": link.framework})
                 for link in links
             ]
-            source = {"archive": "pwc-archive (Hugging Face), CC BY-SA 4.0", "snapshot": snapshot, "licence_url": LICENCE_URL}
+            source = {"archive": "pwc-archive (Hugging Face), CC BY-SA 4.0", "snapshot": data_date, "licence_url": LICENCE_URL}
             records.append({**record, "code_links": code_links, "source": source})
             super().add(slug=slug, arxiv_id=arxiv_id, record=record, links=links)
 
     setattr(build_module, "ServingWriter", Recording)  # noqa: B010 - for this build only
     try:
-        summary = build_module.build_archive(sources, out, data_date=snapshot)
+        summary = build_module.build_archive(sources, out, data_date=data_date)
     finally:
         setattr(build_module, "ServingWriter", ServingWriter)  # noqa: B010
     return summary, records

@@ -1,20 +1,24 @@
 """A recording HTTP server on 127.0.0.1 for tests that download: the fake GitHub the fetcher talks to.
 
 Every request path it receives is recorded, so "no request was made" is asserted, not assumed. A handler
-that blocks waits on `release`, which teardown sets, so no test can hang on it.
+that blocks waits on `release`, which teardown sets, so no test can hang on it. Over HTTPS (`tls=True`) it shows a
+certificate for 127.0.0.1 that no client trusts unless told to (`UNTRUSTED_CERT`, self-signed, made for these tests).
 """
 
 from __future__ import annotations
 
+import ssl
 import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 Handler = Callable[[BaseHTTPRequestHandler], None]
 SERVER_HOLD_SECONDS = 5.0  # the longest any handler blocks; teardown releases them at once
+UNTRUSTED_CERT = Path(__file__).parent / "untrusted_tls" / "cert.pem"  # valid 2000-2199, its own issuer
 
 
 # -- a recording HTTP server ----------------------------------------------------------------
@@ -39,7 +43,7 @@ class FixtureServer:
         self.routes[path] = handler
 
 
-def serve() -> Iterator[FixtureServer]:
+def serve(*, tls: bool = False) -> Iterator[FixtureServer]:
     state = FixtureServer()
 
     class RecordingHandler(BaseHTTPRequestHandler):
@@ -69,8 +73,12 @@ def serve() -> Iterator[FixtureServer]:
                 state.errors.append(error)
 
     server = QuietServer(("127.0.0.1", 0), RecordingHandler)
+    if tls:  # a handshake the client refuses fails in accept, which the server skips: it records no request
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(UNTRUSTED_CERT, UNTRUSTED_CERT.with_name("key.pem"))
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     state.port = server.server_address[1]
-    state.base_url = f"http://127.0.0.1:{state.port}"
+    state.base_url = f"{'https' if tls else 'http'}://127.0.0.1:{state.port}"
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
     thread.start()
     try:

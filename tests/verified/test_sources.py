@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import os
+import re
 import socket
 import threading
 import time
@@ -22,6 +23,7 @@ import anyio
 import pytest
 
 from papercode import __version__
+from papercode.verified import sources
 from papercode.verified.sources import (
     DEFAULT_BASE_URL,
     MAX_SOURCE_BYTES,
@@ -31,7 +33,7 @@ from papercode.verified.sources import (
     SourceLocation,
     locate,
 )
-from tests.support.fixture_server import SERVER_HOLD_SECONDS, FixtureServer, reply, serve
+from tests.support.fixture_server import SERVER_HOLD_SECONDS, UNTRUSTED_CERT, FixtureServer, reply, serve
 
 
 @pytest.fixture
@@ -42,6 +44,12 @@ def server() -> Iterator[FixtureServer]:
 @pytest.fixture
 def other_server() -> Iterator[FixtureServer]:
     yield from serve()
+
+
+@pytest.fixture
+def untrusted() -> Iterator[FixtureServer]:
+    """A server over HTTPS with a certificate this machine does not trust."""
+    yield from serve(tls=True)
 
 
 class FakeClock:
@@ -229,9 +237,9 @@ async def test_slow_server_times_out_quickly_and_opens_the_circuit(server: Fixtu
     with anyio.fail_after(2):
         result = await fetcher.fetch(file_location("slow.py"))
     assert time.monotonic() - started < 1.0
-    assert result == SourceFile("fetch_failed", reason="timed out after 0.2 s")  # not `unreachable`: asking again may do
+    assert result == SourceFile("fetch_failed", reason="timed out after 0.2 s")  # no `connect_failed`: asking again may do
     again = await fetcher.fetch(file_location("other.py"))
-    assert again.outcome == "fetch_failed" and "retried in 60 s" in again.reason and not again.unreachable
+    assert again.outcome == "fetch_failed" and "retried in 60 s" in again.reason and again.connect_failed is None
     assert server.requests == [raw_path("slow.py")]
 
 
@@ -396,7 +404,7 @@ async def test_a_failing_base_is_not_asked_again_until_retry_after(
     server.route(raw_path("broken.py"), reply(status, b"busy"))
     server.route(raw_path("fine.py"), reply(200, b"ok = 1\n"))
     first = await fetcher.fetch(file_location("broken.py"))
-    assert first.outcome == "fetch_failed" and str(status) in first.reason and not first.unreachable
+    assert first.outcome == "fetch_failed" and str(status) in first.reason and first.connect_failed is None
     second = await fetcher.fetch(file_location("fine.py"))
     assert second.outcome == "fetch_failed" and "retried in 60 s" in second.reason
     assert server.requests == [raw_path("broken.py")]
@@ -430,9 +438,9 @@ async def test_an_unreachable_base_opens_the_circuit(clock: FakeClock) -> None:
     finally:
         await fetcher.aclose()
     assert first == SourceFile(
-        "fetch_failed", reason=f"127.0.0.1:{port} cannot be reached from this machine (Connection refused)", unreachable=True
+        "fetch_failed", reason=f"127.0.0.1:{port} cannot be reached from this machine (Connection refused)", connect_failed="unreachable"
     )
-    assert second.outcome == "fetch_failed" and second.unreachable  # not asked again: what made it so is said again
+    assert second.outcome == "fetch_failed" and second.connect_failed == "unreachable"  # not asked again: what made it so is said again
     assert second.reason == f"{first.reason}; it will be retried in 60 s"
 
 
@@ -452,8 +460,49 @@ async def test_a_host_whose_name_does_not_resolve_is_unreachable(monkeypatch: py
     finally:
         await fetcher.aclose()
     assert result == SourceFile(
-        "fetch_failed", reason="code.example cannot be resolved from this machine (DNS: Name or service not known)", unreachable=True
+        "fetch_failed",
+        reason="code.example cannot be resolved from this machine (DNS: Name or service not known)",
+        connect_failed="unreachable",
     )
+
+
+@pytest.fixture
+async def over_tls(untrusted: FixtureServer, clock: FakeClock) -> AsyncIterator[SourceFetcher]:
+    """A fetcher from the server over HTTPS, which has src/model.py."""
+    untrusted.route(raw_path("src/model.py"), reply(200, b"ok = 1\n"))
+    fetcher = SourceFetcher(untrusted.base_url, timeout=SERVER_HOLD_SECONDS, clock=clock)
+    yield fetcher
+    await fetcher.aclose()
+
+
+@pytest.mark.anyio
+async def test_a_certificate_this_machine_does_not_trust_is_a_failed_tls_handshake_not_an_unreachable_host(
+    untrusted: FixtureServer, over_tls: SourceFetcher
+) -> None:
+    # httpcore raises ConnectError for it, over an ssl.SSLError whose errno (1) is OpenSSL's: not "Operation not permitted"
+    first = await over_tls.fetch(file_location())
+    second = await over_tls.fetch(file_location())
+    assert (first.outcome, first.connect_failed) == ("fetch_failed", "tls")
+    said = re.escape(f"the TLS handshake with 127.0.0.1:{untrusted.port} failed: certificate verify failed: ")
+    assert re.fullmatch(said + "self[- ]signed certificate", first.reason), first.reason
+    assert second == SourceFile("fetch_failed", reason=f"{first.reason}; it will be retried in 60 s", connect_failed="tls")
+    assert untrusted.requests == []  # the handshake failed: nothing was asked
+
+
+@pytest.fixture
+def trusting(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process trusts the test server's certificate alone, as a server started with SSL_CERT_FILE naming it does
+    (the TLS context is made once a process, on first use)."""
+    monkeypatch.setenv("SSL_CERT_FILE", str(UNTRUSTED_CERT))
+    sources._tls_context.cache_clear()
+    yield
+    sources._tls_context.cache_clear()  # made again, without it, by the next test that fetches
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("trusting")
+async def test_the_next_step_a_failed_handshake_names_works_a_certificate_trusted_through_ssl_cert_file(over_tls: SourceFetcher) -> None:
+    assert await over_tls.fetch(file_location()) == SourceFile("ok", b"ok = 1\n")
 
 
 # -- concurrency ----------------------------------------------------------------------------

@@ -576,6 +576,21 @@ async def test_a_host_that_cannot_be_reached_is_not_answered_call_again_in_a_min
         )
 
 
+async def test_a_host_whose_certificate_this_machine_does_not_trust_is_answered_with_ssl_cert_file(
+    corpus: Corpus, verified: Verified
+) -> None:
+    for untrusted in serve(tls=True):
+        got = await code_answer(corpus, ENTRY_SHA, verified(untrusted.base_url))
+        assert untrusted.requests == []
+    assert got["withheld"] == "fetch_failed"
+    assert got["note"].startswith(f"fetch_failed: the TLS handshake with 127.0.0.1:{untrusted.port} failed: certificate verify failed: ")
+    assert got["note"].endswith(
+        "Next: calling again does not help while TLS to the host fails here: if a proxy intercepts TLS or the CA bundle is missing where"
+        " this server runs, set SSL_CERT_FILE to the bundle to trust and restart the server; or store it from a clone at"
+        f" DIR/{REPO} with `papercode materialize --repos DIR --repo {REPO}`, then call again; or read it at file_url (unverified)."
+    )
+
+
 @pytest.fixture
 def silent() -> Iterator[FixtureServer]:
     """A server that accepts the request for src/model.py and never answers (until teardown)."""

@@ -76,11 +76,13 @@ def _json_kind(value: object) -> str:
 
 
 def _reads_as_paper_id(text: str) -> bool:
-    # A bare slug without a hyphen may as well be a word of a title: only ids nobody would write in a title split.
+    """Whether a part of a comma-separated paper argument is an id nobody would write as a title's word: an arXiv id, a
+    paper's URL or `/paper/` path, or a bare slug as slugs are written, in lower case with a hyphen (`Zero-Shot` and
+    `Attention` may be a title's words; `parse_slug` would lower-case the first)."""
     if parse_arxiv_id(text) is not None:
         return True
     slug = parse_slug(text)
-    return slug is not None and ("-" in slug or "/" in text)
+    return slug is not None and ("/" in text or ("-" in slug and slug == text))
 
 
 _STATUS_WORD = re.compile(r"[\w-]+").fullmatch
@@ -164,7 +166,7 @@ def check_search(corpus: Corpus, query: str, filters: SearchFilters) -> SearchFi
     if len(query) > MAX_QUERY_CHARS:
         raise QueryError("invalid_argument", f"query is over {MAX_QUERY_CHARS} characters", "search with a few distinctive words")
     if filters.status:
-        filters = replace(filters, status=",".join(check_statuses(corpus, filters.status)))
+        filters = replace(filters, status=tuple(check_statuses(corpus, filters.status)))
     for name, text in (("query", query), ("task", filters.task), ("method", filters.method), ("framework", filters.framework)):
         if text is not None and not is_unicode_text(text):  # lone surrogates: only in-process, never on the wire
             raise QueryError("invalid_argument", f"{name} is not valid Unicode text", f"call again with {name} as plain text")

@@ -12,14 +12,13 @@ as shown (`shaping.shown`), as the keyed tools' are.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from typing import Any, Final, Literal
 
 from papercode.core.errors import QueryError
 from papercode.core.ids import parse_arxiv_id, repo_key
 from papercode.core.metrics import direction_text
-from papercode.core.names import NameKind, name_key, shared_prefix
+from papercode.core.names import NameKind, name_key, near_by_edits, shared_prefix
 from papercode.core.safe_text import followable
 from papercode.corpus.stages import Corpus
 from papercode.index.board_columns import BoardView, Order
@@ -299,19 +298,14 @@ def _paper_of_row(row: RankedRow) -> dict[str, Any] | None:
     title, key = row.title, row.ref
     if title is None and key is None:
         return None
-    arxiv = parse_arxiv_id(key) if key else None
-    return shown(
-        arxiv_id=arxiv.canonical if arxiv else None,
-        slug=key if key and arxiv is None else None,
-        title=shorten(title or key or "", TITLE_CHARS),
-        date=row.date,
-    )
+    arxiv_id, slug = _ref_ids(key)
+    return shown(arxiv_id=arxiv_id, slug=slug, title=shorten(title or key or "", TITLE_CHARS), date=row.date)
 
 
-def _ref_id(ref: str | None) -> str | None:
-    """A row's own paper id, as its paper is shown: an arXiv id in its canonical form, else the slug."""
+def _ref_ids(ref: str | None) -> tuple[str | None, str | None]:
+    """A row's own paper id as its paper is shown, (arXiv id, slug): its arXiv id in canonical form, else it as a slug."""
     arxiv = parse_arxiv_id(ref) if ref else None
-    return arxiv.canonical if arxiv else ref
+    return (arxiv.canonical, None) if arxiv else (None, ref or None)
 
 
 def _code(own: Sequence[str], paper: PaperRow | None) -> dict[str, Any] | None:
@@ -363,7 +357,8 @@ def _best(best: BestRow | None) -> str | None:
     """A benchmark's best row, in brief: its value, its model and its paper's id."""
     if best is None:
         return None
-    key = best.paper or _ref_id(best.ref)
+    arxiv_id, slug = _ref_ids(best.ref)
+    key = best.paper or arxiv_id or slug
     return f"{best.value}" + (f", {best.model}" if best.model else "") + (f" ({key})" if key else "")
 
 
@@ -406,7 +401,7 @@ def _kind(kind: str, name: str) -> NameKind:
         what, call = elsewhere
         text = str(name)[:MAX_ASKED_NAME_CHARS] if isinstance(name, str) else ""
         raise QueryError("invalid_argument", f"describe takes kind task, method or dataset, not {given!r}: {what}", call.format(name=text))
-    near = difflib.get_close_matches(word, KIND_WORDS, n=1, cutoff=0.6)
+    near = near_by_edits(word, list(KIND_WORDS))
     guess = f"kind={KIND_WORDS[near[0]]!r}" if near else "kind task, method or dataset"
     raise QueryError("invalid_argument", f"kind must be task, method or dataset, not {given!r}", f"call again with {guess}")
 

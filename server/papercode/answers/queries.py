@@ -219,7 +219,8 @@ def _no_hits(corpus: Corpus, engine: Ranking, query: str, filters: SearchFilters
 
 
 def _filter_shown(name: str, value: object) -> str:
-    return f"{name}={orjson.dumps(value).decode()}"
+    """A filter as a call writes it: statuses comma-separated, one form for one status or several."""
+    return f"{name}={orjson.dumps(','.join(value) if isinstance(value, tuple) else value).decode()}"
 
 
 def paper_detail_shown(corpus: Corpus, paper_id: str) -> dict[str, Any]:
@@ -332,12 +333,15 @@ def _withheld_next(obtained: SampleOutcome, materialize_flags: tuple[str, ...]) 
             f"store it where this server runs: {command.format('--fetch')} (or `--repos DIR` over {clone}{flags}),"
             " or serve without --offline; then call again. file_url has it meanwhile, unverified"
         )
-    if obtained.outcome == "fetch_failed" and obtained.unreachable:
+    if obtained.outcome == "fetch_failed" and obtained.connect_failed is not None:
         flags = f" (with the server's {server})" if server else ""
-        return (
-            "calling again does not help while this machine cannot reach the host: store it from"
-            f" {clone} with {command.format('--repos DIR')}{flags}, then call again; or read it at file_url (unverified)"
-        )
+        store = f"store it from {clone} with {command.format('--repos DIR')}{flags}, then call again; or read it at file_url (unverified)"
+        if obtained.connect_failed == "tls":
+            return (
+                "calling again does not help while TLS to the host fails here: if a proxy intercepts TLS or the CA bundle is"
+                " missing where this server runs, set SSL_CERT_FILE to the bundle to trust and restart the server; or " + store
+            )
+        return f"calling again does not help while this machine cannot reach the host: {store}"
     return _WITHHELD_NEXT.get(obtained.outcome, _UNVERIFIABLE_NEXT)
 
 

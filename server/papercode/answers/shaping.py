@@ -18,7 +18,7 @@ import orjson
 from papercode.core.errors import QueryError
 from papercode.corpus.stages import Corpus
 from papercode.index.columns import SampleColumns
-from papercode.index.fields import DETAIL_FIELDS, PAPER_FIELDS, CodeLinkRow, PaperDetails
+from papercode.index.fields import DETAIL_FIELDS, PAPER_FIELDS, SHOWN_SAMPLE_FIELDS, CodeLinkRow, PaperDetails
 from papercode.index.paper_index import PaperRow, task_key
 
 from . import models
@@ -136,6 +136,30 @@ SampleGroupKey = tuple[
     int, str, str, str | None, str | None, bool
 ]  # paper (-1: not grouped by paper), repo, kind, language, licence, inline_ok
 
+# The sample fields grouped_samples unpacks by position, in this order: those `index.fields` marks `shown`, as
+# `SampleColumns.shown` reads them. A field marked shown (or moved) there is a name in its loop too, and a place in
+# `models.GroupedSample` or `models.RepoSamples`: refused at import until it is, not at the first call.
+GROUPED_SAMPLE_FIELDS = (
+    "code_sha256",
+    "entry",
+    "repo",
+    "repo_kind",
+    "path",
+    "language",
+    "status",
+    "contract_check",
+    "verification_level",
+    "licence",
+    "inline_ok",
+)
+if SHOWN_SAMPLE_FIELDS != GROUPED_SAMPLE_FIELDS:
+    raise ImportError(
+        f"index.fields marks the sample fields {', '.join(SHOWN_SAMPLE_FIELDS)} shown, in that order, but "
+        f"answers.shaping.grouped_samples unpacks {', '.join(GROUPED_SAMPLE_FIELDS)}: unpack each in its loop, in the "
+        "declaration's order, list it in GROUPED_SAMPLE_FIELDS and show it where models.GroupedSample or models.RepoSamples "
+        "places it (or leave the field unmarked)"
+    )
+
 
 def grouped_samples(
     columns: SampleColumns,
@@ -154,6 +178,7 @@ def grouped_samples(
     groups: dict[SampleGroupKey, dict[str, Any]] = {}
     owners = papers if papers is not None else [-1] * len(ids)
     implies = models.STATUS_IMPLIES
+    # The fields of GROUPED_SAMPLE_FIELDS, in its order.
     for paper, (sha, entry, repo, kind, path, language, status, check, level, licence, inline) in zip(
         owners, columns.shown(ids), strict=True
     ):

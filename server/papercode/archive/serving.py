@@ -23,7 +23,6 @@ from typing import Any, Final
 
 import orjson
 
-from papercode.core.days import year_of
 from papercode.core.ids import paper_key
 from papercode.core.names import title_key
 from papercode.index.columns import ordered_links
@@ -62,6 +61,7 @@ _NO_SAMPLES = range(0)  # an archive paper's
 # (read once a paper, for their column and the search document).
 _TEXTS = tuple(field for field in ARCHIVED if isinstance(field.kind, Text))
 _INTS = tuple(field for field in ARCHIVED if isinstance(field.kind, Int32))
+_YEAR = [field.name for field in _INTS].index("year")  # its column's value is the search document's year too
 (_DETAILS,) = (field for field in ARCHIVED if isinstance(field.kind, Details))
 
 
@@ -138,7 +138,7 @@ class ServingWriter:
         details = details_of_row(source)
         self._blob.append(details_blob(details))
         date, authors, title, tasks, methods = record.get("date"), details.authors, record["title"], details.tasks, details.methods
-        year = year_of(date)
+        year = self._ints[_YEAR][-1]
         key = paper_key(arxiv_id, slug)
         self._keys.append(key)
         if arxiv_id:
@@ -171,7 +171,7 @@ class ServingWriter:
                 frameworks=sorted({link.framework for link in links if link.framework}),
                 statuses=[],
                 date=date,
-                year=year,
+                year=None if year == NONE else year,
                 samples=0,
                 official=any(link.is_official for link in links),
             )

@@ -1,4 +1,4 @@
-"""The one error shape every answer uses: `<code>: <what happened>. <what to do next>`."""
+"""The one error shape every answer uses: `<code>: <what happened>. Next: <what to do>.`"""
 
 from __future__ import annotations
 

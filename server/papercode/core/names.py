@@ -5,13 +5,17 @@ tools (`get_leaderboard`, `describe`) key the archive's tasks, methods, datasets
 one is found by the other. Case, white space, hyphens and underscores never matter; task names also merge the usual
 spelling variants (`Language Modelling` / `Language Modeling`); datasets and metrics are keyed as methods are. A slug (`semantic-segmentation`, the lower-cased name
 with every run of other characters one `-`) is one more way to write a name: `name_keys` gives both.
+
+A name that names nothing is answered with the nearest names, by one of two rules: among a few names (a tool's
+arguments, the tools, describe's kinds), those a few edits away (`near_by_edits`); among the many sorted keys of the
+archive's names, the neighbours of where it would sort, by how much of their beginning it shares (`shared_prefix`).
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 NameKind = Literal["task", "method", "dataset", "metric"]
@@ -62,6 +66,37 @@ def shared_prefix(a: str, b: str) -> int:
             break
         n += 1
     return n
+
+
+MOST_EDITED_CHARS = 64  # no name compared by edits is near one longer: edit distance would cost its square
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Edits (insert, delete, substitute, swap two neighbours) that turn `a` into `b`."""
+    before: list[int] | None = None
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        current = [i]
+        for j, y in enumerate(b, 1):
+            cost = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y))
+            if before is not None and i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
+                cost = min(cost, before[j - 2] + 1)
+            current.append(cost)
+        before, previous = previous, current
+    return previous[-1]
+
+
+def near_by_edits(name: str, names: Sequence[str]) -> list[str]:
+    """The names among `names` a few edits from `name` (about a third of the shorter name, one at least), the nearest
+    first, then in their order: what a misspelt name most likely meant, among a few names."""
+    if len(name) > MOST_EDITED_CHARS:
+        return []
+    near = sorted(
+        (distance, position, candidate)
+        for position, candidate in enumerate(names)
+        if (distance := edit_distance(name, candidate)) <= max(1, min(len(name), len(candidate)) // 3)
+    )
+    return [candidate for _, _, candidate in near]
 
 
 def name_keys(kind: NameKind, names: Iterable[str]) -> set[str]:

@@ -5,7 +5,7 @@ tool does not take without a word, so the call answers something else than was a
 (`unknown_arguments`, a failed call), and answers a tool it does not have with the nearest tools
 (`unknown_tool_message`, made a protocol error by `compat.unknown_tool`). Both name the call to make. The nearest name
 comes first from the tables of names agents use (`ARGUMENT_GUESSES`, `TOOL_GUESSES`: edit distance would not find
-`q` → `query`), then by edit distance.
+`q` → `query`), then by edit distance (`core.names.near_by_edits`, by which describe's kinds are guessed too).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import orjson
 
 from papercode.answers.checks import quote
+from papercode.core.names import near_by_edits
 
 
 def _by_guess(table: Mapping[str, str]) -> dict[str, tuple[str, ...]]:
@@ -88,34 +89,12 @@ def normalised(name: str) -> str:
     return re.sub(r"[\s\-]+", "_", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", last)).lower()
 
 
-def edit_distance(a: str, b: str) -> int:
-    """Edits (insert, delete, substitute, swap two neighbours) that turn `a` into `b`."""
-    before: list[int] | None = None
-    previous = list(range(len(b) + 1))
-    for i, x in enumerate(a, 1):
-        current = [i]
-        for j, y in enumerate(b, 1):
-            cost = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y))
-            if before is not None and i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
-                cost = min(cost, before[j - 2] + 1)
-            current.append(cost)
-        before, previous = previous, current
-    return previous[-1]
-
-
 def nearest(name: str, names: Sequence[str], guesses: Mapping[str, tuple[str, ...]]) -> list[str]:
     """The names among `names` that `name` most likely meant, nearest first: the table's (an `a+b` entry when both
-    are among them), then those a few edits away (about a third of the shorter name); at most `MOST_NAMED`."""
+    are among them), then those a few edits away (`core.names.near_by_edits`); at most `MOST_NAMED`."""
     key = normalised(name)
-    if len(key) > 64:  # no name of papercode's is near one this long; edit distance would cost its square
-        return []
     found = [guess for guess in guesses.get(key, ()) if all(part in names for part in guess.split("+"))]
-    near = sorted(
-        (distance, position, candidate)
-        for position, candidate in enumerate(names)
-        if (distance := edit_distance(key, candidate)) <= max(1, min(len(key), len(candidate)) // 3)
-    )
-    found += [candidate for _, _, candidate in near if candidate not in found]
+    found += [candidate for candidate in near_by_edits(key, names) if candidate not in found]
     return found[:MOST_NAMED]
 
 

@@ -241,7 +241,7 @@ class PapercodeTools:
     ) -> Annotated[CallToolResult, models.SearchResult]:
         """Ranked full-text search of titles, abstracts, authors, tasks and methods; filters combine.
         Next: get_harvested_code_for_paper or get_paper."""
-        statuses = ",".join(status) if isinstance(status, list) else status  # SearchFilters holds them comma-separated
+        statuses = tuple([status] if isinstance(status, str) else status) if status else None  # as read: one, or a list
         filters = SearchFilters(task, method, framework, has_samples, statuses, official_code, year_from, year_to)
         return reply(queries.search_papers(self.source(), query, filters, limit, cursor))
 

@@ -243,6 +243,26 @@ class Boards:
         counts = Counter(names)
         return frozenset(i for i, name in enumerate(names) if counts[name] > 1)
 
+    @functools.cached_property
+    def task_twins(self) -> dict[int, tuple[int, ...]]:
+        """Tasks named alike all the way up (the same names from the top, which no name can tell apart), each to all
+        of them in the build's order: answers serve them as one task, the first, with the benchmarks and subtasks of
+        all. Most archives have none."""
+        alike: dict[tuple[str, ...], list[int]] = {}
+        for task in sorted(self.repeated_task_names):
+            alike.setdefault(tuple(self.task_path(task)), []).append(task)
+        return {task: tuple(twins) for twins in alike.values() if len(twins) > 1 for task in twins}
+
+    def task_path(self, task: int, levels: int | None = None) -> list[str]:
+        """The names of a task and of its parents, `levels` of them at most (None: all), the top first."""
+        names, parents = self.strings["task.name"], self.ints["task.parent"]
+        chain = [names[task] or ""]
+        parent = parents[task]
+        while parent >= 0 and (levels is None or len(chain) < levels):
+            chain.append(names[parent] or "")
+            parent = parents[parent]
+        return chain[::-1]
+
     def value(self, metric: int, local_row: int) -> tuple[str | None, float | None]:
         """(the value as typed, its number) of a row (its place in its board) for a board-metric."""
         at = self.ints["metric.values"][metric] + local_row

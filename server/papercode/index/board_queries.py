@@ -5,15 +5,14 @@ samples, ordered by one of its metrics and paged (`RankedRow`); a task's or a da
 and each one's best (`BestRow`); a task, method or dataset as stored (`TaskFacts`, `MethodFacts`, `DatasetFacts`); a
 paper's results (`ResultRow`); and what a name means as people write it (`core.names`): within a task for its
 benchmarks and within a benchmark for its metrics, an exact spelling first, a task whose name others have too named by
-its parents' names as well (`Parent > Task`). The columns are `board_columns`' layout; a row's paper is read through
-the overlaid index (`overlaid.Ordinals`): the archive paper it joined, or the record that replaces it, whose code links
-and samples are then the row's. Tasks, methods, datasets, benchmarks and board-metrics are named by their ids in the
-columns.
+its parents' names as well (`Parent > Task`), and tasks named alike all the way up one task (`Boards.task_twins`). The
+columns are `board_columns`' layout; a row's paper is read through the overlaid index (`overlaid.Ordinals`): the
+archive paper it joined, or the record that replaces it, whose code links and samples are then the row's. Tasks,
+methods, datasets, benchmarks and board-metrics are named by their ids in the columns.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Final
 
@@ -167,7 +166,7 @@ class BoardQueries:
         else so in another case (`_spelled_alike`). A task under a name other tasks have too is named by its parents'
         names first, `Parent > Task` (`PATH`); of tasks spelled alike, the one whose names from the top are those written
         wins (the top-level task, for a name alone), and entries alike all the way up cannot be told apart: the first
-        stands for them."""
+        stands for them (for tasks, with the benchmarks and subtasks of all: `task_benchmarks`, `subtasks`)."""
         segments = [text]
         found = self._boards.find(kind, text)
         if kind == "task":  # the task key merges doubled digits: `Atari 2600` must not find `Atari 260`
@@ -183,17 +182,19 @@ class BoardQueries:
         if len(alike) > 1 and kind == "task":
             first_of_path: dict[tuple[str, ...], int] = {}
             for i in alike:
-                first_of_path.setdefault(tuple(self._path(kind, i, None)), i)
+                first_of_path.setdefault(tuple(self._path(kind, i, None)), self._first_twin(i))
             anchored = [i for path, i in first_of_path.items() if len(path) == len(segments)]
             alike = anchored if len(anchored) == 1 else list(first_of_path.values())
         return alike
 
     def label(self, kind: NameKind, i: int) -> str:
-        """A name that leads to `i` alone: its own, or, for a task under a name others have too, the fewest of its
-        parents' names before it that tell it apart (`Parent > Task`)."""
+        """A name that leads to `i` alone (or to the first of its twins, which answers for them all): its own, or, for a
+        task under a name others have too, the fewest of its parents' names before it that tell it apart
+        (`Parent > Task`)."""
         name = self._boards.strings[f"{kind}.name"][i] or ""
         if kind != "task" or i not in self._boards.repeated_task_names:
             return name
+        i = self._first_twin(i)
         path = self._path(kind, i, None)
         for levels in range(1, len(path) + 1):
             label = PATH.join(path[-levels:])
@@ -202,16 +203,15 @@ class BoardQueries:
         return PATH.join(path)
 
     def _path(self, kind: NameKind, i: int, levels: int | None) -> list[str]:
-        """The names of `i` and of its parents, `levels` of them at most (None: all), the top first."""
-        names = self._boards.strings[f"{kind}.name"]
-        chain = [names[i] or ""]
+        """The names of `i` and, for a task, of its parents, `levels` of them at most (None: all), the top first."""
         if kind == "task":
-            parents = self._boards.ints["task.parent"]
-            parent = parents[i]
-            while parent >= 0 and (levels is None or len(chain) < levels):
-                chain.append(names[parent] or "")
-                parent = parents[parent]
-        return chain[::-1]
+            return self._boards.task_path(i, levels)
+        return [self._boards.strings[f"{kind}.name"][i] or ""]
+
+    def _first_twin(self, task: int) -> int:
+        """The task that answers for `task` and the tasks named alike all the way up (`Boards.task_twins`): the first."""
+        twins = self._boards.task_twins.get(task)
+        return task if twins is None else twins[0]
 
     def _under(self, segments: list[str]) -> list[int]:
         """The tasks named `segments[-1]` whose parents are named, upwards, by the segments before it."""
@@ -233,13 +233,13 @@ class BoardQueries:
     def benchmarks_named(self, task: int, text: str) -> list[int]:
         """The task's benchmarks a dataset name means: by their own name, else by their dataset's names (full name,
         variants); an exact spelling first."""
-        ids = self._boards.task_boards(task)
+        ids = self.task_benchmarks(task)
         datasets = self.benchmark_datasets(ids)
-        found = [ids[i] for i in _within(datasets, "dataset", text)]
+        found = _within(datasets, "dataset", text)
         if not found:
             entities, entity = set(self._boards.find("dataset", text)), self._boards.ints["board.dataset_id"]
-            found = [b for b in ids if entity[b] in entities]
-        return _spelled_alike(found, lambda b: datasets[b - ids.start], text)
+            found = [i for i, b in enumerate(ids) if entity[b] in entities]
+        return [ids[i] for i in _spelled_alike(found, datasets.__getitem__, text)]
 
     def metrics_named(self, metrics: range, text: str) -> list[int]:
         """The board-metrics of `metrics` (a benchmark's) a metric name means; an exact spelling first."""
@@ -247,7 +247,12 @@ class BoardQueries:
         return [metrics[i] for i in _spelled_alike(_within(names, "metric", text), names.__getitem__, text)]
 
     def subtasks(self, task: int) -> Sequence[int]:
-        return self._boards.children(task)
+        """A task's subtasks (and its twins'), tasks named alike all the way up once, as the first of them."""
+        boards = self._boards
+        if not boards.task_twins:
+            return boards.children(task)
+        children = [child for twin in boards.task_twins.get(task, (task,)) for child in boards.children(twin)]
+        return list(dict.fromkeys(self._first_twin(child) for child in children))
 
     # -- benchmarks ----------------------------------------------------------------------
 
@@ -258,9 +263,12 @@ class BoardQueries:
         board = self._boards.board
         return [board(b) for b in ids]
 
-    def task_benchmarks(self, task: int) -> range:
-        """A task's benchmarks, in the build's order (laid out together)."""
-        return self._boards.task_boards(task)
+    def task_benchmarks(self, task: int) -> Sequence[int]:
+        """A task's benchmarks, in the build's order (laid out together), and its twins' after them (`Boards.task_twins`)."""
+        twins = self._boards.task_twins.get(task)
+        if twins is None:
+            return self._boards.task_boards(task)
+        return [b for twin in twins for b in self._boards.task_boards(twin)]
 
     def dataset_benchmarks(self, *datasets: int) -> list[int]:
         """The benchmarks on any of `datasets`, the busiest first."""
@@ -402,21 +410,22 @@ class BoardQueries:
         rows whose paper a record replaces (its links are the record's), and harvested samples of a status."""
         boards, index, ordinals = self._boards, self._index, self._ordinals
         rows = row_start + places.astype(np.int64)
-        archive_papers = boards.row_paper[rows]
-        replaced = _replaced(ordinals)
-        by_record = np.flatnonzero(np.isin(archive_papers, replaced)) if len(replaced) else NO_ROWS
         keep = np.ones(len(rows), dtype=bool)
+        if has_code is None and statuses is None:
+            return np.flatnonzero(keep)
+        archive_papers = boards.row_paper[rows]
+        replaced = ordinals.replaced_sorted
+        by_record = np.flatnonzero(np.isin(archive_papers, replaced)) if len(replaced) else NO_ROWS
+        replacing = [(i, index.papers[ordinals.of_archive(int(archive_papers[i]))]) for i in by_record.tolist()]  # (row, record)
         if has_code is not None:
             code = boards.row_code[rows] != 0
-            for i in by_record.tolist():
-                record = index.papers[ordinals.of_archive(int(archive_papers[i]))]
+            for i, record in replacing:
                 code[i] = bool(boards.row_code[rows[i]] & ROW_OWN_CODE) or any(link.repo for link in record.details().code_links)
             keep &= code if has_code else ~code
         if statuses is not None:
             wanted = set(statuses)
             harvested = np.zeros(len(rows), dtype=bool)
-            for i in by_record.tolist():
-                record = index.papers[ordinals.of_archive(int(archive_papers[i]))]
+            for i, record in replacing:
                 harvested[i] = bool(record.samples) and not wanted.isdisjoint(index.statuses_of(record))
             keep &= harvested
         return np.flatnonzero(keep)
@@ -458,14 +467,3 @@ class BoardQueries:
             _listed(strings["dataset.tasks"][dataset]),
             strings["dataset.homepage"][dataset],
         )
-
-
-_REPLACED: weakref.WeakKeyDictionary[Ordinals, np.ndarray] = weakref.WeakKeyDictionary()  # let go with its corpus
-
-
-def _replaced(ordinals: Ordinals) -> np.ndarray:
-    """The archive papers a record replaces, sorted, for `np.isin`: made once a corpus composed over the archive."""
-    replaced = _REPLACED.get(ordinals)
-    if replaced is None:
-        replaced = _REPLACED[ordinals] = np.array(sorted(ordinals.replaced), dtype=np.int32)
-    return replaced

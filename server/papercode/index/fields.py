@@ -23,8 +23,9 @@ made from them, in order:
   cut, authors and links cut and counted, tasks merged, samples counted).
 
 Adding a field is a line here; a field get_paper shows is a line of its answer model too (the model the client sees
-orders and describes it); a snapshot written before it is refused, and rebuilt; an archive build without a new
-column of its is of another format: refused, with the command that rebuilds it.
+orders and describes it), and a sample field marked `shown` a name in `grouped_samples` (each refused at import until
+it is); a snapshot written before it is refused, and rebuilt; an archive build without a new column of its is of
+another format: refused, with the command that rebuilds it.
 """
 
 # No `from __future__ import annotations`: the annotations are the declaration, read as written (`get_type_hints`).

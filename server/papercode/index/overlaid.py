@@ -13,12 +13,15 @@ Nothing here copies the archive: a paper is read from its mapped columns when a 
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import heapq
 import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, NoReturn
+
+import numpy as np
 
 from .columns import PaperColumns
 from .fields import PaperRow
@@ -43,6 +46,12 @@ class Ordinals:
 
     def __len__(self) -> int:
         return self.records + self.archive - len(self.replaced)
+
+    @functools.cached_property
+    def replaced_sorted(self) -> np.ndarray:
+        """The archive papers a record replaces, sorted, as an int32 array (for `np.isin`): made on first use, kept with
+        the numbering (so let go with its corpus)."""
+        return np.array(self._sorted, dtype=np.int32)
 
     def of_archive(self, a: int) -> int:
         """The paper that archive paper `a` is: its own ordinal, or the record's that replaces it."""

@@ -3,8 +3,9 @@
 
 A query ranks by BM25 (tantivy prunes to the top k with block-max WAND) in two tiers, papers with the words in the
 title first; when no paper has every word, papers with any of them, and the page says so and which words no paper
-has. No words browse newest first. Searches share no lock: tantivy's searcher is safe across threads and releases the
-GIL.
+has (when papers have every word and the filters leave them all out, there is nothing to fall back to: no hits, which
+the filters caused). No words browse newest first. Searches share no lock: tantivy's searcher is safe across threads
+and releases the GIL.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ class Ranking:
                 return SearchPage(total, hits)
             if len(words) == 1:
                 return SearchPage(0, [], unmatched=self._unmatched(terms, words))
+            if conditions and self._has_all(searchable):  # papers have every word, and the filters leave them out
+                return SearchPage(0, [])
         unmatched = self._unmatched(terms, words)
         if len(unmatched) == len(set(terms)):  # no word matches anything: nor can any of them
             return SearchPage(0, [], any_word=len(words) > 1, unmatched=unmatched)
@@ -78,6 +81,10 @@ class Ranking:
     def count(self, query: str, filters: SearchFilters) -> int:
         """How many papers `search` finds for this query and these filters (its `total`)."""
         return self.search(query, filters, 0, 0, _no_texts).total
+
+    def _has_all(self, words: list[list[str]]) -> bool:
+        """Whether some paper has every word, filters aside (asked only of a filtered search that found nothing)."""
+        return bool(self._searcher.search(_every_word(words), 1, count=False).hits)
 
     def _unmatched(self, terms: list[str], words: list[list[str]]) -> tuple[str, ...]:
         """The terms (as typed, each once) that no paper has in any field; `words`: each term's tokens."""
@@ -143,9 +150,13 @@ class Ranking:
         words = [tokens for tokens in map(query_tokens, query_terms(query)) if tokens]
         if not words:
             return []
-        matched = tantivy.Query.boolean_query([(tantivy.Occur.Must, in_any_field(tokens)) for tokens in words])
-        hits = self._searcher.search(matched, limit).hits
+        hits = self._searcher.search(_every_word(words), limit).hits
         return list(zip(self._papers([address for _, address in hits]), (float(score) for score, _ in hits), strict=True))
+
+
+def _every_word(words: list[list[str]]) -> tantivy.Query:
+    """Papers with every word (each word's tokens) in any field."""
+    return tantivy.Query.boolean_query([(tantivy.Occur.Must, in_any_field(tokens)) for tokens in words])
 
 
 def _count(result: tantivy.SearchResult) -> int:

@@ -21,7 +21,7 @@ class SearchFilters:
     method: str | None = None
     framework: str | None = None
     has_samples: bool | None = None
-    status: str | None = None  # one status, or several comma-separated (any of them)
+    status: tuple[str, ...] | None = None  # any of these statuses
     official_code: bool | None = None
     year_from: int | None = None
     year_to: int | None = None
@@ -61,8 +61,8 @@ def filter_queries(filters: SearchFilters) -> list[tantivy.Query]:
     for kind, value in (("task", filters.task), ("method", filters.method), ("framework", filters.framework)):
         if value:
             facet(facet_term(kind, FACET_KEYS[kind](value)))
-    if filters.status:  # any of the comma-separated statuses
-        facet(*(facet_term("status", status) for status in filters.status.split(",")))
+    if filters.status:  # any of them
+        facet(*(facet_term("status", status) for status in filters.status))
     if filters.has_samples is not None:
         facet(HAS_SAMPLES_TERMS[filters.has_samples])
     if filters.official_code is not None:

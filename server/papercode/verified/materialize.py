@@ -23,7 +23,7 @@ from papercode.core.records import NO_LICENCE
 from papercode.index.paper_index import SampleRow
 
 from .harvest import HarvestedModule, SourceModule, interpreter, requires_of, unsupported_language
-from .sources import MAX_SOURCE_SIZE_TEXT, LocalClones, SourceFetcher, SourceFile, SourceLocation, locate
+from .sources import MAX_SOURCE_SIZE_TEXT, ConnectFailure, LocalClones, SourceFetcher, SourceFile, SourceLocation, locate
 from .store import CodeStore
 
 log = logging.getLogger(__name__)
@@ -51,7 +51,10 @@ OUTCOMES: dict[Outcome, str] = {
     "unsupported_language": "not a Python sample; only Python can be rebuilt",
     "invalid_location": "the sample's repo or path is not a plain owner/name and relative path; nothing was requested",
     "file_missing": "the source file is not in the repository (or the local clone) any more",
-    "fetch_failed": "the download failed: the host cannot be reached from here (a name that does not resolve, a refused connection), or it timed out or answered an error",
+    "fetch_failed": (
+        "the download failed: the host cannot be reached from here (a name that does not resolve, a refused connection) or"
+        " TLS to it fails (a certificate not trusted here), or it timed out or answered an error"
+    ),
     "too_large": f"the source file is over the {MAX_SOURCE_SIZE_TEXT} cap",
     "syntax_error": "the source file does not parse",
     "entry_missing": "the source file no longer has the sample's top-level function",
@@ -78,7 +81,7 @@ class SampleOutcome:
     code: str | None = None
     requires: tuple[str, ...] = ()
     source: CodeSource | None = None
-    unreachable: bool = False  # fetch_failed because this machine cannot reach the host (see `SourceFile`)
+    connect_failed: ConnectFailure | None = None  # fetch_failed because this machine cannot connect to the host (see `SourceFile`)
 
     @property
     def verified(self) -> bool:
@@ -110,7 +113,7 @@ class Materializer:
                 source, origin = await self._source(location)
                 if source.outcome != "ok" or source.content is None:
                     failed: Outcome = source.outcome if source.outcome != "ok" else "fetch_failed"
-                    found = {id(row): outcome_for(row, failed, source.reason, unreachable=source.unreachable) for row in pending}
+                    found = {id(row): outcome_for(row, failed, source.reason, connect_failed=source.connect_failed) for row in pending}
                 else:
                     verified = await anyio.to_thread.run_sync(self._verify_and_store, source.content, pending, origin)
                     found = {id(row): outcome for row, outcome in zip(pending, verified, strict=True)}

@@ -14,6 +14,7 @@ import functools
 import logging
 import math
 import os
+import re
 import socket
 import ssl
 import time
@@ -35,6 +36,10 @@ from papercode.core.records import MAX_PATH_CHARS
 log = logging.getLogger(__name__)
 
 SourceOutcome = Literal["ok", "file_missing", "fetch_failed", "too_large", "invalid_location"]
+# Why this machine cannot connect to a host at all, which asking again soon does not mend (unlike a timeout or a 5xx):
+# it cannot reach it (its name does not resolve, the connection is refused or has no route), or the TLS handshake
+# fails (a certificate it does not trust: a proxy that intercepts TLS, or no CA bundle).
+ConnectFailure = Literal["unreachable", "tls"]
 
 DEFAULT_BASE_URL = "https://raw.githubusercontent.com"
 MAX_SOURCE_BYTES = 2 * 1024 * 1024  # a source file's cap (and so a harvested module's: see `store`)
@@ -120,17 +125,16 @@ def _path_problem(path: str) -> str | None:
 @dataclass(frozen=True, slots=True)
 class SourceFile:
     """A source file's bytes (`ok`), or why there are none: `reason` is one short sentence, no secrets.
-    `unreachable`: fetching failed because this machine cannot reach the host at all (its name does not resolve,
-    or the connection is refused or has no route), which asking again soon does not mend, unlike a timeout or a 5xx."""
+    `connect_failed`: fetching failed because this machine cannot connect to the host at all (`ConnectFailure`)."""
 
     outcome: SourceOutcome
     content: bytes | None = None
     reason: str = ""
-    unreachable: bool = False
+    connect_failed: ConnectFailure | None = None
 
 
-def _not_ok(outcome: SourceOutcome, reason: str, *, unreachable: bool = False) -> SourceFile:
-    return SourceFile(outcome, reason=reason[:_MAX_REASON_CHARS], unreachable=unreachable)
+def _not_ok(outcome: SourceOutcome, reason: str, *, connect_failed: ConnectFailure | None = None) -> SourceFile:
+    return SourceFile(outcome, reason=reason[:_MAX_REASON_CHARS], connect_failed=connect_failed)
 
 
 def _quoted(text: str) -> str:
@@ -317,7 +321,7 @@ class SourceFetcher:
         if wait <= 0:
             return None  # let the next request through; a failure opens the circuit again
         cause = self._opened_by
-        return _not_ok("fetch_failed", f"{cause.reason}; it will be retried in {math.ceil(wait)} s", unreachable=cause.unreachable)
+        return _not_ok("fetch_failed", f"{cause.reason}; it will be retried in {math.ceil(wait)} s", connect_failed=cause.connect_failed)
 
     async def _download(self, location: SourceLocation) -> _Attempt:
         url = f"{self._base_url}/{location.owner}/{location.name}/HEAD/" + "/".join(
@@ -328,8 +332,9 @@ class SourceFetcher:
                 return await self._follow(httpx2.URL(url))
         except (TimeoutError, httpx2.TimeoutException):
             return _Attempt(_not_ok("fetch_failed", f"timed out after {self._timeout:g} s"), base_failed=True)
-        except httpx2.ConnectError as exc:
-            return _Attempt(_not_ok("fetch_failed", unreachable_reason(self._host, exc), unreachable=True), base_failed=True)
+        except httpx2.ConnectError as exc:  # httpcore maps a failed TLS handshake (an ssl.SSLError) to ConnectError too
+            failure, reason = connect_failure(self._host, exc)
+            return _Attempt(_not_ok("fetch_failed", reason, connect_failed=failure), base_failed=True)
         except httpx2.TransportError as exc:
             return _Attempt(_not_ok("fetch_failed", f"could not reach {self._host}: {_describe(exc)}"), base_failed=True)
         except httpx2.HTTPError as exc:  # e.g. a body that does not decode: the base answered, just badly
@@ -408,14 +413,21 @@ def _describe(exc: BaseException) -> str:
     return _quoted(str(exc)) or type(exc).__name__
 
 
-def unreachable_reason(host: str, exc: BaseException) -> str:
-    """Why `host` could not be connected to, from the OS's error beneath `exc`: a name that does not resolve, or a
-    connection refused or without a route."""
+_OPENSSL_NOISE = re.compile(r"^\[SSL: \w+\] | \(_ssl\.c:\d+\)$")  # "[SSL: CODE] what happened (_ssl.c:1006)"
+
+
+def connect_failure(host: str, exc: BaseException) -> tuple[ConnectFailure, str]:
+    """Why `host` could not be connected to, from the error beneath `exc`: a TLS handshake that failed (OpenSSL's
+    reason, e.g. a certificate this machine does not trust), a name that does not resolve, or the socket's error (a
+    connection refused or without a route). An `ssl.SSLError` is an OSError whose errno is OpenSSL's, not the
+    system's: it is told apart first, and `os.strerror` is read only for a socket's error."""
     cause: BaseException | None = exc
     while cause is not None:
+        if isinstance(cause, ssl.SSLError):
+            return "tls", f"the TLS handshake with {host} failed: {_quoted(_OPENSSL_NOISE.sub('', str(cause)))}"
         if isinstance(cause, socket.gaierror):
-            return f"{host} cannot be resolved from this machine (DNS: {_quoted(cause.strerror or str(cause))})"
+            return "unreachable", f"{host} cannot be resolved from this machine (DNS: {_quoted(cause.strerror or str(cause))})"
         if isinstance(cause, OSError) and cause.errno:
-            return f"{host} cannot be reached from this machine ({_quoted(os.strerror(cause.errno))})"
+            return "unreachable", f"{host} cannot be reached from this machine ({_quoted(os.strerror(cause.errno))})"
         cause = cause.__cause__ or cause.__context__
-    return f"{host} cannot be reached from this machine ({_describe(exc)})"
+    return "unreachable", f"{host} cannot be reached from this machine ({_describe(exc)})"

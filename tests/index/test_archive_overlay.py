@@ -31,46 +31,46 @@ from papercode.index.overlay import OVERLAY_PREFIX
 from papercode.ingest import parallel
 from papercode.ingest.files import find_record_files
 from papercode.settings import bundled_records_dir
-from tests.support.archive_layers import SNAPSHOT, archive_papers, build_small_archive, layered_records, load_layered
+from tests.support.archive_overlay import DATA_DATE, archive_papers, build_small_archive, load_overlaid, overlay_records
 from tests.support.archive_tables import NO_PROCESS, paper_row, write_json
 from tests.support.records import make_record, write_records
 
 
-def test_a_record_wins_over_the_archive_row_for_the_same_arxiv_id(layered: tuple[Path, Path]) -> None:
-    corpus = load_layered(layered)
+def test_a_record_wins_over_the_archive_row_for_the_same_arxiv_id(overlaid: tuple[Path, Path]) -> None:
+    corpus = load_overlaid(overlaid)
     assert twins.paper_detail(corpus, "2001.00001").title == "The harvested record"
     by_archive_slug = twins.paper_detail(corpus, "the-archive-slug")
     assert (by_archive_slug.title, by_archive_slug.query.resolved) == ("The harvested record", "2001.00001")
     assert by_archive_slug.attribution == models.ATTRIBUTION
 
 
-def test_a_record_wins_over_the_archive_row_for_the_same_slug_and_the_archive_arxiv_id_leads_to_it(layered: tuple[Path, Path]) -> None:
-    corpus = load_layered(layered)
+def test_a_record_wins_over_the_archive_row_for_the_same_slug_and_the_archive_arxiv_id_leads_to_it(overlaid: tuple[Path, Path]) -> None:
+    corpus = load_overlaid(overlaid)
     assert twins.paper_detail(corpus, "slug-only-paper").title == "A record known by slug"
     assert twins.paper_detail(corpus, "2002.00002").title == "A record known by slug"
 
 
-def test_layering_is_counted_not_reported_as_a_load_problem(layered: tuple[Path, Path]) -> None:
-    corpus = load_layered(layered)
+def test_the_overlay_is_counted_not_reported_as_a_load_problem(overlaid: tuple[Path, Path]) -> None:
+    corpus = load_overlaid(overlaid)
     stats = overview.corpus_stats(corpus)
     assert stats.papers == 4
     assert stats.by_source == {"records": 2, "archive": 2, "archive_rows_replaced": 2}
     assert corpus.index.report.problems == []
     assert stats.attribution == models.BOTH_ATTRIBUTION
-    assert stats.snapshots == [SNAPSHOT]
+    assert stats.snapshots == [DATA_DATE]
 
 
-def test_without_the_archive_corpus_stats_reads_as_before(layered: tuple[Path, Path]) -> None:
-    records, _ = layered
+def test_without_the_archive_corpus_stats_reads_as_before(overlaid: tuple[Path, Path]) -> None:
+    records, _ = overlaid
     stats = overview.corpus_stats(Corpus.load([records]))
     assert stats.by_source is None and stats.attribution == models.ATTRIBUTION
 
 
 def test_the_same_papers_given_as_a_second_records_directory_are_duplicates_not_layering(
-    layered: tuple[Path, Path], tmp_path: Path
+    overlaid: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    """Layering is for the archive only: two record roots still follow the duplicate rules."""
-    records, _ = layered
+    """The overlay is for the archive only: two record roots still follow the duplicate rules."""
+    records, _ = overlaid
     rows, _ = archive_papers()
     again = write_records(
         tmp_path / "again",
@@ -81,8 +81,8 @@ def test_the_same_papers_given_as_a_second_records_directory_are_duplicates_not_
     assert overview.corpus_stats(corpus).by_source is None
 
 
-def test_a_paper_without_samples_gets_its_repositories_official_first_in_one_call(layered: tuple[Path, Path]) -> None:
-    corpus = load_layered(layered)
+def test_a_paper_without_samples_gets_its_repositories_official_first_in_one_call(overlaid: tuple[Path, Path]) -> None:
+    corpus = load_overlaid(overlaid)
     answer = twins.harvested_code(corpus, "2003.00003")
     assert answer.samples == [] and answer.counts.total == 0
     assert answer.repos is not None and len(answer.repos) == shaping.CODE_LINKS_SHOWN
@@ -93,8 +93,8 @@ def test_a_paper_without_samples_gets_its_repositories_official_first_in_one_cal
     assert answer.attribution == models.ARCHIVE_ATTRIBUTION
 
 
-def test_a_list_of_papers_names_the_sources_of_the_papers_it_answers(layered: tuple[Path, Path]) -> None:
-    corpus = load_layered(layered)
+def test_a_list_of_papers_names_the_sources_of_the_papers_it_answers(overlaid: tuple[Path, Path]) -> None:
+    corpus = load_overlaid(overlaid)
     assert twins.paper_list(corpus, ["2001.00001", "slug-only-paper"]).attribution == models.ATTRIBUTION
     assert twins.paper_list(corpus, ["2003.00003", "9999.99999"]).attribution == models.ARCHIVE_ATTRIBUTION
     both = twins.paper_list(corpus, ["2003.00003", "2001.00001"])
@@ -102,22 +102,22 @@ def test_a_list_of_papers_names_the_sources_of_the_papers_it_answers(layered: tu
     assert [(paper.arxiv_id, paper.samples is None) for paper in both.papers or []] == [("2003.00003", True), ("2001.00001", False)]
 
 
-def test_a_paper_without_samples_or_repositories_says_what_to_do(layered: tuple[Path, Path]) -> None:
-    answer = twins.harvested_code(load_layered(layered), "no-arxiv-archive-paper")
+def test_a_paper_without_samples_or_repositories_says_what_to_do(overlaid: tuple[Path, Path]) -> None:
+    answer = twins.harvested_code(load_overlaid(overlaid), "no-arxiv-archive-paper")
     assert answer.repos is None
     assert answer.note == "no harvested code samples and no known repositories for this paper. Next: search_papers for related work"
 
 
-def test_an_archive_paper_answers_carry_the_archive_attribution(layered: tuple[Path, Path]) -> None:
-    corpus = load_layered(layered)
+def test_an_archive_paper_answers_carry_the_archive_attribution(overlaid: tuple[Path, Path]) -> None:
+    corpus = load_overlaid(overlaid)
     assert twins.paper_detail(corpus, "only-in-the-archive").attribution == models.ARCHIVE_ATTRIBUTION
     assert models.ARCHIVE_ATTRIBUTION in prompts.implement_prompt(corpus, "2003.00003")
     detail = twins.paper_detail(corpus, "2003.00003")
-    assert (detail.snapshot, detail.abstract) == (SNAPSHOT, "A paper only the archive has: an abstract from the archive.")
+    assert (detail.snapshot, detail.abstract) == (DATA_DATE, "A paper only the archive has: an abstract from the archive.")
 
 
-def test_find_papers_for_repo_accepts_gitlab_urls(layered: tuple[Path, Path]) -> None:
-    corpus = load_layered(layered)
+def test_find_papers_for_repo_accepts_gitlab_urls(overlaid: tuple[Path, Path]) -> None:
+    corpus = load_overlaid(overlaid)
     for asked in (
         "https://gitlab.com/group/sub/official",
         "gitlab.com/Group/Sub/official.git",
@@ -129,16 +129,16 @@ def test_find_papers_for_repo_accepts_gitlab_urls(layered: tuple[Path, Path]) ->
         queries.papers_for_repo(corpus, "https://gitlab.com/lonely")
 
 
-def test_search_finds_archive_papers_and_not_the_replaced_rows(layered: tuple[Path, Path]) -> None:
-    corpus = load_layered(layered)
+def test_search_finds_archive_papers_and_not_the_replaced_rows(overlaid: tuple[Path, Path]) -> None:
+    corpus = load_overlaid(overlaid)
     titles = [hit.title for hit in queries.search_papers(corpus, "archive").hits]
     assert "A paper only the archive has" in titles
     assert "The archive's title" not in titles
 
 
 @pytest.mark.process
-def test_the_two_processes_layer_as_one_process_does(layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    records, archive = layered
+def test_the_two_processes_overlay_as_one_process_does(overlaid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    records, archive = overlaid
     monkeypatch.setattr(parallel, "CHILD_PROCESS_BYTES", 1 << 60)
     *_, here = open_stages([records], Limits(), None, archive_dir=archive)
     monkeypatch.setattr(parallel, "CHILD_PROCESS_BYTES", 0)
@@ -168,29 +168,29 @@ def test_check_with_a_missing_archive_serves_the_records_and_says_how_to_get_it(
     assert str(tmp_path) not in line
 
 
-def test_check_with_the_archive_reads_both(layered: tuple[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    records, archive = layered
+def test_check_with_the_archive_reads_both(overlaid: tuple[Path, Path], capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    records, archive = overlaid
     code = main(["check", "--records", str(records), "--archive-dir", str(archive), "--archive", "--code-dir", str(tmp_path / "code")])
     out = capsys.readouterr().out
     assert code == 0, out
     assert "records: 2 read, 2 indexed" in out
     build = current_build(archive)
     assert build is not None
-    assert f"archive: build {build.name} (4 papers, data of {SNAPSHOT}), {archive}\n" in out
+    assert f"archive: build {build.name} (4 papers, data of {DATA_DATE}), {archive}\n" in out
 
 
 def test_the_environment_turns_the_archive_on(
-    layered: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    overlaid: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    records, archive = layered
+    records, archive = overlaid
     monkeypatch.setenv("PAPERCODE_ARCHIVE", "1")
     monkeypatch.setenv("PAPERCODE_ARCHIVE_DIR", str(archive))
     assert main(["check", "--records", str(records), "--code-dir", str(tmp_path / "code")]) == 0
     assert "archive: build " in capsys.readouterr().out
 
 
-def test_config_writes_the_archive_into_the_host_configuration(layered: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    _, archive = layered
+def test_config_writes_the_archive_into_the_host_configuration(overlaid: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    _, archive = overlaid
     assert main(["config", "claude-desktop", "--archive", "--archive-dir", str(archive)]) == 0
     args = orjson.loads(capsys.readouterr().out)["mcpServers"]["papercode"]["args"]
     assert args[-3:] == ["--archive", "--archive-dir", str(archive.resolve())]
@@ -201,7 +201,7 @@ def test_config_writes_the_archive_into_the_host_configuration(layered: tuple[Pa
 
 def _build(source: Path, out: Path, titles: list[str]) -> None:
     papers = [paper_row(f"built-{i}", title, arxiv_id=f"2105.{i:05d}") for i, title in enumerate(titles)]
-    build_archive([write_json(source / "papers-with-abstracts.json.gz", papers)], out, data_date=SNAPSHOT)
+    build_archive([write_json(source / "papers-with-abstracts.json.gz", papers)], out, data_date=DATA_DATE)
 
 
 def live_over(records: Path, archive: Path) -> LiveCorpus:
@@ -262,7 +262,7 @@ async def test_a_rebuilt_archive_is_reloaded(tmp_path: Path, how: str) -> None:
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 @pytest.mark.parametrize("how", ["watch", "sighup"])
 async def test_a_removed_record_brings_the_archive_row_back(tmp_path: Path, how: str) -> None:
-    records = layered_records(tmp_path / "records")
+    records = overlay_records(tmp_path / "records")
     archive = build_small_archive(tmp_path / "sources", tmp_path / "archive")
     live = live_over(records, archive)
     await live.load()
@@ -281,12 +281,12 @@ async def test_a_removed_record_brings_the_archive_row_back(tmp_path: Path, how:
 
 
 def test_any_start_removes_what_a_killed_archive_build_or_start_left(
-    layered: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    overlaid: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A build killed outright leaves its half-written build in `builds/.building-<id>-<pid>`, a start killed while it
     laid the records over the archive its overlay in the temporary directory; the next papercode start of any command
     removes them (the next build would remove the first too), and leaves the build that serves."""
-    records, served = layered
+    records, served = overlaid
     archive = tmp_path / "archive"
     shutil.copytree(served, archive, symlinks=True)
     dead = NO_PROCESS
@@ -304,8 +304,8 @@ def test_any_start_removes_what_a_killed_archive_build_or_start_left(
     assert current_build(archive) is not None
 
 
-def test_a_build_running_in_the_archive_directory_is_left_alone(layered: tuple[Path, Path], tmp_path: Path) -> None:
-    records, served = layered
+def test_a_build_running_in_the_archive_directory_is_left_alone(overlaid: tuple[Path, Path], tmp_path: Path) -> None:
+    records, served = overlaid
     archive = tmp_path / "archive"
     shutil.copytree(served, archive, symlinks=True)
     with NewBuild(archive) as building:
@@ -318,9 +318,9 @@ def test_a_build_running_in_the_archive_directory_is_left_alone(layered: tuple[P
 @pytest.mark.process
 @pytest.mark.parametrize("when", ["part", "result"])
 def test_when_the_build_child_fails_the_build_here_keeps_the_archive(
-    layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, when: str
+    overlaid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, when: str
 ) -> None:
-    records, archive = layered
+    records, archive = overlaid
     monkeypatch.setattr(parallel, "CHILD_PROCESS_BYTES", 1 << 60)
     *_, here = open_stages([records], Limits(), None, archive_dir=archive)
 
@@ -332,5 +332,5 @@ def test_when_the_build_child_fails_the_build_here_keeps_the_archive(
     *_, rebuilt = open_stages([records], Limits(), None, archive_dir=archive)
     assert rebuilt.corpus.search is not None
     assert overview.corpus_stats(rebuilt.corpus).model_dump() == overview.corpus_stats(here.corpus).model_dump()
-    assert twins.paper_detail(rebuilt.corpus, "the-archive-slug").title == "The harvested record"  # still layered
+    assert twins.paper_detail(rebuilt.corpus, "the-archive-slug").title == "The harvested record"  # still overlaid
     assert twins.paper_detail(rebuilt.corpus, "2003.00003").attribution == models.ARCHIVE_ATTRIBUTION

@@ -1,7 +1,7 @@
-"""The records laid over a small archive (`--archive`), for the tests of layering and of the answers over both: the
+"""The records laid over a small archive (`--archive`), for the tests of the overlay and of the answers over both: the
 archive's four papers (`archive_papers`, two of which the records have) written as dumps (`small_archive_sources`)
-and built into their serving form (`build_small_archive`), the two records above them (`layered_records`), and the
-corpus of both (`load_layered`). `tests/conftest.py`'s `layered` fixture builds them once a session. And an archive of the
+and built into their serving form (`build_small_archive`), the two records above them (`overlay_records`), and the
+corpus of both (`load_overlaid`). `tests/conftest.py`'s `overlaid` fixture builds them once a session. And an archive of the
 bundled papers with the leaderboards' tables (`build_bundled_archive`), under the bundled records: every tool has
 something to answer.
 """
@@ -16,7 +16,7 @@ from tests.support import leaderboard_tables
 from tests.support.archive_tables import bundled_rows, link_row, paper_row, write_json, write_parquet
 from tests.support.records import make_record, make_sample, sha_for, write_records
 
-SNAPSHOT = "2025-07-28"  # the small archive's data date, as its build records it
+DATA_DATE = "2025-07-28"  # the small archive's data date, as its build records it
 
 
 def archive_papers() -> tuple[list[dict[str, object]], list[dict[str, object]]]:
@@ -47,11 +47,11 @@ def small_archive_sources(directory: Path) -> list[Path]:
 
 def build_small_archive(directory: Path, out: Path) -> Path:
     """`archive_papers` written as dumps into `directory` and built into `out` (its serving form)."""
-    build_archive(small_archive_sources(directory), out, data_date=SNAPSHOT)
+    build_archive(small_archive_sources(directory), out, data_date=DATA_DATE)
     return out
 
 
-def layered_records(directory: Path) -> Path:
+def overlay_records(directory: Path) -> Path:
     """The two records laid over the archive: one shares an arXiv id with an archive paper, the other a slug."""
     return write_records(
         directory,
@@ -62,9 +62,9 @@ def layered_records(directory: Path) -> Path:
     )
 
 
-def load_layered(layered: tuple[Path, Path]) -> Corpus:
+def load_overlaid(overlaid: tuple[Path, Path]) -> Corpus:
     """The corpus of (the records, the archive directory beneath them), as `serve --archive` loads it."""
-    records, archive = layered
+    records, archive = overlaid
     return Corpus.load([records], archive_dir=archive)
 
 
@@ -77,5 +77,5 @@ def build_bundled_archive(directory: Path) -> Path:
     write_parquet(sources / "links.parquet", links)
     for name, rows in zip(("evaluations", "methods", "datasets"), leaderboard_tables.sample_catalogues(), strict=True):
         leaderboard_tables.write_parquet(sources / f"{name}.parquet", rows)
-    build_archive([sources], directory / "archive", data_date=SNAPSHOT)
+    build_archive([sources], directory / "archive", data_date=DATA_DATE)
     return directory / "archive"
