@@ -15,6 +15,7 @@ import orjson
 import pytest
 
 from papercode.answers import models
+from papercode.archive import catalogues
 from papercode.archive.build import BuildSummary
 from papercode.core.errors import QueryError
 from papercode.core.metrics import lower_is_better
@@ -252,16 +253,30 @@ def hostile_strings() -> list[dict[str, Any]]:
     return [hidden]
 
 
-@pytest.fixture(scope="module")
-def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[BuildSummary, Corpus]:
-    datasets = [
+def hostile_datasets() -> list[dict[str, Any]]:
+    return [
         dataset("Script", homepage="javascript:alert(document.cookie)"),
         dataset("Local", homepage="file:///etc/passwd"),
         dataset("Good", homepage="https://good.example.org/home"),
     ]
-    return serve_tables(
-        tmp_path_factory.mktemp("hostile"), hostile_strings(), methods=[method("\u200bAd\u00adam\U000e0041")], datasets=datasets
-    )
+
+
+def serve_hostile(directory: Path) -> tuple[BuildSummary, Corpus]:
+    return serve_tables(directory, hostile_strings(), methods=[method("\u200bAd\u00adam\U000e0041")], datasets=hostile_datasets())
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[BuildSummary, Corpus]:
+    return serve_hostile(tmp_path_factory.mktemp("hostile"))
+
+
+@pytest.fixture(scope="module")
+def older(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    """The hostile tables as a build made before the leaderboards' rules (issue 30) wrote them: every string as given."""
+    with pytest.MonkeyPatch.context() as before_the_rules:
+        before_the_rules.setattr(catalogues, "web_url", lambda value, need_path=False: (value, None))
+        _, corpus = serve_hostile(tmp_path_factory.mktemp("older"))
+    return corpus
 
 
 def test_names_keep_no_control_bidi_or_zero_width_character_nor_terminal_escape(hostile: tuple[BuildSummary, Corpus]) -> None:
@@ -296,6 +311,14 @@ def test_a_result_dated_in_the_future_keeps_its_row_and_loses_its_date(hostile: 
     assert rows["Flags"]["paper"] == {"title": "Flagged"} and rows["Lists"]["paper"] == {"title": "Listed", "date": "2020-05-01"}
     assert summary.warnings.counts["future_result_date"] == 2
     assert "dated 2999-01-01: written without its date" in summary.warnings.examples["future_result_date"]
+
+
+def test_a_build_made_before_the_rules_shows_no_homepage_a_client_cannot_follow_safely(older: Corpus) -> None:
+    assert older.archive is not None and older.archive.boards is not None
+    stored = set(older.archive.boards.strings["dataset.homepage"])
+    assert {"javascript:alert(document.cookie)", "file:///etc/passwd"} <= stored  # what such a build holds
+    assert "homepage" not in describe(older, "dataset", "Script") and "homepage" not in describe(older, "dataset", "Local")
+    assert describe(older, "dataset", "Good")["homepage"] == "https://good.example.org/home"
 
 
 def test_a_homepage_no_client_can_follow_safely_is_left_out_and_counted(hostile: tuple[BuildSummary, Corpus]) -> None:

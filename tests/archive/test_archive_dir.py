@@ -9,6 +9,7 @@ The real command line runs in child processes where the defect shows there (`@py
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import subprocess
@@ -25,6 +26,7 @@ from mcp import Client, StdioServerParameters
 
 from papercode.archive import build_archive, builds
 from papercode.cli import main as cli
+from papercode.core import liveness
 from papercode.index.mapped import verify
 from papercode.index.mapped_archive import BUILDS, CURRENT, ArchiveUnavailable, open_archive
 from papercode.settings import settings_for
@@ -170,6 +172,38 @@ def test_a_current_link_that_names_no_build_of_its_directory_leaves_every_build(
     before = builds_in(archive)
     os.unlink(archive / CURRENT)
     os.symlink(tmp_path / "elsewhere" / BUILDS / before[0], archive / CURRENT)
+    assert builds.remove_unused(archive) == [] and builds_in(archive) == before
+
+
+@pytest.mark.parametrize("current", ["names a missing build", "is missing"])
+def test_without_a_current_build_a_commands_start_removes_no_build(
+    tmp_path: Path, current: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After a half-done copy or a hand edit, the build `current` names may be gone: the builds left are what it can
+    be pointed at again, and a plain `papercode check` (no `--archive`) used to remove them all."""
+    archive = tmp_path / "archive"
+    build_archive(small_archive_sources(tmp_path / "src"), archive, data_date=DATA_DATE)
+    add_unused_build(archive)
+    served = intact_current(archive)
+    shutil.rmtree(archive / BUILDS / served) if current == "names a missing build" else os.unlink(archive / CURRENT)
+    left = builds_in(archive)
+    assert UNUSED in left
+    assert builds.remove_unused(archive) == [] and builds_in(archive) == left
+    assert cli.main(["check", "--archive-dir", str(archive), "--code-dir", str(tmp_path / "code")]) == 0, capsys.readouterr()
+    assert builds_in(archive) == left
+
+
+def test_a_build_that_cannot_be_locked_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a file system without locks no server can say it holds a build: each stays, and nothing fails."""
+    archive = tmp_path / "archive"
+    build_archive(small_archive_sources(tmp_path / "src"), archive, data_date=DATA_DATE)
+    add_unused_build(archive)
+    before = builds_in(archive)
+
+    def no_locks(descriptor: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(liveness.fcntl, "flock", no_locks)
     assert builds.remove_unused(archive) == [] and builds_in(archive) == before
 
 

@@ -26,13 +26,15 @@ from papercode.answers import overview, queries
 from papercode.archive import build as build_module
 from papercode.archive import build_archive, rows
 from papercode.archive.build import EmptyArchive
-from papercode.archive.rows import URL_PROBLEMS, Vocabulary, link_key, paper_url_problem, repo_url, web_url, within_caps
+from papercode.archive.rows import Vocabulary, link_key, paper_url_problem, repo_url, within_caps
 from papercode.cli import main as cli
+from papercode.core import safe_text
 from papercode.core.errors import QueryError
 from papercode.core.ids import MAX_SLUG_CHARS, normalize_repo, parse_slug, repo_key, slug_from_record_url
 from papercode.core.limits import Limits
 from papercode.core.load_report import LoadReport
 from papercode.core.records import MAX_LIST_ENTRIES, MAX_NAME_CHARS, MAX_URL_CHARS
+from papercode.core.safe_text import URL_PROBLEMS, web_url
 from papercode.corpus.stages import Corpus
 from papercode.index import fields
 from papercode.ingest import decode
@@ -155,7 +157,7 @@ def test_only_the_scheme_and_host_of_a_url_are_lower_cased() -> None:
 def test_the_plain_shape_checked_first_never_accepts_what_the_full_check_refuses(scheme: str, host: str, rest: str) -> None:
     url = scheme + host + rest
     for need_path in (False, True):
-        full = rows._taken_apart(url, need_path)
+        full = safe_text._taken_apart(url, need_path)
         assert web_url(url, need_path) == full  # the fast shape is only a shortcut to the same answer
         if full[0] is not None:
             authority = re.match(r"https?://([^/?#]*)", full[0])

@@ -41,7 +41,7 @@ from papercode.archive import build_archive
 from papercode.cli.main import main
 from papercode.core.errors import QueryError
 from papercode.core.limits import Limits
-from papercode.corpus.stages import Corpus, open_stages
+from papercode.corpus.stages import ARCHIVE_NEXT, Corpus, open_stages
 from papercode.index import mapped
 from papercode.index.mapped_archive import BUILDS, CURRENT, MANIFEST, current_build, open_archive
 from papercode.index.overlaid import OverlaidIndex
@@ -668,6 +668,17 @@ def test_corpus_stats_the_load_notice_and_not_found_say_why_the_archive_is_not_s
             ask()
         assert error.value.code == "not_found"
         assert error.value.detail.endswith(f" ({reason})") and error.value.next_step.startswith(next_step + "; or ")
+
+
+def test_not_found_says_the_whole_reason_and_papercodes_next_step_whatever_the_reason_holds(built: Built, tmp_path: Path) -> None:
+    """The reason and the next step are kept apart, never cut out of one line again: a directory whose name holds
+    ". Next: " stays in the reason."""
+    records = write_records(tmp_path / "records", records_that_add(built.papers))
+    corpus = Corpus.load([records], archive_dir=tmp_path / "archive. Next: remove the records")
+    with pytest.raises(QueryError) as error:
+        twins.paper_detail(corpus, "2003.00003")
+    assert error.value.detail.endswith(" (the archive is not served: there is no archive in archive. Next: remove the records)")
+    assert error.value.next_step.startswith(f"{ARCHIVE_NEXT}; or ")
 
 
 def test_an_archive_served_or_not_asked_for_says_nothing_of_it(adding: Forms, built: Built, tmp_path: Path) -> None:

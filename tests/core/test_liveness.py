@@ -3,8 +3,10 @@ use (the archive's builds and its `.lock`, the scratch entries). One copy of eac
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,3 +66,38 @@ def test_a_directory_that_is_not_there_cannot_be_locked(tmp_path: Path) -> None:
     assert liveness.lock_directory(tmp_path / "gone") is None
     (tmp_path / "file").touch()
     assert liveness.lock_directory(tmp_path / "file") is None
+
+
+def test_an_error_of_the_system_is_raised_not_taken_for_a_lock_in_the_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Out of descriptors, a directory cannot be opened to be locked: that says nothing of who uses it (None would
+    say "gone, or in use"), so the caller is told."""
+
+    def out_of_descriptors(*args: object) -> int:
+        raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+
+    monkeypatch.setattr(liveness.os, "open", out_of_descriptors)
+    with pytest.raises(OSError) as raised:
+        liveness.lock_directory(tmp_path)
+    assert raised.value.errno == errno.EMFILE
+
+
+def test_a_file_system_without_locks_raises_and_keeps_no_descriptor(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    opened: list[int] = []
+    opening = os.open
+
+    def recording(*args: Any) -> int:
+        opened.append(opening(*args))
+        return opened[-1]
+
+    def no_locks(descriptor: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(liveness.os, "open", recording)
+    monkeypatch.setattr(liveness.fcntl, "flock", no_locks)
+    with pytest.raises(OSError) as raised:
+        liveness.lock_directory(tmp_path, shared=True)
+    monkeypatch.undo()
+    assert raised.value.errno == errno.ENOLCK and len(opened) == 1
+    with pytest.raises(OSError) as closed:
+        os.fstat(opened[0])
+    assert closed.value.errno == errno.EBADF

@@ -10,7 +10,7 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -22,12 +22,13 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from papercode.answers import overview, queries, twins
+from papercode.core import liveness
 from papercode.core.limits import Limits
 from papercode.corpus.reload import LiveCorpus
 from papercode.corpus.snapshot import records_part, served_key
 from papercode.corpus.stages import ARCHIVE_NEXT, Corpus, open_stages
-from papercode.index import mapped
-from papercode.index.mapped_archive import UNOPENABLE_NEXT, ArchiveUnavailable, current_build, open_archive
+from papercode.index import mapped, overlay
+from papercode.index.mapped_archive import MANIFEST, UNOPENABLE_NEXT, ArchiveUnavailable, current_build, open_archive
 from tests.support.archive_overlay import build_small_archive, overlay_records
 from tests.support.http import WAIT, papercode_serve, wait_ready
 
@@ -112,6 +113,49 @@ def test_too_many_open_files_is_not_called_damage(overlaid: tuple[Path, Path], m
     assert note.endswith(" cannot be opened: Too many open files. Next: " + UNOPENABLE_NEXT)
 
 
+def _refused(monkeypatch: pytest.MonkeyPatch, path: Path, error: int) -> None:
+    """`os.open` of `path` fails with `error`, as it does for any file once the process is out of descriptors."""
+    opening = os.open
+
+    def refusing(file: str | Path, flags: int, *args: int, **kwargs: object) -> int:
+        if Path(file) == path:
+            raise OSError(error, os.strerror(error))
+        return opening(file, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", refusing)
+
+
+@pytest.mark.parametrize("refused", ["the build's lock", "the manifest"])
+def test_out_of_descriptors_at_the_lock_or_the_manifest_says_so_not_that_the_archive_kept_changing(
+    overlaid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, refused: str
+) -> None:
+    """The lock on the build is the first descriptor a start takes, the manifest the second: out of descriptors, it
+    failed there, and was told as a build switching three times or as a manifest to fetch again."""
+    records, archive = overlaid
+    build = current_build(archive)
+    assert build is not None
+    _refused(monkeypatch, build if refused == "the build's lock" else build / MANIFEST, errno.EMFILE)
+    note = Corpus.load([records], archive_dir=archive).archive_note
+    reason = f"the archive's build {build.name} cannot be opened: Too many open files"
+    assert note == f"the archive is not served: {reason}. Next: {UNOPENABLE_NEXT}"
+
+
+def test_a_file_system_without_locks_is_said_with_what_to_fix(overlaid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """No lock, no serving: a build could remove what the server maps. Said as it is, not as a build switching."""
+    _, archive = overlaid
+    build = current_build(archive)
+    assert build is not None
+
+    def no_locks(descriptor: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, os.strerror(errno.ENOLCK))
+
+    monkeypatch.setattr(liveness.fcntl, "flock", no_locks)
+    with pytest.raises(ArchiveUnavailable) as raised:
+        open_archive(archive)
+    assert str(raised.value) == f"the archive's build {build.name} cannot be opened: No locks available"
+    assert raised.value.next_step == UNOPENABLE_NEXT
+
+
 def test_an_overlay_tantivy_cannot_open_is_damage_only_when_the_files_are_not_the_build_s(
     overlaid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -125,6 +169,45 @@ def test_an_overlay_tantivy_cannot_open_is_damage_only_when_the_files_are_not_th
     assert note is not None and "damaged" not in note
     assert "search index of the archive's build " in note and "cannot be opened: Failed to open file for read" in note
     assert note.endswith(f". Next: {UNOPENABLE_NEXT}")
+
+
+def _files_hashed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The search index's files an overlay that failed checked against the manifest's sha256 (a read of them all)."""
+    checked: list[str] = []
+    check = overlay.first_damage
+
+    def recording(directory: Path, files: Mapping[str, mapped.FileFacts]) -> str | None:
+        checked.extend(files)
+        return check(directory, files)
+
+    monkeypatch.setattr(overlay, "first_damage", recording)
+    return checked
+
+
+def test_an_index_of_another_tantivy_version_is_said_without_hashing_its_files(
+    overlaid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    records, archive = overlaid
+    checked = _files_hashed(monkeypatch)
+    monkeypatch.setattr(tantivy.Index, "is_compatible", lambda path: False)
+    note = Corpus.load([records], archive_dir=archive).archive_note
+    assert note is not None and "the archive's search index was written by another tantivy version" in note
+    assert checked == []
+
+
+def test_a_schema_tantivy_refuses_is_checked_before_it_is_called_another_schema(
+    overlaid: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    records, archive = overlaid
+    checked = _files_hashed(monkeypatch)
+
+    def refused(index: tantivy.Index) -> tantivy.Index:
+        raise ValueError("Schema error: 'the fields differ'")
+
+    monkeypatch.setattr(overlay, "open_index", refused)
+    note = Corpus.load([records], archive_dir=archive).archive_note
+    assert note is not None and "the archive's search index has another schema (Schema error" in note
+    assert checked and all(name.startswith("search/") for name in checked)
 
 
 def test_a_reload_the_system_refuses_the_archive_is_a_failed_reload_not_damage(

@@ -19,6 +19,7 @@ from papercode.core.errors import QueryError
 from papercode.core.ids import parse_arxiv_id, repo_key
 from papercode.core.metrics import direction_text
 from papercode.core.names import NameKind, name_key, near_by_edits, shared_prefix
+from papercode.core.safe_text import followable
 from papercode.corpus.stages import Corpus
 from papercode.index.board_columns import BoardView, Order
 from papercode.index.board_queries import BestRow, BoardQueries, MethodFacts, RankedRow
@@ -463,7 +464,7 @@ def _describe_dataset(boards: BoardQueries, dataset: int) -> dict[str, Any]:
         papers=facts.papers,
         modalities=facts.modalities,
         tasks=facts.tasks,
-        homepage=facts.homepage,
+        homepage=followable(facts.homepage),  # held to the rule again: a build made before it kept any string
         attribution=models.ARCHIVE_ATTRIBUTION,
     )
 

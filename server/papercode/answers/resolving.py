@@ -128,16 +128,14 @@ def not_found(corpus: Corpus, what: str, next_step: str) -> QueryError:
     if unserved is None:
         return QueryError("not_found", what, next_step)
     reason, archive_next = unserved
-    return QueryError("not_found", f"{what} ({reason})", f"{archive_next}; or {next_step}" if archive_next else next_step)
+    return QueryError("not_found", f"{what} ({reason})", f"{archive_next}; or {next_step}")
 
 
 def archive_unserved(corpus: Corpus) -> tuple[str, str] | None:
-    """Why the archive asked for is not served, and what to run ("" when nothing would help); None when it is served
-    or was not asked for."""
-    if corpus.archive_note is None:
-        return None
-    reason, _, archive_next = corpus.archive_note.partition(". Next: ")
-    return reason, archive_next
+    """Why the archive asked for is not served (`ArchiveNotServed.why`), and what to run; None when it is served or
+    was not asked for."""
+    unserved = corpus.archive_unserved
+    return None if unserved is None else (unserved.why, unserved.next_step)
 
 
 def query_shown(asked: str, resolved: str) -> dict[str, str]:

@@ -26,11 +26,12 @@ import orjson
 from papercode.core.days import day_number
 from papercode.core.metrics import MAX_VALUE_CHARS, lower_is_better, parse_value
 from papercode.core.names import NameKind, name_key, name_keys, name_slug
+from papercode.core.safe_text import visible
 from papercode.index.board_columns import BOARDS, EXTRA_NO, EXTRA_UNKNOWN, EXTRA_YES, KEY_KINDS, LIST_SEPARATOR, ORDERS
 from papercode.index.mapped import ColumnWriter, FileFacts
 
 from .catalogues import Benchmark, Cuts, DatasetEntry, MethodEntry, TaskEntry, clean_name, dataset_of, method_of, raw_rows, tasks_of
-from .rows import Tally, quoted, repo_url, visible
+from .rows import Tally, quoted, repo_url
 from .tables import TableFile
 
 MAX_METRICS: Final = 64  # metrics a board keeps (the real ones have a few; past this a table is not one people read)

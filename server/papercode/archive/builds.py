@@ -5,7 +5,8 @@ A build is written into `builds/.building-<id>-<pid>` (the pid of the process wr
 once complete, and made current by renaming a new symlink over `current`: one `rename(2)`, so a server starting at
 any moment sees the old build or the new one, whole. Builds no longer current are removed when no server holds them
 (a server holds a shared lock on the build it serves: see `index.mapped_archive.open_archive`); one still in use stays,
-and the next build (or `papercode archive` command) removes it once its servers are gone. Builds of one archive
+and the next build (or `papercode archive` command) removes it once its servers are gone. Nothing is removed while
+`current` names no build that is there. Builds of one archive
 directory exclude each other with a lock on its `.lock` file; what a killed build left (`.building-…` of a process
 that is no longer running) is removed by the next.
 """
@@ -111,10 +112,11 @@ def remove_unused(archive_dir: Path) -> list[Path]:
     """Every complete build but the current one that no server holds, removed. Returns what was removed.
 
     The current build is told by its id, never by its path: `current_build` names it by the real path of `builds/`,
-    and `archive_dir` may be written another way (relative, through a symlink). A `current` link that names no build
-    of this directory leaves every build where it is: which one it meant cannot be known."""
+    and `archive_dir` may be written another way (relative, through a symlink). Without a current build (no `current`
+    link, one that names no build of this directory, or one whose build is missing, as a half-done copy or a hand edit
+    leaves it) every build stays where it is: one of them may be the build to point `current` at again."""
     current = current_build(archive_dir)
-    if current is None and os.path.lexists(archive_dir / CURRENT):
+    if current is None or not current.is_dir():
         return []
     removed = []
     with contextlib.suppress(FileNotFoundError), os.scandir(archive_dir / BUILDS) as listing:
@@ -169,9 +171,12 @@ def _remove_unheld(build: Path) -> bool:
     removed."""
     if not liveness.LOCKS:  # pragma: no cover - no way to know: keep it
         return False
-    held = liveness.lock_directory(build)
+    try:
+        held = liveness.lock_directory(build)
+    except OSError:  # no verdict (too many open files, a file system without locks): it stays
+        return False
     if held is None:
-        return False  # a server serves it (or it cannot be locked: it stays)
+        return False  # a server serves it, or it is gone
     try:
         # Renamed aside first, so that no server resolving an old link could open it half removed.
         doomed = build.with_name(f"{_BUILDING}{build.name}-{os.getpid()}")

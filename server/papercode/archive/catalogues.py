@@ -24,9 +24,10 @@ from typing import Any, Final
 import msgspec
 
 from papercode.core.days import latest_day
+from papercode.core.safe_text import URL_PROBLEMS, visible, web_url
 
 from .dumps import EXPANSION, PIECE_BYTES, DumpError, array_pieces, check_expansion, cut_deep, gunzipped_chunks, plain_chunks
-from .rows import URL_PROBLEMS, Tally, day, flag, quoted, text, visible, web_url
+from .rows import Tally, day, flag, quoted, text
 from .tables import CUT_DEPTH, BadInput, TableFile, arrow
 
 SUBTASK_DEPTH: Final = 32  # levels of subtasks kept below a top-level task (the real archive nests a few)
@@ -51,7 +52,7 @@ _ONE = msgspec.json.Decoder()
 class Cuts:
     """What reading the tables cut: subtask entries nested too deep (with everything below them) and other values
     nested so; and what the build's summary warns of (`warned`: each reason's count, `examples`: its first), a part
-    of a value left out by the server's rules (`CUT_REASONS`)."""
+    of a value left out or rewritten by the server's rules (`hidden_characters_removed`, `bad_homepage`, ...)."""
 
     subtasks: int = 0
     values: int = 0
@@ -61,14 +62,6 @@ class Cuts:
     def warn(self, reason: str, example: str) -> None:
         self.warned[reason] = self.warned.get(reason, 0) + 1
         self.examples.setdefault(reason, example)
-
-
-# What `Cuts.warn` counts, each a warning of the build's summary.
-CUT_REASONS: Final = {
-    "hidden_characters_removed": "control, bidi or zero-width characters or terminal escapes taken out of a name or text",
-    "bad_homepage": "a dataset's homepage no client can follow safely (not http(s), ...), written without it",
-    "future_result_date": "a result dated after today, written without its date",
-}
 
 
 @dataclass(slots=True)
@@ -514,7 +507,7 @@ def dataset_of(raw: dict[str, Any], cuts: Cuts) -> DatasetEntry | None:
 
 
 def _homepage(value: Any, dataset: str, cuts: Cuts) -> str | None:
-    """A dataset's homepage, when a client can follow it safely (`rows.web_url`, as a paper's `url_abs`)."""
+    """A dataset's homepage, when a client can follow it safely (`safe_text.web_url`, as a paper's `url_abs`)."""
     if not text(value):
         return None
     url, problem = web_url(value)
@@ -525,7 +518,7 @@ def _homepage(value: Any, dataset: str, cuts: Cuts) -> str | None:
 
 
 def clean_name(value: Any, most: int = NAME_CHARS, cuts: Cuts | None = None) -> str | None:
-    """A name: a non-empty string without characters no one sees (`rows.visible`; counted in `cuts`), its white space
+    """A name: a non-empty string without characters no one sees (`safe_text.visible`; counted in `cuts`), its white space
     runs made one space, cut to `most` characters."""
     if type(value) is not str:
         return None

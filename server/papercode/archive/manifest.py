@@ -28,10 +28,11 @@ def check_data_date(text: object) -> str:
 
 
 def papercode_manifest(directory: Path) -> dict[str, Any] | None:
-    """The manifest of `directory` when it carries papercode's format marker (whatever its version), else None."""
+    """The manifest of `directory` when it carries papercode's format marker (whatever its version), else None (one
+    that cannot be read, too: only what is known to be papercode's is replaced)."""
     try:
         return load_manifest(directory / MANIFEST)
-    except BadManifest:
+    except (BadManifest, OSError):
         return None
 
 

@@ -5,7 +5,8 @@ included): a lock that can be taken means no live process holds one in the way. 
 reused, and a process in another pid namespace has another), read from the names papercode gives what a process
 writes (`<prefix><pid>-…`, `.building-<id>-<pid>`, `.current-<pid>`), where a name may hold any digits at all.
 
-POSIX only: where there are no advisory locks (Windows), `LOCKS` is false and `lock` always succeeds.
+POSIX only: where there are no advisory locks (Windows), `LOCKS` is false and `lock` always succeeds. A file system
+that has none where the platform has them (an NFS mount without its lock service) raises its OSError from `lock`.
 """
 
 from __future__ import annotations
@@ -51,16 +52,19 @@ def lock(descriptor: int, *, shared: bool = False, wait: bool = False) -> bool:
 
 def lock_directory(path: Path, *, shared: bool = False) -> int | None:
     """The directory `path` opened and locked without waiting (exclusively, or `shared`): its descriptor, which holds
-    the lock until it is closed. None when it cannot be: it is gone, not a directory, locked in the way, or on a file
-    system without locks."""
+    the lock until it is closed. None when it is gone or not a directory, or when another descriptor's lock is in the
+    way. Any other OSError is raised: too many open files, a permission, a file system without locks say nothing of
+    who uses the directory, and each caller says what they mean for it."""
     try:
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     try:
-        if lock(descriptor, shared=shared):
-            return descriptor
-    except OSError:
-        pass
+        locked = lock(descriptor, shared=shared)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    if locked:
+        return descriptor
     os.close(descriptor)
     return None

@@ -27,7 +27,7 @@ import anyio.to_thread
 from papercode.core.errors import QueryError
 from papercode.core.load_report import without_paths
 
-from .stages import NOT_SERVED, Corpus, Stage
+from .stages import Corpus, Stage
 
 log = logging.getLogger(__name__)
 
@@ -274,10 +274,10 @@ class LiveCorpus:
             return "; ".join(f"{problem.path}: {problem.reason}" for problem in fatal)
         served = self._stage.corpus.archive if self._stage is not None else None
         if served is not None and fresh.archive is None:
-            reason, _, next_step = (fresh.archive_note or "").partition(". Next: ")
-            reason = reason.removeprefix(NOT_SERVED) or "it is no longer served"
-            failure = f"the archive could not be opened again ({reason}); its build {served.build_id} is still served"
-            return f"{failure}. Next: {next_step}" if next_step else failure
+            unserved = fresh.archive_unserved
+            failure = f"the archive could not be opened again ({unserved.reason if unserved else 'it is no longer served'})"
+            failure += f"; its build {served.build_id} is still served"
+            return f"{failure}. Next: {unserved.next_step}" if unserved else failure
         return None
 
     def _shown(self, failure: str, fresh: Corpus | None) -> str:

@@ -5,7 +5,7 @@ records are built, and the corpus is handed over twice: as soon as keyed lookups
 search index is still being built, in another process for a large corpus), then complete.
 An intact snapshot of other records (they changed since) is served meanwhile, marked stale.
 With an archive, each stage of the records is laid over it (`index.overlaid`, `index.overlay`): the archive is opened,
-never built, and an archive that cannot be served leaves the records served alone, with the reason (`archive_note`).
+never built, and an archive that cannot be served leaves the records served alone, with the reason (`ArchiveNotServed`).
 This is the only module that composes a `Corpus` from its parts.
 """
 
@@ -43,23 +43,49 @@ NOT_SERVED = "the archive is not served: "
 
 
 @dataclass(frozen=True, slots=True)
+class ArchiveNotServed:
+    """Why the archive asked for is not served (`reason`, one line) and what to do about it (`next_step`), kept apart
+    so that each answer words them its own way."""
+
+    reason: str
+    next_step: str
+
+    @classmethod
+    def of(cls, problem: ArchiveUnavailable) -> ArchiveNotServed:
+        return cls(str(problem), problem.next_step or ARCHIVE_NEXT)
+
+    @property
+    def why(self) -> str:
+        """The reason as an answer says it: "the archive is not served: <reason>"."""
+        return NOT_SERVED + self.reason
+
+    @property
+    def note(self) -> str:
+        """The reason and the next step in one line, as `corpus_stats`, the load notice, `check` and the log say it."""
+        return f"{self.why}. Next: {self.next_step}"
+
+
+@dataclass(frozen=True, slots=True)
 class Corpus:
     index: PaperIndex
     search: Ranking | None  # None while the full text is still being built (a "keyed" stage)
     pager: Pager
     records_key: bytes | None = None  # what the records looked like when it was built (see `snapshot`)
-    archive_note: str | None = None  # why the archive asked for is not served (with what to run); None when it is
+    archive_unserved: ArchiveNotServed | None = None  # why the archive asked for is not served; None when it is
 
     @classmethod
-    def compose(
-        cls, index: PaperIndex, search: Ranking | None, records_key: bytes | None = None, archive_note: str | None = None
-    ) -> Corpus:
-        return cls(index=index, search=search, pager=Pager(index.fingerprint), records_key=records_key, archive_note=archive_note)
+    def compose(cls, index: PaperIndex, search: Ranking | None, records_key: bytes | None = None) -> Corpus:
+        return cls(index=index, search=search, pager=Pager(index.fingerprint), records_key=records_key)
 
     @property
     def archive(self) -> MappedArchive | None:
         """The archive served beneath the records, if any."""
         return self.index.archive if isinstance(self.index, OverlaidIndex) else None
+
+    @property
+    def archive_note(self) -> str | None:
+        """Why the archive asked for is not served, with what to run, in one line (`ArchiveNotServed.note`)."""
+        return None if self.archive_unserved is None else self.archive_unserved.note
 
     @classmethod
     def load(
@@ -128,7 +154,7 @@ class _Archive:
     """The archive asked for, as a start found it: opened, or why not; and the build `current` named."""
 
     mapped: MappedArchive | None = None
-    note: str | None = None
+    unserved: ArchiveNotServed | None = None
     build_id: str | None = None
 
 
@@ -153,7 +179,7 @@ def over_archive(records: Corpus, archive: _Archive | None) -> Corpus:
         return records
     key = None if records.records_key is None else snapshot.with_archive(records.records_key, archive.build_id)
     if archive.mapped is None:
-        return replace(records, records_key=key, archive_note=archive.note)
+        return replace(records, records_key=key, archive_unserved=archive.unserved)
     index = compose(records.index, archive.mapped)
     search = None
     if records.search is not None:
@@ -161,15 +187,15 @@ def over_archive(records: Corpus, archive: _Archive | None) -> Corpus:
         try:
             search = OverlaidSearch(archive.mapped, records.index, records.search, index.ordinals)
         except OverlayProblem as exc:
-            return replace(records, records_key=key, archive_note=_not_served(exc))
+            return replace(records, records_key=key, archive_unserved=_not_served(exc))
     return Corpus.compose(index, search, key)
 
 
-def _not_served(problem: ArchiveUnavailable) -> str:
-    """The note a corpus without the archive asked for carries (logged here once)."""
-    note = f"{NOT_SERVED}{problem}. Next: {problem.next_step or ARCHIVE_NEXT}"
-    log.warning("%s", note)
-    return note
+def _not_served(problem: ArchiveUnavailable) -> ArchiveNotServed:
+    """Why a corpus is without the archive asked for (logged here once)."""
+    unserved = ArchiveNotServed.of(problem)
+    log.warning("%s", unserved.note)
+    return unserved
 
 
 def _stages(

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import errno
 import itertools
 import os
 import re
@@ -76,14 +77,17 @@ class ManifestProblem(ArchiveUnavailable):
 
 def load_manifest(path: Path) -> dict[str, Any] | None:
     """The JSON object in the manifest file `path` when it has papercode's format marker (whatever its version); None
-    when there is no such file; `ManifestProblem` otherwise. Read bounded, not through a symlink, never blocking on a
-    FIFO put in its place."""
+    when there is no such file; `ManifestProblem` when what is there is not such a manifest. Read bounded, not through
+    a symlink, never blocking on a FIFO put in its place. An OSError of the system (too many open files, a permission)
+    says nothing of the file, and is raised as it is."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise ManifestProblem(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        if exc.errno != errno.ELOOP:
+            raise
+        raise ManifestProblem(f"{path}: a symbolic link, not the manifest papercode writes") from None
     with os.fdopen(descriptor, "rb") as stream:
         if not S_ISREG(os.fstat(descriptor).st_mode):
             raise ManifestProblem(f"{path}: not a regular file")
@@ -193,8 +197,8 @@ class MappedArchive:
     repositories their code links name, their abstracts, and where its search index is."""
 
     def __init__(self, build: Path, manifest: Manifest, *, lock: int | None = None) -> None:
-        """`lock` (a descriptor holding a shared lock on `build`) is the layer's from here: released by `close()`,
-        or at once if the build cannot be opened."""
+        """`lock` (a descriptor holding a shared lock on `build`) is the mapped archive's from here: released by
+        `close()`, or at once if the build cannot be opened."""
         self.build = build
         self.manifest = manifest
         self._lock = lock
@@ -313,7 +317,10 @@ def open_archive(archive_dir: Path) -> MappedArchive:
         build = current_build(archive_dir)
         if build is None:
             raise ArchiveUnavailable(_missing_reason(archive_dir))
-        lock = liveness.lock_directory(build, shared=True) if liveness.LOCKS else None
+        try:
+            lock = liveness.lock_directory(build, shared=True) if liveness.LOCKS else None
+        except OSError as exc:  # the lock is the first descriptor taken: out of them, this is where it shows
+            raise _unopenable(build, exc) from None
         if lock is None and liveness.LOCKS:
             if build.is_dir() or current_build(archive_dir) != build:
                 continue  # being removed by a build that switched meanwhile
@@ -322,18 +329,24 @@ def open_archive(archive_dir: Path) -> MappedArchive:
             manifest = Manifest.read(build)
             if manifest.build_id != build.name:
                 raise ArchiveUnavailable(f"{build.name}/{MANIFEST} names build {manifest.build_id}")
-        except BaseException:
+        except BaseException as exc:
             if lock is not None:
                 os.close(lock)
+            if isinstance(exc, OSError):  # no verdict on the manifest: the system would not read it
+                raise _unopenable(build, exc) from None
             raise
         try:
             return MappedArchive(build, manifest, lock=lock)  # the mapped archive's lock from here: it releases it if it fails
         except (ColumnProblem, ValueError) as exc:  # what a check of its files found
             raise ArchiveUnavailable(f"the archive's build {build.name} is damaged: {exc}") from None
-        except OSError as exc:  # no verdict on its files: the system would not open them
-            reason = f"the archive's build {build.name} cannot be opened: {exc.strerror or exc}"
-            raise ArchiveUnavailable(reason, UNOPENABLE_NEXT) from None
+        except OSError as exc:
+            raise _unopenable(build, exc) from None
     raise ArchiveUnavailable("the archive kept changing while it was opened (builds in quick succession?)")
+
+
+def _unopenable(build: Path, error: OSError) -> ArchiveUnavailable:
+    """An error of the system, which gives no verdict on the build's files: named as it is, with what to fix."""
+    return ArchiveUnavailable(f"the archive's build {build.name} cannot be opened: {error.strerror or error}", UNOPENABLE_NEXT)
 
 
 def _missing_reason(archive_dir: Path) -> str:

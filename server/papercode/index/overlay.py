@@ -12,9 +12,10 @@ as the searcher is open (its files stay mapped), so nothing of it outlives the p
 Guards: tantivy must find the archive's index compatible and of this schema, and the commit must add one segment and
 merge none (the archive is built with few segments, so its segments never reach a merge level; a merge would not harm
 its files, only cost time): otherwise `OverlayProblem`, and the server serves the records alone, saying why. (An archive
-segment whose every paper a record replaces is dropped by the commit: that is no merge.) The same when the index cannot
-be read at all: its files are then checked against the manifest's sha256, and the reason says "damaged" only when that
-check finds a file that is not the build's, else what stopped it (too many open files, a permission).
+segment whose every paper a record replaces is dropped by the commit: that is no merge.) The same when tantivy cannot
+read the index (nor its schema): only then are its files checked against the manifest's sha256, and the reason says
+"damaged" only when that check finds a file that is not the build's, else what stopped it (too many open files, a
+permission).
 """
 
 from __future__ import annotations
@@ -71,7 +72,9 @@ class OverlaidSearch(Ranking):
         overlay = scratch.directory(OVERLAY_PREFIX, overlay_parent())
         try:
             self._searcher = _overlay(archive, overlay.path, records, records_search, ordinals)
-        except (OverlayProblem, OSError, ValueError) as exc:  # tantivy's errors are ValueErrors
+        except OverlayProblem:  # a guard's verdict (or one checked already): no need to read the files
+            raise
+        except (OSError, ValueError) as exc:  # tantivy's errors are ValueErrors
             raise _checked(archive, exc) from None
         finally:
             overlay.remove()  # the searcher has every file open and mapped
@@ -102,8 +105,8 @@ def _overlay(
         raise OverlayProblem("the archive's search index was written by another tantivy version")
     try:
         index = open_index(tantivy.Index(SCHEMA, path=str(directory)))
-    except ValueError as exc:
-        raise OverlayProblem(f"the archive's search index has another schema ({exc})") from None
+    except ValueError as exc:  # tantivy refused it: another schema, unless its files are not the build's
+        raise _checked(archive, OverlayProblem(f"the archive's search index has another schema ({exc})")) from None
     writer = index.writer(heap_size=_OVERLAY_HEAP, num_threads=1)
     if ordinals.replaced:
         values = [ARCHIVE_BASE + a for a in sorted(ordinals.replaced)]
@@ -137,8 +140,10 @@ def _segments(directory: Path) -> dict[str, int]:
 
 
 def _checked(archive: MappedArchive, failure: OverlayProblem | OSError | ValueError) -> OverlayProblem:
-    """Why the overlay failed, as a check of the search index's files against the manifest tells it: damaged when a
-    file is not the build's; else the failure itself (a guard's reason, or the error that stopped tantivy)."""
+    """Why the overlay failed where tantivy (or the system) raised, as a check of the search index's files against the
+    manifest tells it: damaged when a file is not the build's; else the failure itself (the reason it was given, or
+    the error that stopped tantivy). The check hashes the whole index: a guard's verdict (another tantivy version, a
+    merge) does without it."""
     files = {
         name: facts for name, facts in archive.manifest.files.items() if name.startswith(f"{SEARCH}/") and name != f"{SEARCH}/{ABSTRACTS}"
     }
