@@ -113,6 +113,7 @@ def spawned(tmp_path: Path, *command: str) -> Iterator[Raw]:
         stderr=subprocess.PIPE,
         env={**ENVIRONMENT, "HOME": str(tmp_path), "PAPERCODE_CACHE_DIR": str(tmp_path / "cache")},
         cwd=tmp_path,
+        preexec_fn=_interruptible,
     )
     with process:
         try:
@@ -121,6 +122,12 @@ def spawned(tmp_path: Path, *command: str) -> Iterator[Raw]:
             if process.poll() is None:
                 process.kill()
             process.wait(timeout=WAIT)
+
+
+def _interruptible() -> None:
+    """The server started as a host starts it, SIGINT at its default: a shell starts a background job (`pytest ... &`)
+    with SIGINT ignored, which its children inherit, and a server that ignores it is right to."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @contextmanager
@@ -318,6 +325,7 @@ def test_a_signal_while_its_modules_load_ends_it_quietly(tmp_path: Path, signum:
         env={**ENVIRONMENT, "SIGNAL": str(int(signum)), "HOME": str(tmp_path)},
         cwd=tmp_path,
         timeout=WAIT,
+        preexec_fn=_interruptible,
     )
     assert process.returncode == status
     assert process.stderr == b"" and process.stdout == b""
