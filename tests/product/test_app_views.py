@@ -465,7 +465,7 @@ def test_a_real_client_sees_the_extension_the_views_and_their_resources(hosted: 
 def test_the_vendored_library_is_the_package_the_lockfile_pins() -> None:
     installed = NODE_MODULES / "@modelcontextprotocol" / "ext-apps" / "dist" / "src" / "app-with-deps.js"
     if not installed.is_file():
-        pytest.skip("tests/product/apps/node_modules is not installed")
+        _cannot_run("tests/product/apps/node_modules is not installed")
     assert LIBRARY.read_bytes() == installed.read_bytes()
     assert (LIBRARY.parent / "LICENSE").read_bytes() == (installed.parents[2] / "LICENSE").read_bytes()
 
