@@ -243,7 +243,7 @@ MESSAGES = st.fixed_dictionaries(
 @settings(max_examples=200, deadline=None)
 def test_what_the_wire_lets_through_unjudged_the_sdk_accepts(message: Any, ascii_only: bool) -> None:
     line = json.dumps(message, ensure_ascii=ascii_only).encode()
-    if stdio_lines.surely_valid(line):
+    if stdio_lines.surely_valid(line) is not None:
         jsonrpc_message_adapter.validate_json(line.decode(), by_name=False)
     else:
         verdict = stdio_lines.judge(line)

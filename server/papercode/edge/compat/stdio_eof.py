@@ -56,9 +56,10 @@ class InFlight:
         self._running: Counter[RequestId] = Counter()
         self._settled = False  # every request has had its one answer: the SDK's are dropped from now on
 
-    def read(self, line: bytes) -> None:
-        """The SDK is about to read `line`, a message it accepts."""
-        message = _parsed(line)
+    def read(self, line: bytes, message: dict[str, Any] | None = None) -> None:
+        """The SDK is about to read `line`, a message it accepts (`message`: the line already parsed, if it was)."""
+        if message is None:
+            message = _parsed(line)
         method = message.get("method")
         if not isinstance(method, str):
             return

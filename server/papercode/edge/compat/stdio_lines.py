@@ -39,20 +39,23 @@ class _Drop:
 DROP: Final = _Drop()
 
 
-def surely_valid(line: bytes) -> bool:
-    """True when the SDK certainly accepts `line` (False: maybe not; `judge` decides)."""
+def surely_valid(line: bytes) -> dict[str, Any] | None:
+    """`line` parsed, when the SDK certainly accepts it (None: maybe not; `judge` decides). Returned so that what reads
+    the line next (`stdio_eof`) does not parse it again."""
     if line.count(b"{") + line.count(b"[") > FAST_BRACKETS:
-        return False
+        return None
     try:
         message = orjson.loads(line)
     except orjson.JSONDecodeError:
-        return False
+        return None
     if type(message) is not dict or message.get("jsonrpc") != "2.0":
-        return False
+        return None
     if type(message.get("method")) is str:
         params = message.get("params")
-        return (params is None or type(params) is dict) and ("id" not in message or type(message["id"]) in (int, str))
-    return type(message.get("result")) is dict and type(message.get("id")) in (int, str)
+        valid = (params is None or type(params) is dict) and ("id" not in message or type(message["id"]) in (int, str))
+    else:
+        valid = type(message.get("result")) is dict and type(message.get("id")) in (int, str)
+    return message if valid else None
 
 
 def judge(line: bytes) -> bytes | _Drop | None:

@@ -158,8 +158,9 @@ class WireIn(io.BufferedIOBase):
         return b"".join(part + b"\n" for part in good)
 
     def _admit(self, line: bytes) -> bool:
-        if surely_valid(line) or (verdict := judge(line)) is None:
-            self._wire.in_flight.read(line)
+        message = surely_valid(line)
+        if message is not None or (verdict := judge(line)) is None:
+            self._wire.in_flight.read(line, message)
             return True
         if isinstance(verdict, bytes):
             self._wire.output.send(verdict)
